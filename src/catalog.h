@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * catalog.h - the server-owned policy catalog (SPEC §4): runtime profiles,
+ * network profiles and seccomp policies, each a JSON file in policy/.
+ *
+ * Loading is strict: an unknown key, a wrong type or a dangling reference
+ * (a profile naming a seccomp policy or network profile that does not
+ * exist) is an error naming file and JSON path, and makes sbx run refuse
+ * with 69.  Nothing runs on a partial policy.
+ */
+#ifndef SBX_CATALOG_H
+#define SBX_CATALOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "limits.h"
+
+/* A read-only bind of a host path.  @dst is where it appears inside
+ * (defaults to @src).  @optional binds are skipped when the host lacks the
+ * path (e.g. /etc/matplotlibrc); required ones make the run refuse (69). */
+struct sbx_bind {
+	char *src;
+	char *dst;
+	bool optional;
+};
+
+struct sbx_symlink {
+	char *path;   /* absolute path inside, e.g. /bin */
+	char *target; /* link text, e.g. usr/bin */
+};
+
+struct sbx_profile {
+	char *name;
+	char *file;              /* path of the JSON file it came from */
+	char sha256[65];         /* hex digest of that file's bytes */
+	char *description;
+	char **argv;             /* with "{code}" and "{args}" placeholders */
+	char *code_file;         /* file name in /work, e.g. "main.py" */
+	struct sbx_bind *binds;
+	size_t n_binds;
+	struct sbx_symlink *symlinks;
+	size_t n_symlinks;
+	char **env;              /* fixed "KEY=VALUE" */
+	char **env_allow;        /* keys a job may set */
+	char *seccomp;           /* seccomp policy name */
+	struct sbx_limits defaults; /* every key set */
+	struct sbx_limits minimums; /* every key set */
+	struct sbx_limits maximums; /* every key set */
+	uint64_t input_bytes_max;   /* per input file and in total */
+	uint64_t stream_bytes_max;  /* captured stdout / stderr each */
+	char **allowed_outputs;
+	char **network_profiles;
+};
+
+enum sbx_net_kind { SBX_NET_DISABLED, SBX_NET_EGRESS };
+
+struct sbx_egress_rule {
+	char *host;          /* exact name, or "*.suffix" */
+	uint16_t *ports;
+	size_t n_ports;
+};
+
+struct sbx_netprofile {
+	char *name;
+	char *file;
+	char sha256[65];
+	char *description;
+	enum sbx_net_kind kind;
+	struct sbx_egress_rule *allow;
+	size_t n_allow;
+	char **allow_cidrs;      /* operator escape hatch; empty by default */
+	uint64_t max_connections;/* 0 = profile default */
+	uint64_t max_bytes;
+};
+
+enum sbx_seccomp_op {
+	SBX_SC_OP_EQ,        /* arg == value */
+	SBX_SC_OP_MASKED_EQ, /* (arg & mask) == value */
+};
+
+struct sbx_seccomp_arg {
+	unsigned index;      /* 0..5 */
+	enum sbx_seccomp_op op;
+	uint64_t mask;
+	uint64_t value;
+};
+
+struct sbx_seccomp_rule {
+	char **syscalls;     /* names; resolved with seccomp_syscall_resolve_name */
+	int errnum;          /* errno returned (EPERM, ENOSYS, ...) */
+	struct sbx_seccomp_arg *args; /* all must match (AND) */
+	size_t n_args;
+	char *why;           /* mandatory: the reason for the deny */
+};
+
+struct sbx_seccomp_policy {
+	char *name;
+	char *file;
+	char sha256[65];
+	char *description;
+	struct sbx_seccomp_rule *rules;
+	size_t n_rules;
+};
+
+struct sbx_catalog {
+	char *dir;
+	struct sbx_profile *profiles;
+	size_t n_profiles;
+	struct sbx_netprofile *networks;
+	size_t n_networks;
+	struct sbx_seccomp_policy *seccomp;
+	size_t n_seccomp;
+};
+
+/*
+ * sbx_catalog_load() - load and cross-check every file under @dir.
+ * Errors: SBX_EXIT_UNAVAILABLE (69) with "<file>: <json path>: ...".
+ */
+int sbx_catalog_load(struct sbx_catalog *cat, const char *dir, struct sbx_error *err);
+void sbx_catalog_free(struct sbx_catalog *cat);
+
+/* Lookups by exact name; NULL when absent.  Names are compared as opaque
+ * strings, so "../x" or "/usr/bin/python" simply do not exist. */
+const struct sbx_profile *sbx_catalog_profile(const struct sbx_catalog *cat, const char *name);
+const struct sbx_netprofile *sbx_catalog_network(const struct sbx_catalog *cat, const char *name);
+const struct sbx_seccomp_policy *sbx_catalog_seccomp(const struct sbx_catalog *cat,
+						     const char *name);
+
+/* The media types sbx knows how to validate; catalogs may not list others. */
+bool sbx_media_type_known(const char *type);
+
+#endif

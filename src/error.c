@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "error.h"
+
+static const struct {
+	const char *name;
+	int exit;
+} statuses[] = {
+	[SBX_STATUS_SUCCEEDED] = { "succeeded", SBX_EXIT_OK },
+	[SBX_STATUS_FAILED] = { "failed", SBX_EXIT_FAILED },
+	[SBX_STATUS_INVALID] = { "invalid", SBX_EXIT_INVALID },
+	[SBX_STATUS_REFUSED] = { "refused", SBX_EXIT_REFUSED },
+	[SBX_STATUS_REJECTED_CAPACITY] = { "rejected_capacity", SBX_EXIT_CAPACITY },
+	[SBX_STATUS_TIMED_OUT] = { "timed_out", SBX_EXIT_TIMEOUT },
+	[SBX_STATUS_CANCELLED] = { "cancelled", SBX_EXIT_CANCELLED },
+	[SBX_STATUS_LIMIT_EXCEEDED] = { "limit_exceeded", SBX_EXIT_LIMIT },
+	[SBX_STATUS_ISOLATION_UNAVAILABLE] = { "isolation_unavailable", SBX_EXIT_UNAVAILABLE },
+	[SBX_STATUS_ERROR] = { "error", SBX_EXIT_SOFTWARE },
+};
+
+const char *sbx_status_name(enum sbx_status s)
+{
+	return (size_t)s < ARRAY_SIZE(statuses) ? statuses[s].name : "error";
+}
+
+int sbx_status_exit(enum sbx_status s)
+{
+	return (size_t)s < ARRAY_SIZE(statuses) ? statuses[s].exit : SBX_EXIT_SOFTWARE;
+}
+
+enum sbx_status sbx_status_from_exit(int code)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(statuses); i++)
+		if (statuses[i].exit == code)
+			return (enum sbx_status)i;
+	return SBX_STATUS_ERROR;
+}
+
+int sbx_error_set(struct sbx_error *err, int code, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || err->code)
+		return -1;
+	err->code = code ? code : SBX_EXIT_SOFTWARE;
+	err->errnum = errnum;
+	err->hint[0] = '\0';
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void sbx_error_hint(struct sbx_error *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err->hint, sizeof(err->hint), fmt, ap);
+	va_end(ap);
+}
+
+void sbx_error_prefix(struct sbx_error *err, const char *fmt, ...)
+{
+	char prefix[512], old[sizeof(err->msg)];
+	va_list ap;
+
+	if (!err || !err->code)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof(prefix), fmt, ap);
+	va_end(ap);
+	memcpy(old, err->msg, sizeof(old));
+	snprintf(err->msg, sizeof(err->msg), "%s%s", prefix, old);
+}
+
+const char *sbx_error_text(const struct sbx_error *err, char *buf, size_t len)
+{
+	if (err->errnum)
+		snprintf(buf, len, "%s: %s", err->msg, strerror(err->errnum));
+	else
+		snprintf(buf, len, "%s", err->msg);
+	return buf;
+}
+
+void sbx_error_print(const struct sbx_error *err)
+{
+	char buf[sizeof(err->msg) + 128];
+
+	fprintf(stderr, "sbx: %s\n", sbx_error_text(err, buf, sizeof(buf)));
+	if (err->hint[0])
+		fprintf(stderr, "sbx: Hint: %s\n", err->hint);
+}
+
+void sbx_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("sbx: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * job.h - the typed job file (SPEC §3), parsed strictly.
+ *
+ * Parsing checks the schema only (types, shapes, bounds): what a job
+ * *may* do is decided later against the catalog by sbx_policy_admit().
+ */
+#ifndef SBX_JOB_H
+#define SBX_JOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+#include "limits.h"
+
+/* Schema bounds.  A job over any of these is invalid (65). */
+#define SBX_JOB_MAX_BYTES (1u << 20)     /* the job file itself */
+#define SBX_JOB_MAX_HANDLES 64
+#define SBX_JOB_MAX_ARGS 256
+#define SBX_JOB_MAX_ARG_LEN 4096
+#define SBX_JOB_MAX_ENV 64
+#define SBX_JOB_MAX_ENV_KEY 128
+#define SBX_JOB_MAX_ENV_VALUE 4096
+#define SBX_JOB_MAX_CODE_BYTES (SBX_JOB_MAX_BYTES - 1024)
+#define SBX_JOB_MAX_OUTPUT_TYPES 32
+#define SBX_JOB_MAX_REQUIRED 64
+#define SBX_JOB_MAX_PATH_LEN 255
+#define SBX_JOB_MAX_NAME_LEN 64  /* profile names */
+
+enum sbx_partial { SBX_PARTIAL_DISCARD, SBX_PARTIAL_RETAIN };
+
+struct sbx_job {
+	char *source;            /* file name for messages ("job.json", "<stdin>") */
+	unsigned char sha256[32];/* of the raw job bytes as read */
+	char **input_handles;    /* NULL-terminated, never NULL after parse */
+	char **extract;          /* subset of input_handles */
+	char *runtime_profile;
+	char *network_profile;   /* NULL: "disabled" */
+	char *code;              /* exactly one of code / code_handle */
+	size_t code_len;
+	char *code_handle;
+	char **args;
+	char **env;              /* "KEY=VALUE" strings */
+	struct sbx_limits limits;/* only the keys the job gave */
+	char **allowed_outputs;  /* NULL when the job omitted it: profile's list */
+	char **required_outputs;
+	enum sbx_partial partial_outputs;
+};
+
+/*
+ * sbx_job_parse() - parse job bytes.
+ * @source: name used in messages.  On error returns -1 with @err set to
+ * SBX_EXIT_INVALID and a message "<source>: <json path>: expected ..., got ...".
+ */
+int sbx_job_parse(struct sbx_job *job, const char *source, const char *data, size_t len,
+		  struct sbx_error *err);
+
+/* Read @path ("-" = stdin) with the size cap, then sbx_job_parse(). */
+int sbx_job_load(struct sbx_job *job, const char *path, struct sbx_error *err);
+
+void sbx_job_free(struct sbx_job *job);
+
+/* ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$ */
+bool sbx_handle_name_valid(const char *s);
+
+#endif

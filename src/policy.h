@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * policy.h - the policy decision: a parsed job against the catalog.
+ *
+ * Everything here is a refusal (77) when it fails: the job was well formed
+ * but asks for something the profile does not allow.  On success the
+ * result is the effective plan later stages consume; nothing in it comes
+ * from the job without having been checked against the profile.
+ */
+#ifndef SBX_POLICY_H
+#define SBX_POLICY_H
+
+#include "catalog.h"
+#include "job.h"
+
+struct sbx_plan {
+	const struct sbx_profile *profile;
+	const struct sbx_netprofile *network;
+	const struct sbx_seccomp_policy *seccomp;
+	struct sbx_limits limits;  /* every key set; soft 0 = no soft deadline */
+	char **allowed_outputs;    /* effective: job's list, or the profile's */
+	char **env;                /* profile env + allowed job env, KEY=VALUE */
+};
+
+/*
+ * sbx_policy_admit() - decide whether @job may run under @cat.
+ * Errors: SBX_EXIT_REFUSED with "<source>: <json path>: <why>".
+ */
+int sbx_policy_admit(struct sbx_plan *plan, const struct sbx_job *job,
+		     const struct sbx_catalog *cat, struct sbx_error *err);
+void sbx_plan_free(struct sbx_plan *plan);
+
+#endif

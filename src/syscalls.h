@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * syscalls.h - one wrapper per raw system call that glibc does not wrap.
+ * Everything else goes through libc.  Each returns what the kernel returns
+ * (-1 with errno set on failure), so callers can tell ENOSYS (old kernel)
+ * from EPERM (blocked by policy) and refuse with a precise hint.
+ */
+#ifndef SBX_SYSCALLS_H
+#define SBX_SYSCALLS_H
+
+#include <linux/landlock.h>
+#include <linux/mount.h>
+#include <linux/openat2.h>
+#include <linux/sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+int sbx_openat2(int dirfd, const char *path, struct open_how *how, size_t size);
+pid_t sbx_clone3(struct clone_args *args, size_t size);
+int sbx_pivot_root(const char *new_root, const char *put_old);
+int sbx_mount_setattr(int dirfd, const char *path, unsigned int flags, struct mount_attr *attr,
+		      size_t size);
+int sbx_landlock_create_ruleset(const struct landlock_ruleset_attr *attr, size_t size,
+				uint32_t flags);
+int sbx_landlock_add_rule(int ruleset_fd, enum landlock_rule_type type, const void *attr,
+			  uint32_t flags);
+int sbx_landlock_restrict_self(int ruleset_fd, uint32_t flags);
+
+/* Test hook: when SBX_TEST_ENOSYS names a syscall ("openat2", "clone3",
+ * "landlock"), the wrapper fails with ENOSYS, so the failure harness can
+ * check that sbx refuses (69) instead of falling back.  Read once. */
+bool sbx_syscall_forced_enosys(const char *name);
+
+#endif
