@@ -79,6 +79,7 @@ struct sbx_netprofile {
 enum sbx_seccomp_op {
 	SBX_SC_OP_EQ,        /* arg == value */
 	SBX_SC_OP_MASKED_EQ, /* (arg & mask) == value */
+	SBX_SC_OP_NE,        /* arg != value */
 };
 
 struct sbx_seccomp_arg {
