@@ -1,0 +1,793 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * collect.c - walk the output root, quarantine, validate, promote.
+ *
+ * The output root belongs to the payload, and a payload process may still
+ * be running in it (in another namespace, or detached before the kill), so
+ * the walk is written as if every entry could change between two system
+ * calls:
+ *
+ *  - names come from getdents on a dirfd and are only ever used as the last
+ *    component of an openat2() relative to that dirfd, with RESOLVE_BENEATH
+ *    | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV and
+ *    O_NOFOLLOW, so no name can lead outside the tree or onto another mount;
+ *  - fstatat(AT_SYMLINK_NOFOLLOW) classifies without opening: fifos, sockets
+ *    and devices are never opened at all;
+ *  - a regular file is opened O_NONBLOCK (a fifo swapped in cannot block
+ *    us) and fstat()ed again: type, device, inode and nlink == 1 must still
+ *    match what was classified, or the file is rejected as changed;
+ *  - at most size + 1 bytes are read into a quarantine file that only sbx
+ *    can reach (a 0700 directory, files made O_EXCL|O_NOFOLLOW with flat
+ *    names q000001, ... so no untrusted name ever becomes a path there);
+ *    a file that grew or shrank meanwhile is rejected;
+ *  - SHA-256 is computed on the same bytes as they are copied, so the
+ *    digest in the manifest is the digest of what is validated and
+ *    promoted, with one read of the source.
+ *
+ * Without openat2 there is no way to open a hostile tree safely, so the
+ * collector refuses (69) instead of falling back to path walking.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "collect.h"
+#include "syscalls.h"
+#include "util.h"
+#include "validate.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir)
+DEFINE_TRIVIAL_CLEANUP_FUNC(EVP_MD_CTX *, EVP_MD_CTX_free)
+#define _cleanup_dir_ _cleanup_(closedirp)
+#define _cleanup_md_ _cleanup_(EVP_MD_CTX_freep)
+
+#define COPY_BUF (128 * 1024)
+
+struct walk {
+	const struct sbx_collect_limits *lim;
+	struct sbx_collection *c;
+	struct sbx_error *err;
+	uint64_t seen;           /* entries met, for max_entries_seen */
+	uint64_t files_accepted; /* candidates so far, for max_files */
+	uint64_t bytes_accepted; /* their bytes, for max_bytes */
+	unsigned qseq;           /* last quarantine file number */
+	bool stop;               /* max_entries_seen reached */
+	unsigned char *buf;
+};
+
+/*
+ * openat2 beneath @dirfd.  @name is one component from getdents (or ".").
+ * Returns the fd, or -1 with errno; ENOSYS sets @err to 69 because no
+ * weaker way of opening is acceptable.
+ */
+static int open_beneath(int dirfd, const char *name, int flags, struct sbx_error *err)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+			   RESOLVE_NO_XDEV,
+	};
+	int fd = sbx_openat2(dirfd, name, &how, sizeof(how));
+
+	if (fd < 0 && errno == ENOSYS) {
+		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, ENOSYS,
+			      "outputs: openat2 is not available, cannot collect outputs safely");
+		sbx_error_hint(err, "openat2 needs Linux 5.6 or later; sbx does not fall back to "
+				    "path walking for untrusted outputs");
+		errno = ENOSYS;
+	}
+	return fd;
+}
+
+/*
+ * Length of the character at @s when it may appear in a name as is: a
+ * printable ASCII byte, or a valid UTF-8 sequence that is not a C1 control
+ * (U+0080..U+009F, which some terminals obey) or a bidirectional formatting
+ * character (U+061C, U+200E/F, U+202A..E, U+2066..9, which make a name read
+ * differently from what it is).  0 when the byte must not appear.
+ */
+static size_t clean_char(const unsigned char *s, size_t left)
+{
+	size_t len;
+
+	if (s[0] < 0x80)
+		return s[0] >= 0x20 && s[0] != 0x7f ? 1 : 0;
+	len = (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+	if (!len || len > left || !sbx_utf8_valid((const char *)s, len))
+		return 0;
+	if (s[0] == 0xc2 && s[1] <= 0x9f)
+		return 0;
+	if (s[0] == 0xd8 && s[1] == 0x9c)
+		return 0;
+	if (s[0] == 0xe2 && s[1] == 0x80 && (s[2] == 0x8e || s[2] == 0x8f || (s[2] >= 0xaa && s[2] <= 0xae)))
+		return 0;
+	if (s[0] == 0xe2 && s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9)
+		return 0;
+	return len;
+}
+
+/*
+ * Display form of a name: as is when @escape is false (the name passed
+ * every check), otherwise every byte that clean_char() refuses becomes
+ * "\xNN".
+ */
+static char *display_name(const char *name, bool escape)
+{
+	const unsigned char *s = (const unsigned char *)name;
+	size_t n = strlen(name), o = 0;
+	char *out;
+
+	if (!escape)
+		return sbx_xstrdup(name);
+	out = sbx_xmalloc(4 * n + 1);
+	for (size_t i = 0; i < n;) {
+		size_t len = clean_char(s + i, n - i);
+
+		if (len) {
+			memcpy(out + o, s + i, len);
+			o += len;
+			i += len;
+		} else {
+			o += (size_t)sprintf(out + o, "\\x%02x", s[i]);
+			i++;
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
+static char *join(const char *dir, const char *name)
+{
+	return *dir ? sbx_xasprintf("%s/%s", dir, name) : sbx_xstrdup(name);
+}
+
+/* Why @name cannot be an artifact name, or NULL. */
+static const char *name_problem(const char *name, size_t max_name)
+{
+	const unsigned char *s = (const unsigned char *)name;
+	size_t n = strlen(name);
+
+	if (n > max_name)
+		return "name too long";
+	if (sbx_has_control(name, n))
+		return "name contains control characters";
+	if (!sbx_utf8_valid(name, n))
+		return "name is not valid UTF-8";
+	for (size_t i = 0, len; i < n; i += len)
+		if (!(len = clean_char(s + i, n - i)))
+			return "name contains Unicode control or bidirectional characters";
+	if (name[0] == '-')
+		return "name starts with '-'";
+	return NULL;
+}
+
+/* Manifest strings carry no control bytes and only UTF-8: clean a reason. */
+static char *clean_text(const char *s)
+{
+	char *out = sbx_xstrdup(s);
+
+	if (!sbx_utf8_valid(out, strlen(out)))
+		for (char *p = out; *p; p++)
+			if ((unsigned char)*p >= 0x80)
+				*p = '?';
+	for (char *p = out; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	return out;
+}
+
+static struct sbx_artifact *add(struct sbx_collection *c, char *path)
+{
+	struct sbx_artifact *a;
+
+	/* Grow by doubling; the walk bounds n by max_entries_seen. */
+	if ((c->n & (c->n - 1)) == 0)
+		c->items = sbx_xrealloc(c->items, (c->n ? 2 * c->n : 1) * sizeof(*c->items));
+	a = &c->items[c->n++];
+	memset(a, 0, sizeof(*a));
+	a->path = path;
+	a->status = SBX_ARTIFACT_PROMOTED;
+	return a;
+}
+
+static void set_rejected(struct sbx_artifact *a, const char *fmt, ...) _printf_(2, 3);
+static void set_rejected(struct sbx_artifact *a, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	a->status = SBX_ARTIFACT_REJECTED;
+	free(a->reason);
+	a->reason = clean_text(buf);
+}
+
+static void drop_quarantined(struct sbx_collection *c, struct sbx_artifact *a)
+{
+	if (a->qname[0]) {
+		unlinkat(c->quarantine_dirfd, a->qname, 0);
+		a->qname[0] = '\0';
+	}
+}
+
+/*
+ * Copy @src (a regular file of @size bytes) into a new quarantine file,
+ * hashing on the way.  Returns 1 when copied, 0 when the source was
+ * rejected (reason set on @a), -1 on a quarantine (host) failure.
+ */
+static int quarantine_copy(struct walk *w, int src, uint64_t size, struct sbx_artifact *a)
+{
+	_cleanup_md_ EVP_MD_CTX *md = EVP_MD_CTX_new();
+	_cleanup_close_ int dst = -1;
+	unsigned char digest[32];
+	uint64_t total = 0;
+	unsigned dlen = 0;
+
+	if (!md || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1)
+		return sbx_error_set(w->err, SBX_EXIT_SOFTWARE, 0, "outputs: SHA-256 unavailable");
+	snprintf(a->qname, sizeof(a->qname), "q%06u", ++w->qseq);
+	dst = openat(w->c->quarantine_dirfd, a->qname,
+		     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (dst < 0) {
+		a->qname[0] = '\0';
+		return sbx_error_set(w->err, SBX_EXIT_SOFTWARE, errno,
+				     "outputs: cannot create quarantine file");
+	}
+
+	/* Read at most size + 1: one byte more shows the file grew. */
+	while (total <= size) {
+		uint64_t want = size + 1 - total;
+		ssize_t r = read(src, w->buf, want < COPY_BUF ? (size_t)want : COPY_BUF);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			set_rejected(a, "read error: %s", strerror(errno));
+			drop_quarantined(w->c, a);
+			return 0;
+		}
+		if (r == 0)
+			break;
+		total += (uint64_t)r;
+		if (total > size)
+			break;
+		if (EVP_DigestUpdate(md, w->buf, (size_t)r) != 1)
+			return sbx_error_set(w->err, SBX_EXIT_SOFTWARE, 0, "outputs: SHA-256 failed");
+		if (sbx_write_all(dst, w->buf, (size_t)r) < 0)
+			return sbx_error_set(w->err, SBX_EXIT_SOFTWARE, errno,
+					     "outputs: cannot write quarantine file");
+	}
+	if (total != size) {
+		set_rejected(a, "changed while collected (%s)", total > size ? "grew" : "shrank");
+		drop_quarantined(w->c, a);
+		return 0;
+	}
+	if (EVP_DigestFinal_ex(md, digest, &dlen) != 1 || dlen != sizeof(digest))
+		return sbx_error_set(w->err, SBX_EXIT_SOFTWARE, 0, "outputs: SHA-256 failed");
+	sbx_hex(digest, sizeof(digest), a->sha256);
+	a->size = size;
+	return 1;
+}
+
+static int take_file(struct walk *w, int dirfd, const char *name, const struct stat *st,
+		     struct sbx_artifact *a)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat now;
+	uint64_t size = (uint64_t)st->st_size;
+	int r;
+
+	if (st->st_nlink > 1) {
+		set_rejected(a, "hard link (%ju links)", (uintmax_t)st->st_nlink);
+		return 0;
+	}
+	if (w->files_accepted >= w->lim->max_files) {
+		set_rejected(a, "exceeds output_files (%llu)", (unsigned long long)w->lim->max_files);
+		return 0;
+	}
+	if (size > w->lim->max_bytes - w->bytes_accepted) {
+		set_rejected(a, "exceeds output_bytes (%llu)", (unsigned long long)w->lim->max_bytes);
+		return 0;
+	}
+
+	fd = open_beneath(dirfd, name, O_RDONLY | O_NONBLOCK, w->err);
+	if (fd < 0) {
+		if (errno == ENOSYS)
+			return -1;
+		set_rejected(a, "changed while collected (open: %s)", strerror(errno));
+		return 0;
+	}
+	if (fstat(fd, &now) < 0 || !S_ISREG(now.st_mode) || now.st_dev != st->st_dev ||
+	    now.st_ino != st->st_ino || now.st_nlink != 1 || now.st_size != st->st_size) {
+		set_rejected(a, "changed while collected");
+		return 0;
+	}
+	r = quarantine_copy(w, fd, size, a);
+	if (r > 0) {
+		w->files_accepted++;
+		w->bytes_accepted += size;
+	}
+	return r < 0 ? -1 : 0;
+}
+
+static int walk_dir(struct walk *w, int dirfd, const char *dpath, unsigned depth);
+
+static int take_dir(struct walk *w, int dirfd, const char *name, const struct stat *st,
+		    struct sbx_artifact **ap, unsigned depth)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat now;
+	char *path = (*ap)->path;
+
+	if (depth >= w->lim->max_depth) {
+		set_rejected(*ap, "directory nesting deeper than %u levels, not descended",
+			     w->lim->max_depth);
+		return 0;
+	}
+	fd = open_beneath(dirfd, name, O_RDONLY | O_DIRECTORY | O_NONBLOCK, w->err);
+	if (fd < 0) {
+		if (errno == ENOSYS)
+			return -1;
+		set_rejected(*ap, "changed while collected (open: %s)", strerror(errno));
+		return 0;
+	}
+	if (fstat(fd, &now) < 0 || !S_ISDIR(now.st_mode) || now.st_dev != st->st_dev ||
+	    now.st_ino != st->st_ino) {
+		set_rejected(*ap, "changed while collected");
+		return 0;
+	}
+	/* A directory is not an artifact: drop its provisional entry. */
+	(*ap)->path = NULL;
+	w->c->n--;
+	*ap = NULL;
+	{
+		_cleanup_free_ char *p = path;
+		return walk_dir(w, TAKE_FD(fd), p, depth + 1);
+	}
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * Read up to @max names of a directory.  Sorted, so the manifest and which
+ * files fall over the caps do not depend on the filesystem's order.
+ */
+static char **read_names(DIR *d, uint64_t max, size_t *count, int *errnum)
+{
+	char **v = NULL;
+	size_t n = 0;
+	struct dirent *de;
+
+	*errnum = 0;
+	while (n < max) {
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			*errnum = errno;
+			break;
+		}
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if ((n & (n - 1)) == 0)
+			v = sbx_xrealloc(v, (n ? 2 * n : 1) * sizeof(*v));
+		v[n++] = sbx_xstrdup(de->d_name);
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), by_name);
+	*count = n;
+	return v;
+}
+
+static int walk_entry(struct walk *w, int dirfd, const char *dpath, const char *name,
+		      unsigned depth)
+{
+	const char *bad = name_problem(name, w->lim->max_name);
+	_cleanup_free_ char *shown = display_name(name, bad != NULL);
+	struct sbx_artifact *a = add(w->c, join(dpath, shown));
+	struct stat st;
+
+	if (++w->seen > w->lim->max_entries_seen) {
+		set_rejected(a, "too many entries in the output tree, walk stopped after %llu",
+			     (unsigned long long)w->lim->max_entries_seen);
+		w->stop = true;
+		w->c->walk_stopped = true;
+		return 0;
+	}
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		set_rejected(a, "vanished while collected");
+		return 0;
+	}
+	if (S_ISREG(st.st_mode)) {
+		w->c->files_found++;
+		w->c->bytes_found += (uint64_t)st.st_size;
+		a->size = (uint64_t)st.st_size;
+	}
+	if (bad) {
+		set_rejected(a, "%s", bad);
+		return 0;
+	}
+	switch (st.st_mode & S_IFMT) {
+	case S_IFREG:
+		return take_file(w, dirfd, name, &st, a);
+	case S_IFDIR:
+		return take_dir(w, dirfd, name, &st, &a, depth);
+	case S_IFLNK:
+		set_rejected(a, "symbolic link");
+		return 0;
+	case S_IFIFO:
+		set_rejected(a, "fifo");
+		return 0;
+	case S_IFSOCK:
+		set_rejected(a, "socket");
+		return 0;
+	case S_IFCHR:
+	case S_IFBLK:
+		set_rejected(a, "device node");
+		return 0;
+	default:
+		set_rejected(a, "not a regular file");
+		return 0;
+	}
+}
+
+/* Walk the directory @fd (consumed) at display path @dpath. */
+static int walk_dir(struct walk *w, int fd, const char *dpath, unsigned depth)
+{
+	_cleanup_dir_ DIR *d = fdopendir(fd);
+	char **names;
+	size_t n = 0;
+	uint64_t left;
+	int errnum, r = 0;
+
+	if (!d) {
+		close(fd);
+		return sbx_error_set(w->err, SBX_EXIT_SOFTWARE, errno, "outputs: fdopendir");
+	}
+	/* One more than the budget, so reaching the cap is seen. */
+	left = w->lim->max_entries_seen - w->seen;
+	names = read_names(d, left == UINT64_MAX ? left : left + 1, &n, &errnum);
+	if (errnum) {
+		struct sbx_artifact *a = add(w->c, sbx_xstrdup(*dpath ? dpath : "."));
+		set_rejected(a, "directory could not be read: %s", strerror(errnum));
+	}
+	for (size_t i = 0; i < n && r == 0 && !w->stop; i++)
+		r = walk_entry(w, dirfd(d), dpath, names[i], depth);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return r;
+}
+
+static int make_quarantine(const char *parent, struct sbx_collection *c, struct sbx_error *err)
+{
+	char *path = sbx_xasprintf("%s/quarantine-XXXXXX", parent);
+
+	if (!mkdtemp(path)) {
+		sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "outputs: %s: cannot create quarantine",
+			      parent);
+		free(path);
+		return -1;
+	}
+	c->quarantine_path = path;
+	c->quarantine_dirfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (c->quarantine_dirfd < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "outputs: %s: open", path);
+	return 0;
+}
+
+int sbx_collect(int outroot_fd, const struct sbx_collect_limits *lim,
+		const char *quarantine_parent, struct sbx_collection *c, struct sbx_error *err)
+{
+	_cleanup_free_ unsigned char *buf = sbx_xmalloc(COPY_BUF);
+	struct walk w = { .lim = lim, .c = c, .err = err, .buf = buf };
+	int fd;
+
+	c->quarantine_dirfd = -1;
+	if (make_quarantine(quarantine_parent, c, err) < 0)
+		return -1;
+	/* A fresh open file description, so our getdents offset is our own. */
+	fd = open_beneath(outroot_fd, ".", O_RDONLY | O_DIRECTORY | O_NONBLOCK, err);
+	if (fd < 0) {
+		if (errno == ENOSYS)
+			return -1;
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "outputs: cannot open output root");
+	}
+	return walk_dir(&w, fd, "", 0);
+}
+
+/* --- validation ------------------------------------------------------------------ */
+
+static bool type_allowed(char *const *allowed, const char *type)
+{
+	for (; allowed && *allowed; allowed++)
+		if (strcmp(*allowed, type) == 0)
+			return true;
+	return false;
+}
+
+static int validate_one(struct sbx_collection *c, struct sbx_artifact *a, char *const *allowed,
+			struct sbx_error *err)
+{
+	_cleanup_close_ int fd = openat(c->quarantine_dirfd, a->qname,
+					O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	unsigned char head[SBX_MEDIA_HEAD];
+	struct sbx_media_report rep;
+	const char *base = strrchr(a->path, '/'), *type, *by_name;
+	ssize_t n;
+
+	if (fd < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "outputs: %s: quarantine copy",
+				     a->qname);
+	base = base ? base + 1 : a->path;
+	n = pread(fd, head, sizeof(head), 0);
+	if (n < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "outputs: %s: read", a->qname);
+	a->validated = true;
+
+	type = sbx_media_detect(head, (size_t)n, base);
+	by_name = sbx_media_type_for_name(base);
+	if (type)
+		a->media_type = sbx_xstrdup(type);
+	if (!type) {
+		set_rejected(a, "content is not a known media type");
+	} else if (!by_name) {
+		set_rejected(a, "extension does not name a known media type (content is %s)", type);
+	} else if (strcmp(type, by_name) != 0) {
+		set_rejected(a, "content is %s but the extension says %s", type, by_name);
+	} else if (!type_allowed(allowed, type)) {
+		set_rejected(a, "media type %s is not in allowed_outputs", type);
+	} else if (sbx_media_validate(type, fd, a->size, &rep) < 0) {
+		set_rejected(a, "%s", rep.reason);
+	} else {
+		a->formula_cells = rep.formula_cells;
+		return 0;
+	}
+	a->formula_cells = false;
+	drop_quarantined(c, a);
+	return 0;
+}
+
+int sbx_collect_validate(struct sbx_collection *c, char *const *allowed_types,
+			 struct sbx_error *err)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		struct sbx_artifact *a = &c->items[i];
+
+		if (a->status != SBX_ARTIFACT_PROMOTED || !a->qname[0] || a->validated)
+			continue;
+		if (validate_one(c, a, allowed_types, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* --- promotion ------------------------------------------------------------------- */
+
+int sbx_collect_check_artifacts_dir(const char *dir, struct sbx_error *err)
+{
+	_cleanup_dir_ DIR *d = NULL;
+	struct dirent *de;
+	struct stat st;
+	int fd;
+
+	if (stat(dir, &st) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return sbx_error_set(err, SBX_EXIT_USAGE, errno, "--artifacts: %s", dir);
+	}
+	if (!S_ISDIR(st.st_mode))
+		return sbx_error_set(err, SBX_EXIT_USAGE, 0, "--artifacts: %s: not a directory", dir);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return sbx_error_set(err, SBX_EXIT_USAGE, errno, "--artifacts: %s", dir);
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return sbx_error_set(err, SBX_EXIT_USAGE, errno, "--artifacts: %s", dir);
+	}
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			return sbx_error_set(err, SBX_EXIT_USAGE, 0,
+					     "--artifacts: %s: exists and is not empty", dir);
+	return 0;
+}
+
+/* mkdir -p for the trusted artifacts path; returns a dirfd of it. */
+static int make_artifacts_dir(const char *dir, struct sbx_error *err)
+{
+	_cleanup_free_ char *p = sbx_xstrdup(dir);
+	int fd;
+
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "--artifacts: %s", p);
+		*s = '/';
+	}
+	if (mkdir(p, 0755) < 0 && errno != EEXIST)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "--artifacts: %s", dir);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "--artifacts: %s", dir);
+	return fd;
+}
+
+/* Copy for the EXDEV case; the new file is O_EXCL, never through a link. */
+static int copy_into(int src, int dirfd, const char *leaf)
+{
+	_cleanup_close_ int dst = openat(dirfd, leaf,
+					 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	char buf[65536];
+	ssize_t r;
+
+	if (dst < 0 || fchmod(dst, 0644) < 0)
+		return -1;
+	while ((r = read(src, buf, sizeof(buf))) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || sbx_write_all(dst, buf, (size_t)r) < 0) {
+			int e = errno;
+			unlinkat(dirfd, leaf, 0);
+			errno = e;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int move_into(struct sbx_collection *c, struct sbx_artifact *a, int dirfd,
+		     const char *leaf)
+{
+	_cleanup_close_ int src = openat(c->quarantine_dirfd, a->qname,
+					 O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	/* The quarantine copy is 0600; artifacts are world-readable files. */
+	if (src < 0 || fchmod(src, 0644) < 0)
+		return -1;
+	if (renameat2(c->quarantine_dirfd, a->qname, dirfd, leaf, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno == EINVAL) {
+		/* No RENAME_NOREPLACE here: linkat never replaces either. */
+		if (linkat(c->quarantine_dirfd, a->qname, dirfd, leaf, 0) == 0) {
+			unlinkat(c->quarantine_dirfd, a->qname, 0);
+			return 0;
+		}
+		if (errno != EXDEV)
+			return -1;
+	} else if (errno != EXDEV) {
+		return -1;
+	}
+	if (copy_into(src, dirfd, leaf) < 0)
+		return -1;
+	unlinkat(c->quarantine_dirfd, a->qname, 0);
+	return 0;
+}
+
+static int place(struct sbx_collection *c, struct sbx_artifact *a, int rootfd,
+		 struct sbx_error *err)
+{
+	_cleanup_free_ char *rel = sbx_xstrdup(a->path);
+	_cleanup_close_ int cur = dup(rootfd);
+	char *comp = rel, *slash;
+	int e;
+
+	if (cur < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "artifacts: dup");
+	while ((slash = strchr(comp, '/'))) {
+		int next;
+
+		*slash = '\0';
+		if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST)
+			goto fail;
+		next = open_beneath(cur, comp, O_RDONLY | O_DIRECTORY, err);
+		if (next < 0)
+			goto fail;
+		close(cur);
+		cur = next;
+		comp = slash + 1;
+	}
+	if (move_into(c, a, cur, comp) < 0)
+		goto fail;
+	a->qname[0] = '\0';
+	return 0;
+fail:
+	e = errno;
+	set_rejected(a, "promotion failed: %s", strerror(e));
+	drop_quarantined(c, a);
+	return sbx_error_set(err, e == ENOSYS ? SBX_EXIT_UNAVAILABLE : SBX_EXIT_SOFTWARE, e,
+			     "artifacts: %s", a->path);
+}
+
+int sbx_collect_promote(struct sbx_collection *c, const char *artifacts_dir, bool partial,
+			bool retain_partial, struct sbx_error *err)
+{
+	_cleanup_close_ int rootfd = -1;
+	int ret = 0;
+
+	if (sbx_collect_check_artifacts_dir(artifacts_dir, err) < 0)
+		return -1;
+	rootfd = make_artifacts_dir(artifacts_dir, err);
+	if (rootfd < 0)
+		return -1;
+	for (size_t i = 0; i < c->n; i++) {
+		struct sbx_artifact *a = &c->items[i];
+
+		if (a->status != SBX_ARTIFACT_PROMOTED)
+			continue;
+		if (!a->validated || !a->qname[0]) {
+			set_rejected(a, "not validated");
+			continue;
+		}
+		if (partial && !retain_partial) {
+			a->status = SBX_ARTIFACT_DISCARDED;
+			a->reason = sbx_xstrdup("run did not complete");
+			drop_quarantined(c, a);
+			continue;
+		}
+		a->partial = partial;
+		if (place(c, a, rootfd, err) < 0)
+			ret = -1;
+	}
+	return ret;
+}
+
+const struct sbx_artifact *sbx_collection_find(const struct sbx_collection *c, const char *path)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->items[i].path && strcmp(c->items[i].path, path) == 0)
+			return &c->items[i];
+	return NULL;
+}
+
+static void remove_quarantine(struct sbx_collection *c)
+{
+	_cleanup_dir_ DIR *d = NULL;
+	struct dirent *de;
+	int fd = openat(c->quarantine_dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd >= 0 && !(d = fdopendir(fd)))
+		close(fd);
+	while (d && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			unlinkat(c->quarantine_dirfd, de->d_name, 0);
+	if (rmdir(c->quarantine_path) < 0 && errno != ENOENT)
+		sbx_warn("%s: cannot remove quarantine: %m", c->quarantine_path);
+}
+
+void sbx_collection_free(struct sbx_collection *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->items[i].path);
+		free(c->items[i].media_type);
+		free(c->items[i].reason);
+	}
+	free(c->items);
+	c->items = NULL;
+	c->n = 0;
+	/* Only sbx_collect() sets the path, and with it a valid fd or -1. */
+	if (!c->quarantine_path)
+		return;
+	if (c->quarantine_dirfd >= 0) {
+		remove_quarantine(c);
+		close(c->quarantine_dirfd);
+	} else {
+		rmdir(c->quarantine_path);
+	}
+	c->quarantine_dirfd = -1;
+	free(c->quarantine_path);
+	c->quarantine_path = NULL;
+}

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * validate.h - media type detection and per-type validators for outputs.
+ *
+ * Everything a payload writes is hostile input to whoever opens it next, so
+ * a candidate artifact is promoted only when
+ *   1. its content starts with the magic of a known type (PNG, JPEG, PDF) or
+ *      is text (valid UTF-8 without NUL),
+ *   2. its extension names the same type (table below),
+ *   3. the type is allowed for the job, and
+ *   4. the type's validator accepts the whole file.
+ *
+ * Extensions (case-insensitive):
+ *   .png -> image/png        .jpg .jpeg -> image/jpeg   .pdf -> application/pdf
+ *   .csv -> text/csv         .json -> application/json
+ *   .txt .log .md -> text/plain
+ * A name without one of these extensions is rejected: the extension is what
+ * the next program uses to pick a parser, so an unknown one (.html, .svg,
+ * .sh, none) is refused rather than guessed.
+ *
+ * Text content has no magic, so detection reports the text type that the
+ * extension names (text/csv for .csv, ...) or text/plain; the validator then
+ * decides whether the content really is CSV or JSON.
+ *
+ * Validators read the file through a small buffered pread() reader with
+ * fixed buffers; they never map or allocate by a size taken from the file.
+ * They check structure, not rendering safety: PNG image data is not
+ * inflated, PDF objects are not parsed.
+ */
+#ifndef SBX_VALIDATE_H
+#define SBX_VALIDATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Largest image accepted, in pixels (width * height), for PNG and JPEG. */
+#define SBX_MEDIA_MAX_PIXELS 50000000ULL
+/* Deepest nesting accepted in a JSON artifact. */
+#define SBX_MEDIA_JSON_MAX_DEPTH 64
+/* Bytes of the head that detection looks at. */
+#define SBX_MEDIA_HEAD 512
+
+struct sbx_media_report {
+	char reason[256];   /* why the file was rejected, "" when valid */
+	bool formula_cells; /* CSV: a cell starts with = + - @ TAB or CR */
+	uint64_t width;     /* images: dimensions from IHDR / SOFn */
+	uint64_t height;
+	uint64_t rows;      /* CSV: records; columns of each record */
+	uint64_t columns;
+};
+
+/*
+ * sbx_media_detect() - media type of a file from its first bytes.
+ * @head: the first @n bytes of the file (n may be less than SBX_MEDIA_HEAD
+ *        for a short file); @name: the file's base name, used only to pick
+ *        among the text types.
+ *
+ * Return: a static type string, or NULL when the content is neither a known
+ * binary type nor text.
+ */
+const char *sbx_media_detect(const unsigned char *head, size_t n, const char *name);
+
+/*
+ * sbx_media_type_for_name() - media type that @name's extension stands for.
+ * Return: a static type string, or NULL for an unknown extension.
+ */
+const char *sbx_media_type_for_name(const char *name);
+
+/*
+ * sbx_media_validate() - run the validator of @type over the file at @fd.
+ * @fd: read with pread() from offset 0, the fd's offset is not used;
+ * @size: the file's size as the caller knows it (the reader stops there);
+ * @rep: zeroed and filled in.
+ *
+ * Return: 0 when the file is a valid @type; -1 when it is not, or could not
+ * be read, with @rep->reason saying why in one line.
+ */
+int sbx_media_validate(const char *type, int fd, uint64_t size, struct sbx_media_report *rep);
+
+/* --- for the per-type validators (media-*.c) ------------------------------- */
+
+/* A bounded, buffered reader over [0, size) of an fd. */
+struct sbx_media_reader {
+	int fd;
+	uint64_t size; /* end of the data */
+	uint64_t off;  /* file offset of buf[0] */
+	size_t pos;    /* next byte in buf */
+	size_t len;    /* valid bytes in buf */
+	bool error;    /* a read failed (errno in errnum) */
+	int errnum;
+	unsigned char buf[65536];
+};
+
+/* On the heap (the buffer is 64 KiB); release with free(). */
+struct sbx_media_reader *sbx_media_reader_new(int fd, uint64_t size);
+/* Bytes not yet consumed. */
+uint64_t sbx_media_reader_left(const struct sbx_media_reader *r);
+/* Offset of the next byte. */
+uint64_t sbx_media_reader_tell(const struct sbx_media_reader *r);
+/* Next byte, or -1 at the end or on a read error. */
+int sbx_media_reader_byte(struct sbx_media_reader *r);
+/* Exactly @n bytes into @dst; -1 when fewer are left or on error. */
+int sbx_media_reader_get(struct sbx_media_reader *r, void *dst, size_t n);
+/*
+ * Up to @max bytes without copying: *@p points into the reader's buffer and
+ * stays valid until the next call.  Returns the count, 0 at the end, -1 on
+ * error.
+ */
+ssize_t sbx_media_reader_chunk(struct sbx_media_reader *r, const unsigned char **p, size_t max);
+/* Skip @n bytes; -1 when fewer are left. */
+int sbx_media_reader_skip(struct sbx_media_reader *r, uint64_t n);
+
+/* printf into rep->reason; returns -1 so validators can `return fail(...)`. */
+int sbx_media_fail(struct sbx_media_report *rep, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Streaming UTF-8 check: feed bytes in any split; sbx_media_utf8_end()
+ * says whether the input ended on a character boundary.
+ */
+struct sbx_media_utf8 {
+	uint32_t cp;    /* code point so far */
+	uint32_t min;   /* smallest code point for this length (no overlongs) */
+	unsigned need;  /* continuation bytes still expected */
+	bool bad;
+};
+/* Feed one byte; false once the input is not valid UTF-8. */
+bool sbx_media_utf8_feed(struct sbx_media_utf8 *u, unsigned char c);
+bool sbx_media_utf8_end(const struct sbx_media_utf8 *u);
+
+int sbx_media_png_validate(int fd, uint64_t size, struct sbx_media_report *rep);
+int sbx_media_jpeg_validate(int fd, uint64_t size, struct sbx_media_report *rep);
+int sbx_media_pdf_validate(int fd, uint64_t size, struct sbx_media_report *rep);
+int sbx_media_text_validate(int fd, uint64_t size, struct sbx_media_report *rep);
+int sbx_media_csv_validate(int fd, uint64_t size, struct sbx_media_report *rep);
+int sbx_media_json_validate(int fd, uint64_t size, struct sbx_media_report *rep);
+
+#endif

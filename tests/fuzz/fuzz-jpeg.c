@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* fuzz-jpeg.c - libFuzzer entry point for the image/jpeg validator. */
+#include "fuzz-media.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	return fuzz_media("image/jpeg", "x.jpg", data, size);
+}

@@ -1,0 +1,620 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-validate.c - media detection and validators, on samples built here.
+ *
+ * Every sample is generated in the test: PNGs with CRCs from a bitwise
+ * CRC-32 written independently of the validator's table version, JPEG
+ * marker streams, CSV/JSON/text and PDF skeletons.  Each case names the
+ * piece of the reason it expects, so a file rejected for the wrong cause
+ * fails the test.
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "util.h"
+#include "validate.h"
+
+struct buf {
+	unsigned char *p;
+	size_t n;
+};
+
+static void put(struct buf *b, const void *d, size_t n)
+{
+	b->p = sbx_xrealloc(b->p, b->n + n);
+	memcpy(b->p + b->n, d, n);
+	b->n += n;
+}
+
+static void puts_(struct buf *b, const char *s)
+{
+	put(b, s, strlen(s));
+}
+
+static void put8(struct buf *b, unsigned v)
+{
+	unsigned char c = (unsigned char)v;
+	put(b, &c, 1);
+}
+
+static void put16(struct buf *b, unsigned v)
+{
+	put8(b, v >> 8);
+	put8(b, v);
+}
+
+static void put32(struct buf *b, uint32_t v)
+{
+	put16(b, v >> 16);
+	put16(b, v & 0xffff);
+}
+
+/* Bitwise CRC-32 (PNG/zlib polynomial), deliberately not table driven. */
+static uint32_t crc32_bits(const unsigned char *p, size_t n)
+{
+	uint32_t c = 0xffffffffu;
+
+	for (size_t i = 0; i < n; i++) {
+		c ^= p[i];
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1)));
+	}
+	return c ^ 0xffffffffu;
+}
+
+static void png_chunk(struct buf *b, const char *type, const void *data, size_t len)
+{
+	struct buf tmp = { 0 };
+
+	put32(b, (uint32_t)len);
+	put(&tmp, type, 4);
+	if (len)
+		put(&tmp, data, len);
+	put(b, tmp.p, tmp.n);
+	put32(b, crc32_bits(tmp.p, tmp.n));
+	free(tmp.p);
+}
+
+static void png_sig(struct buf *b)
+{
+	put(b, "\x89PNG\r\n\x1a\n", 8);
+}
+
+static void png_ihdr(struct buf *b, uint32_t w, uint32_t h, unsigned depth, unsigned color)
+{
+	struct buf d = { 0 };
+
+	put32(&d, w);
+	put32(&d, h);
+	put8(&d, depth);
+	put8(&d, color);
+	put8(&d, 0);
+	put8(&d, 0);
+	put8(&d, 0);
+	png_chunk(b, "IHDR", d.p, d.n);
+	free(d.p);
+}
+
+/* Bytes standing in for a zlib stream: the validator does not inflate. */
+static const unsigned char idat[] = { 0x78, 0x9c, 0x63, 0x60, 0x00, 0x00, 0x00, 0x02, 0x00, 0x01 };
+
+enum png_variant {
+	PNG_GOOD,
+	PNG_PALETTE,
+	PNG_HUGE,
+	PNG_BAD_CRC,
+	PNG_TRUNCATED,
+	PNG_AFTER_IEND,
+	PNG_IHDR_NOT_FIRST,
+	PNG_BAD_DEPTH,
+	PNG_ZERO_WIDTH,
+	PNG_PALETTE_NO_PLTE,
+	PNG_UNKNOWN_CRITICAL,
+	PNG_NO_IDAT,
+	PNG_SPLIT_IDAT,
+	PNG_HUGE_LENGTH,
+	PNG_BIG_IDAT,
+	PNG_NO_SIGNATURE,
+};
+
+static struct buf make_png(enum png_variant v)
+{
+	struct buf b = { 0 };
+
+	if (v == PNG_NO_SIGNATURE)
+		put(&b, "\x89PNG\r\n\x1a\r", 8);
+	else
+		png_sig(&b);
+	if (v == PNG_IHDR_NOT_FIRST)
+		png_chunk(&b, "tEXt", "a\0b", 3);
+	png_ihdr(&b, v == PNG_HUGE ? 100000 : v == PNG_ZERO_WIDTH ? 0 : 1, v == PNG_HUGE ? 100000 : 1,
+		 v == PNG_BAD_DEPTH ? 4 : 8,
+		 v == PNG_PALETTE || v == PNG_PALETTE_NO_PLTE ? 3 : v == PNG_BAD_DEPTH ? 2 : 6);
+	if (v == PNG_PALETTE)
+		png_chunk(&b, "PLTE", "\xff\x00\x00", 3);
+	if (v == PNG_UNKNOWN_CRITICAL)
+		png_chunk(&b, "ABCD", "x", 1);
+	if (v == PNG_HUGE_LENGTH) {
+		put32(&b, 0x7fffffffu);
+		puts_(&b, "IDAT");
+	}
+	if (v == PNG_BIG_IDAT) {
+		/* Larger than the reader's buffer: the CRC is streamed. */
+		size_t n = 200000;
+		unsigned char *big = sbx_xmalloc(n);
+		for (size_t i = 0; i < n; i++)
+			big[i] = (unsigned char)(i * 7 + 3);
+		png_chunk(&b, "IDAT", big, n);
+		free(big);
+	} else if (v != PNG_NO_IDAT) {
+		png_chunk(&b, "IDAT", idat, sizeof(idat));
+	}
+	if (v == PNG_SPLIT_IDAT) {
+		png_chunk(&b, "tEXt", "a\0b", 3);
+		png_chunk(&b, "IDAT", idat, sizeof(idat));
+	}
+	png_chunk(&b, "IEND", NULL, 0);
+	if (v == PNG_BAD_CRC)
+		b.p[b.n - 20] ^= 0x01; /* a byte of IDAT's data */
+	if (v == PNG_TRUNCATED)
+		b.n -= 5;
+	if (v == PNG_AFTER_IEND)
+		puts_(&b, "<script>alert(1)</script>");
+	return b;
+}
+
+enum jpeg_variant {
+	JPEG_GOOD,
+	JPEG_HUGE,
+	JPEG_NO_SOI,
+	JPEG_NO_EOI,
+	JPEG_AFTER_EOI,
+	JPEG_SOS_FIRST,
+	JPEG_BAD_LENGTH,
+	JPEG_TWO_SOF,
+	JPEG_ZERO_HEIGHT,
+	JPEG_PROGRESSIVE,
+};
+
+static void jpeg_sof(struct buf *b, unsigned marker, unsigned w, unsigned h)
+{
+	put16(b, marker);
+	put16(b, 8 + 3 * 3);
+	put8(b, 8);
+	put16(b, h);
+	put16(b, w);
+	put8(b, 3);
+	for (unsigned c = 1; c <= 3; c++) {
+		put8(b, c);
+		put8(b, 0x11);
+		put8(b, 0);
+	}
+}
+
+static void jpeg_sos(struct buf *b)
+{
+	put16(b, 0xffda);
+	put16(b, 6 + 2 * 3);
+	put8(b, 3);
+	for (unsigned c = 1; c <= 3; c++) {
+		put8(b, c);
+		put8(b, 0);
+	}
+	put8(b, 0);
+	put8(b, 63);
+	put8(b, 0);
+	/* Entropy-coded data with a stuffed 0xFF and a restart marker. */
+	put(b, "\x12\x34\xff\x00\x56\xff\xd0\x78\x9a", 9);
+}
+
+static struct buf make_jpeg(enum jpeg_variant v)
+{
+	struct buf b = { 0 };
+	unsigned char q[64];
+
+	if (v != JPEG_NO_SOI)
+		put16(&b, 0xffd8);
+	put16(&b, 0xffe0);
+	put16(&b, 16);
+	put(&b, "JFIF\0\x01\x01\x00\x00\x01\x00\x01\x00\x00", 14);
+	memset(q, 1, sizeof(q));
+	put16(&b, 0xffdb);
+	put16(&b, 67);
+	put8(&b, 0);
+	put(&b, q, sizeof(q));
+	if (v == JPEG_SOS_FIRST)
+		jpeg_sos(&b);
+	if (v == JPEG_BAD_LENGTH) {
+		put16(&b, 0xfffe);
+		put16(&b, 60000);
+		puts_(&b, "short comment");
+	}
+	jpeg_sof(&b, v == JPEG_PROGRESSIVE ? 0xffc2 : 0xffc0, v == JPEG_HUGE ? 65535 : 1,
+		 v == JPEG_HUGE ? 65535 : v == JPEG_ZERO_HEIGHT ? 0 : 1);
+	if (v == JPEG_TWO_SOF)
+		jpeg_sof(&b, 0xffc0, 1, 1);
+	jpeg_sos(&b);
+	if (v == JPEG_PROGRESSIVE) {
+		/* A table between scans, then a second scan. */
+		put16(&b, 0xffc4);
+		put16(&b, 2 + 17 + 1);
+		put8(&b, 0);
+		put8(&b, 1);
+		for (int i = 0; i < 15; i++)
+			put8(&b, 0);
+		put8(&b, 0);
+		jpeg_sos(&b);
+	}
+	if (v != JPEG_NO_EOI)
+		put16(&b, 0xffd9);
+	if (v == JPEG_AFTER_EOI)
+		puts_(&b, "PK\x03\x04 hidden zip");
+	return b;
+}
+
+static struct buf text(const char *s, size_t n)
+{
+	struct buf b = { 0 };
+	put(&b, s, n);
+	return b;
+}
+
+#define TEXT(s) text(s, sizeof(s) - 1)
+
+static struct buf deep_json(unsigned depth)
+{
+	struct buf b = { 0 };
+
+	for (unsigned i = 0; i < depth; i++)
+		puts_(&b, "[");
+	for (unsigned i = 0; i < depth; i++)
+		puts_(&b, "]");
+	return b;
+}
+
+/* A CSV bigger than the reader's buffer with multi-byte characters
+ * straddling the buffer edges, and one formula cell at the very end. */
+static struct buf big_csv(bool formula)
+{
+	struct buf b = { 0 };
+
+	puts_(&b, "name,city,n\r\n");
+	for (int i = 0; i < 8000; i++)
+		puts_(&b, "\"Zoë, \"\"the\"\" one\",Kraków,12\r\n");
+	puts_(&b, formula ? "x,y,=1+1\r\n" : "x,y,1\r\n");
+	return b;
+}
+
+static struct buf pdf(const char *version, const char *tail)
+{
+	struct buf b = { 0 };
+
+	puts_(&b, version);
+	puts_(&b, "\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n"
+		  "2 0 obj\n<< /Type /Pages /Kids [] /Count 0 >>\nendobj\n"
+		  "xref\n0 3\n0000000000 65535 f \n0000000015 00000 n \n0000000074 00000 n \n"
+		  "trailer\n<< /Size 3 /Root 1 0 R >>\n");
+	puts_(&b, tail);
+	return b;
+}
+
+/* The file the validator reads: a memfd, as in the fuzzers. */
+static int memfd_of(const struct buf *b)
+{
+	int fd = memfd_create("sample", MFD_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(sbx_write_all(fd, b->p, b->n), (ssize_t)b->n);
+	return fd;
+}
+
+struct vcase {
+	const char *what;
+	const char *type;
+	struct buf (*make)(int arg);
+	int arg;
+	int expect;         /* 0 valid, -1 rejected */
+	const char *reason; /* substring of the reason when rejected */
+	int formula;        /* -1 do not check */
+};
+
+static struct buf mk_png(int v) { return make_png((enum png_variant)v); }
+static struct buf mk_jpeg(int v) { return make_jpeg((enum jpeg_variant)v); }
+static struct buf mk_deep(int d) { return deep_json((unsigned)d); }
+static struct buf mk_bigcsv(int f) { return big_csv(f); }
+
+static const char *const texts[] = {
+	/* 0 */ "plain text, caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\n",
+	/* 1 */ "nul \0 inside",
+	/* 2 */ "bad \xff byte",
+	/* 3 */ "overlong \xc0\xaf slash",
+	/* 4 */ "surrogate \xed\xa0\x80",
+	/* 5 */ "cut at the end \xe2\x82",
+	/* 6 */ "a,b,c\r\n1,\"two, with comma\",3\r\n\"multi\nline\",\"q\"\"uote\",x\r\n",
+	/* 7 */ "a,b,c\n1,2,3\n4,5\n",
+	/* 8 */ "a,b\n\"=cmd|' /C calc'!A0\",2\n",
+	/* 9 */ "a,b\n1,+2\n",
+	/* 10 */ "a,b\n@SUM(1),2\n",
+	/* 11 */ "a,b\n-1,2\n",
+	/* 12 */ "a,b\n\"\tx\",2\n",
+	/* 13 */ "a,b\nx\"y,2\n",
+	/* 14 */ "a,b\n\"open,2\n",
+	/* 15 */ "a,b\rc,d\n",
+	/* 16 */ "a,b\n1,2",
+	/* 17 */ "a,b\n\"x\"y,2\n",
+	/* 18 */ "a,b\n1,\0\n",
+	/* 19 */ "{\"a\": [1, 2, {\"b\": null}], \"c\": \"\xc3\xa9\"}",
+	/* 20 */ "{\"a\": 1,}",
+	/* 21 */ "{\"a\": 1, \"a\": 2}",
+	/* 22 */ "42",
+	/* 23 */ "{\"s\": \"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"}",
+	/* 24 */ "{\"a\": \"\xff\"}",
+	/* 25 */ "",
+	/* 26 */ "{\"a\": \"\\\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"}",
+	/* 27 */ "a,b\n1,2\n\n",
+};
+static const size_t text_len[] = {
+	[1] = 12, [18] = 8,
+};
+
+static struct buf mk_text(int i)
+{
+	size_t n = (size_t)i < ARRAY_SIZE(text_len) && text_len[i] ? text_len[i] : strlen(texts[i]);
+	return text(texts[i], n);
+}
+
+static const char *const pdfs[][2] = {
+	/* 0 */ { "%PDF-1.7", "startxref\n140\n%%EOF\n" },
+	/* 1 */ { "%PDF-2.0", "startxref\r\n140\r\n%%EOF" },
+	/* 2 */ { "%PDF-3.1", "startxref\n140\n%%EOF\n" },
+	/* 3 */ { "%PDF-1.4", "startxref\n140\n" },
+	/* 4 */ { "%PDF-1.4", "startxref\n140\n%%EOF\n<html>trailing</html>" },
+	/* 5 */ { "%PDF-1.4", "%%EOF\n" },
+	/* 6 */ { "%PDF-1.4", "startxref\n999999\n%%EOF\n" },
+	/* 7 */ { "%PDF-1.4", "startxref\n%%EOF\n" },
+	/* 8 */ { "%PDF1.4x", "startxref\n140\n%%EOF\n" },
+};
+
+static struct buf mk_pdf(int i)
+{
+	return pdf(pdfs[i][0], pdfs[i][1]);
+}
+
+static const struct vcase vcases[] = {
+	{ "png good rgba", "image/png", mk_png, PNG_GOOD, 0, NULL, -1 },
+	{ "png good palette", "image/png", mk_png, PNG_PALETTE, 0, NULL, -1 },
+	{ "png big idat", "image/png", mk_png, PNG_BIG_IDAT, 0, NULL, -1 },
+	{ "png 100000x100000", "image/png", mk_png, PNG_HUGE, -1, "exceeds 50000000 pixels", -1 },
+	{ "png bad crc", "image/png", mk_png, PNG_BAD_CRC, -1, "IDAT: CRC mismatch", -1 },
+	{ "png truncated", "image/png", mk_png, PNG_TRUNCATED, -1, "truncated", -1 },
+	{ "png data after IEND", "image/png", mk_png, PNG_AFTER_IEND, -1, "bytes after IEND", -1 },
+	{ "png IHDR not first", "image/png", mk_png, PNG_IHDR_NOT_FIRST, -1, "first chunk", -1 },
+	{ "png bad depth", "image/png", mk_png, PNG_BAD_DEPTH, -1, "bit depth 4 invalid", -1 },
+	{ "png zero width", "image/png", mk_png, PNG_ZERO_WIDTH, -1, "bad dimensions", -1 },
+	{ "png palette no PLTE", "image/png", mk_png, PNG_PALETTE_NO_PLTE, -1, "without PLTE", -1 },
+	{ "png unknown critical", "image/png", mk_png, PNG_UNKNOWN_CRITICAL, -1,
+	  "unknown critical chunk ABCD", -1 },
+	{ "png no IDAT", "image/png", mk_png, PNG_NO_IDAT, -1, "no IDAT", -1 },
+	{ "png split IDAT", "image/png", mk_png, PNG_SPLIT_IDAT, -1, "not consecutive", -1 },
+	{ "png huge chunk length", "image/png", mk_png, PNG_HUGE_LENGTH, -1, "runs past the end",
+	  -1 },
+	{ "png bad signature", "image/png", mk_png, PNG_NO_SIGNATURE, -1, "bad signature", -1 },
+
+	{ "jpeg good", "image/jpeg", mk_jpeg, JPEG_GOOD, 0, NULL, -1 },
+	{ "jpeg progressive", "image/jpeg", mk_jpeg, JPEG_PROGRESSIVE, 0, NULL, -1 },
+	{ "jpeg 65535x65535", "image/jpeg", mk_jpeg, JPEG_HUGE, -1, "exceeds 50000000 pixels", -1 },
+	{ "jpeg no SOI", "image/jpeg", mk_jpeg, JPEG_NO_SOI, -1, "no SOI", -1 },
+	{ "jpeg no EOI", "image/jpeg", mk_jpeg, JPEG_NO_EOI, -1, "no EOI", -1 },
+	{ "jpeg data after EOI", "image/jpeg", mk_jpeg, JPEG_AFTER_EOI, -1, "bytes after EOI", -1 },
+	{ "jpeg scan before frame", "image/jpeg", mk_jpeg, JPEG_SOS_FIRST, -1, "scan before frame",
+	  -1 },
+	{ "jpeg length past end", "image/jpeg", mk_jpeg, JPEG_BAD_LENGTH, -1, "runs past the end",
+	  -1 },
+	{ "jpeg two frames", "image/jpeg", mk_jpeg, JPEG_TWO_SOF, -1, "more than one frame", -1 },
+	{ "jpeg zero height", "image/jpeg", mk_jpeg, JPEG_ZERO_HEIGHT, -1, "bad dimensions", -1 },
+
+	{ "text good", "text/plain", mk_text, 0, 0, NULL, -1 },
+	{ "text NUL", "text/plain", mk_text, 1, -1, "NUL byte at offset 4", -1 },
+	{ "text bad byte", "text/plain", mk_text, 2, -1, "invalid UTF-8 at offset 4", -1 },
+	{ "text overlong", "text/plain", mk_text, 3, -1, "invalid UTF-8", -1 },
+	{ "text surrogate", "text/plain", mk_text, 4, -1, "invalid UTF-8", -1 },
+	{ "text cut sequence", "text/plain", mk_text, 5, -1, "truncated UTF-8", -1 },
+	{ "text empty", "text/plain", mk_text, 25, 0, NULL, -1 },
+
+	{ "csv rfc4180", "text/csv", mk_text, 6, 0, NULL, 0 },
+	{ "csv ragged", "text/csv", mk_text, 7, -1, "record 3 has 2 fields, expected 3", -1 },
+	{ "csv formula =", "text/csv", mk_text, 8, 0, NULL, 1 },
+	{ "csv formula +", "text/csv", mk_text, 9, 0, NULL, 1 },
+	{ "csv formula @", "text/csv", mk_text, 10, 0, NULL, 1 },
+	{ "csv formula -", "text/csv", mk_text, 11, 0, NULL, 1 },
+	{ "csv formula tab", "text/csv", mk_text, 12, 0, NULL, 1 },
+	{ "csv quote in field", "text/csv", mk_text, 13, -1, "quote inside an unquoted field", -1 },
+	{ "csv unterminated", "text/csv", mk_text, 14, -1, "unterminated quoted field", -1 },
+	{ "csv bare CR", "text/csv", mk_text, 15, -1, "bare CR", -1 },
+	{ "csv no final newline", "text/csv", mk_text, 16, 0, NULL, 0 },
+	{ "csv text after quote", "text/csv", mk_text, 17, -1, "text after a closing quote", -1 },
+	{ "csv NUL", "text/csv", mk_text, 18, -1, "NUL byte", -1 },
+	{ "csv invalid utf8", "text/csv", mk_text, 2, -1, "invalid UTF-8", -1 },
+	{ "csv blank line", "text/csv", mk_text, 27, -1, "record 3 has 1 fields", -1 },
+	{ "csv big, clean", "text/csv", mk_bigcsv, 0, 0, NULL, 0 },
+	{ "csv big, formula at end", "text/csv", mk_bigcsv, 1, 0, NULL, 1 },
+
+	{ "json good", "application/json", mk_text, 19, 0, NULL, -1 },
+	{ "json trailing comma", "application/json", mk_text, 20, -1, "json: line 1", -1 },
+	{ "json duplicate key", "application/json", mk_text, 21, -1, "duplicate", -1 },
+	{ "json scalar", "application/json", mk_text, 22, 0, NULL, -1 },
+	{ "json brackets in string", "application/json", mk_text, 23, 0, NULL, -1 },
+	{ "json escaped quote", "application/json", mk_text, 26, 0, NULL, -1 },
+	{ "json invalid utf8", "application/json", mk_text, 24, -1, "invalid UTF-8", -1 },
+	{ "json NUL", "application/json", mk_text, 1, -1, "NUL byte", -1 },
+	{ "json empty", "application/json", mk_text, 25, -1, "json:", -1 },
+	{ "json depth 64", "application/json", mk_deep, 64, 0, NULL, -1 },
+	{ "json depth 65", "application/json", mk_deep, 65, -1, "nesting deeper than 64", -1 },
+	{ "json depth 100000", "application/json", mk_deep, 100000, -1, "nesting deeper", -1 },
+
+	{ "pdf 1.7", "application/pdf", mk_pdf, 0, 0, NULL, -1 },
+	{ "pdf 2.0 CRLF", "application/pdf", mk_pdf, 1, 0, NULL, -1 },
+	{ "pdf version 3.1", "application/pdf", mk_pdf, 2, -1, "no %PDF-1.x header", -1 },
+	{ "pdf no EOF", "application/pdf", mk_pdf, 3, -1, "no %%EOF", -1 },
+	{ "pdf data after EOF", "application/pdf", mk_pdf, 4, -1, "data after the last %%EOF", -1 },
+	{ "pdf no startxref", "application/pdf", mk_pdf, 5, -1, "no startxref", -1 },
+	{ "pdf startxref outside", "application/pdf", mk_pdf, 6, -1, "outside the file", -1 },
+	{ "pdf startxref empty", "application/pdf", mk_pdf, 7, -1, "startxref offset missing", -1 },
+	{ "pdf bad header", "application/pdf", mk_pdf, 8, -1, "header", -1 },
+
+	{ "unknown type", "text/html", mk_text, 0, -1, "no validator for media type text/html",
+	  -1 },
+};
+
+static void test_validators(void **state)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(vcases); i++) {
+		const struct vcase *c = &vcases[i];
+		struct buf b = c->make(c->arg);
+		struct sbx_media_report rep;
+		int fd = memfd_of(&b);
+		int r = sbx_media_validate(c->type, fd, b.n, &rep);
+
+		print_message("# %s: %s\n", c->what, r == 0 ? "valid" : rep.reason);
+		assert_int_equal(r, c->expect);
+		if (c->expect < 0)
+			assert_non_null(strstr(rep.reason, c->reason));
+		else
+			assert_string_equal(rep.reason, "");
+		if (c->formula >= 0)
+			assert_int_equal(rep.formula_cells, c->formula);
+		close(fd);
+		free(b.p);
+	}
+}
+
+/* A file shorter than the size the caller passes reads as an error, not as
+ * uninitialized data. */
+static void test_short_file(void **state)
+{
+	struct buf b = make_png(PNG_GOOD), t = TEXT("short text");
+	struct sbx_media_report rep;
+	int fd = memfd_of(&b), tfd = memfd_of(&t);
+
+	assert_int_equal(sbx_media_validate("image/png", fd, b.n + 100, &rep), -1);
+	assert_int_equal(sbx_media_validate("text/plain", tfd, t.n + 100, &rep), -1);
+	assert_non_null(strstr(rep.reason, "read error"));
+	assert_int_equal(sbx_media_validate("text/csv", tfd, t.n + 1, &rep), -1);
+	assert_non_null(strstr(rep.reason, "read error"));
+	close(fd);
+	close(tfd);
+	free(b.p);
+	free(t.p);
+}
+
+static void test_report_fields(void **state)
+{
+	struct buf b = make_png(PNG_GOOD);
+	struct buf c = TEXT("a,b,c\n1,2,3\n4,5,6\n");
+	struct sbx_media_report rep;
+	int fd = memfd_of(&b), fd2 = memfd_of(&c);
+
+	assert_int_equal(sbx_media_validate("image/png", fd, b.n, &rep), 0);
+	assert_int_equal(rep.width, 1);
+	assert_int_equal(rep.height, 1);
+	assert_int_equal(sbx_media_validate("text/csv", fd2, c.n, &rep), 0);
+	assert_int_equal(rep.rows, 3);
+	assert_int_equal(rep.columns, 3);
+	close(fd);
+	close(fd2);
+	free(b.p);
+	free(c.p);
+}
+
+struct dcase {
+	const char *name;
+	struct buf (*make)(int arg);
+	int arg;
+	const char *detected; /* NULL: not a known type */
+	const char *by_name;
+};
+
+static struct buf mk_binary(int arg)
+{
+	return text("\x7f" "ELF\x02\x01\x01\x00\x00\x00", 10);
+}
+
+static const struct dcase dcases[] = {
+	{ "a.png", mk_png, PNG_GOOD, "image/png", "image/png" },
+	{ "A.PNG", mk_png, PNG_GOOD, "image/png", "image/png" },
+	{ "totals.csv", mk_png, PNG_GOOD, "image/png", "text/csv" }, /* misleading extension */
+	{ "p.jpeg", mk_jpeg, JPEG_GOOD, "image/jpeg", "image/jpeg" },
+	{ "p.jpg", mk_jpeg, JPEG_GOOD, "image/jpeg", "image/jpeg" },
+	{ "r.pdf", mk_pdf, 0, "application/pdf", "application/pdf" },
+	{ "t.csv", mk_text, 6, "text/csv", "text/csv" },
+	{ "t.json", mk_text, 19, "application/json", "application/json" },
+	{ "t.txt", mk_text, 0, "text/plain", "text/plain" },
+	{ "t.log", mk_text, 0, "text/plain", "text/plain" },
+	{ "t.md", mk_text, 0, "text/plain", "text/plain" },
+	{ "fake.png", mk_text, 0, "text/plain", "image/png" },
+	{ "page.html", mk_text, 0, "text/plain", NULL },
+	{ "noext", mk_text, 0, "text/plain", NULL },
+	{ ".png", mk_text, 0, "text/plain", NULL },
+	{ "x.csv", mk_text, 1, NULL, "text/csv" },  /* NUL: not text */
+	{ "x.txt", mk_text, 5, NULL, "text/plain" }, /* whole file, cut sequence */
+	{ "prog.csv", mk_binary, 0, NULL, "text/csv" },
+	{ "empty.txt", mk_text, 25, "text/plain", "text/plain" },
+};
+
+static void test_detect(void **state)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(dcases); i++) {
+		const struct dcase *c = &dcases[i];
+		struct buf b = c->make(c->arg);
+		const char *d = sbx_media_detect(b.p, b.n < SBX_MEDIA_HEAD ? b.n : SBX_MEDIA_HEAD,
+						 c->name);
+		const char *e = sbx_media_type_for_name(c->name);
+
+		print_message("# %s: detected %s, extension %s\n", c->name, d ? d : "-", e ? e : "-");
+		if (c->detected)
+			assert_string_equal(d, c->detected);
+		else
+			assert_null(d);
+		if (c->by_name)
+			assert_string_equal(e, c->by_name);
+		else
+			assert_null(e);
+		free(b.p);
+	}
+}
+
+/* A head cut in the middle of a multi-byte character is still text. */
+static void test_detect_cut_head(void **state)
+{
+	unsigned char head[SBX_MEDIA_HEAD];
+
+	memset(head, 'a', sizeof(head));
+	head[sizeof(head) - 2] = 0xe2;
+	head[sizeof(head) - 1] = 0x82;
+	assert_string_equal(sbx_media_detect(head, sizeof(head), "x.txt"), "text/plain");
+	head[sizeof(head) - 1] = 'a';
+	assert_null(sbx_media_detect(head, sizeof(head), "x.txt"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_validators),
+		cmocka_unit_test(test_short_file),
+		cmocka_unit_test(test_report_fields),
+		cmocka_unit_test(test_detect),
+		cmocka_unit_test(test_detect_cut_head),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
