@@ -1,0 +1,682 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * child.c - the sandbox's init: everything between clone and the payload's
+ * execve, read top to bottom.
+ *
+ * The broker clones this process into new user, mount, pid, net, ipc, uts
+ * and cgroup namespaces.  It is pid 1 of the new pid namespace and holds
+ * every capability of the new user namespace (none on the host).  It:
+ *
+ *   1. waits for the broker to write the uid/gid maps and place it in the
+ *      run's cgroup (one byte on the socket),
+ *   2. builds the new root: a tmpfs with the profile's read-only binds, a
+ *      generated /etc, a minimal /dev, a fresh /proc with sensitive entries
+ *      masked, tmpfs /tmp, /work, /work/in (filled, then read-only) and
+ *      /work/out, and pivots into it,
+ *   3. hands directory fds of /work/in and /work/out to the broker, which
+ *      copies the inputs in and later collects the outputs without ever
+ *      resolving a path through the sandbox,
+ *   4. drops every capability, sets no_new_privs, makes itself undumpable
+ *      and loads the seccomp filter - so from here on it is no more
+ *      powerful than the payload,
+ *   5. forks the payload, which starts a session, takes its rlimits and
+ *      fds, and execs the profile's interpreter,
+ *   6. reaps: forwards SIGTERM/SIGINT/SIGHUP to every process in the
+ *      namespace, and when the payload ends kills whatever it left behind
+ *      and reports the payload's wait status to the broker.
+ *
+ * A failing step sends one fixed-size struct sbx_report naming the step
+ * and _exits.  The broker is single-threaded when it clones, so the few
+ * library calls that allocate (libnl, libcap-ng) are safe here; sbx's own
+ * code allocates nothing.
+ */
+#include "config.h"
+
+#include <cap-ng.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/prctl.h>
+#include <linux/seccomp.h>
+#include <linux/securebits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "netns.h"
+#include "sandbox.h"
+#include "syscalls.h"
+
+/* The new root is assembled on a tmpfs mounted over /tmp of our private
+ * copy of the host's mount tree: /tmp exists everywhere, and nothing of
+ * the host's /tmp is visible through it. */
+#define NEWROOT "/tmp"
+
+static int report_sock = -1;
+
+static const char *const stage_names[_SBX_STAGE_MAX] = {
+	[SBX_STAGE_SYNC] = "sync",
+	[SBX_STAGE_IDENTITY] = "identity",
+	[SBX_STAGE_NET] = "network",
+	[SBX_STAGE_MOUNT_PRIVATE] = "mount-private",
+	[SBX_STAGE_ROOT] = "root",
+	[SBX_STAGE_BINDS] = "binds",
+	[SBX_STAGE_ETC] = "etc",
+	[SBX_STAGE_DEV] = "dev",
+	[SBX_STAGE_PROC] = "proc",
+	[SBX_STAGE_WORK] = "work",
+	[SBX_STAGE_INPUTS] = "inputs",
+	[SBX_STAGE_PIVOT] = "pivot",
+	[SBX_STAGE_READONLY] = "readonly",
+		[SBX_STAGE_CREDENTIALS] = "credentials",
+	[SBX_STAGE_SECCOMP] = "seccomp",
+	[SBX_STAGE_LANDLOCK] = "landlock",
+	[SBX_STAGE_FORK] = "fork",
+	[SBX_STAGE_RLIMITS] = "rlimits",
+	[SBX_STAGE_FDS] = "fds",
+	[SBX_STAGE_EXEC] = "exec",
+};
+
+const char *sbx_stage_name(enum sbx_stage s)
+{
+	return (unsigned)s < _SBX_STAGE_MAX && stage_names[s] ? stage_names[s] : "unknown";
+}
+
+static void send_report(int fd, const struct sbx_report *rep)
+{
+	/* SOCK_SEQPACKET or a pipe: one record, whole or not at all. */
+	(void)!write(fd, rep, sizeof(*rep));
+}
+
+static _printf_(4, 5) _noreturn_ void fail_to(int fd, enum sbx_stage stage, bool unavailable,
+					      const char *fmt, ...)
+{
+	struct sbx_report rep = {
+		.kind = SBX_REPORT_FAILED,
+		.stage = stage,
+		.err = errno,
+		.unavailable = unavailable,
+	};
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rep.msg, sizeof(rep.msg), fmt, ap);
+	va_end(ap);
+	send_report(fd, &rep);
+	_exit(127);
+}
+
+#define fail(stage, ...) fail_to(report_sock, stage, false, __VA_ARGS__)
+/* A missing kernel feature rather than a bug: the broker exits 69. */
+#define unavailable(stage, ...) fail_to(report_sock, stage, true, __VA_ARGS__)
+
+/* Build "NEWROOT<path>" into @buf. */
+static const char *in_root(char *buf, size_t len, const char *path)
+{
+	if ((size_t)snprintf(buf, len, NEWROOT "%s", path) >= len) {
+		errno = ENAMETOOLONG;
+		fail(SBX_STAGE_ROOT, "path too long: %s", path);
+	}
+	return buf;
+}
+
+/* mkdir -p for absolute @path, without allocating. */
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char buf[512];
+	size_t len = strlen(path);
+
+	if (len >= sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(buf, path, len + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, mode) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(buf, mode) < 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+static int write_file(const char *path, const char *data, size_t len, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	ssize_t r;
+
+	if (fd < 0)
+		return -1;
+	r = sbx_write_all(fd, data, len);
+	close(fd);
+	return r < 0 ? -1 : 0;
+}
+
+/* Set mount attributes on @path (and, with @recursive, everything below).
+ * mount_setattr is the only way to make a recursive bind read-only in one
+ * step; a kernel without it (< 5.12) cannot give the guarantee, so refuse. */
+static void set_attr(enum sbx_stage stage, const char *path, bool recursive, uint64_t set)
+{
+	struct mount_attr attr = { .attr_set = set };
+
+	if (sbx_mount_setattr(AT_FDCWD, path, recursive ? AT_RECURSIVE : 0, &attr, sizeof(attr)) < 0) {
+		if (errno == ENOSYS)
+			unavailable(stage, "mount_setattr: not supported by this kernel (5.12 or later needed)");
+		fail(stage, "mount_setattr %s", path);
+	}
+}
+
+static void mount_tmpfs(enum sbx_stage stage, const char *path, unsigned long flags, const char *opts)
+{
+	/* Every writable mount: no setuid, no device nodes, no execution.  The
+	 * kernel also locks these flags against the payload, which lacks
+	 * CAP_SYS_ADMIN anyway. */
+	if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | flags, opts) < 0)
+		fail(stage, "mount tmpfs on %s (%s)", path, opts);
+}
+
+static void setup_identity(void)
+{
+	/* A fixed name: the host's name is information about the host. */
+	if (sethostname("sbx", 3) < 0 || setdomainname("sbx", 3) < 0)
+		fail(SBX_STAGE_IDENTITY, "sethostname");
+}
+
+static void setup_net(void)
+{
+	int r = sbx_netns_lo_up();
+	if (r < 0) {
+		errno = -r;
+		fail(SBX_STAGE_NET, "bringing up lo");
+	}
+}
+
+static void setup_root(void)
+{
+	/* Nothing we mount may propagate back to the host's namespace. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		fail(SBX_STAGE_MOUNT_PRIVATE, "making / private");
+	/* A small root: it holds only mount points, symlinks and /etc files. */
+	mount_tmpfs(SBX_STAGE_ROOT, NEWROOT, 0, "mode=0755,size=1m,nr_inodes=1024");
+}
+
+static void setup_binds(const struct sbx_spec *spec)
+{
+	char dst[512];
+
+	for (size_t i = 0; i < spec->n_binds; i++) {
+		const struct sbx_spec_bind *b = &spec->binds[i];
+
+		in_root(dst, sizeof(dst), b->dst);
+		if (b->is_dir) {
+			if (mkdir_p(dst, 0755) < 0)
+				fail(SBX_STAGE_BINDS, "mkdir %s", b->dst);
+		} else {
+			char *slash = strrchr(dst, '/');
+			*slash = '\0';
+			if (mkdir_p(dst, 0755) < 0)
+				fail(SBX_STAGE_BINDS, "mkdir for %s", b->dst);
+			*slash = '/';
+			if (write_file(dst, "", 0, 0644) < 0 && errno != EEXIST)
+				fail(SBX_STAGE_BINDS, "mount point %s", b->dst);
+		}
+		if (mount(b->src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+			fail(SBX_STAGE_BINDS, "bind %s", b->src);
+		/* Read-only, no setuid, no devices, for the bind and every mount
+		 * below it (a recursive bind of /usr may carry submounts). */
+		set_attr(SBX_STAGE_BINDS, dst, true,
+			 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	}
+
+	for (size_t i = 0; i < spec->n_symlinks; i++) {
+		const struct sbx_symlink *l = &spec->symlinks[i];
+		char *slash;
+
+		in_root(dst, sizeof(dst), l->path);
+		slash = strrchr(dst, '/');
+		*slash = '\0';
+		if (mkdir_p(dst, 0755) < 0)
+			fail(SBX_STAGE_BINDS, "mkdir for %s", l->path);
+		*slash = '/';
+		if (symlink(l->target, dst) < 0)
+			fail(SBX_STAGE_BINDS, "symlink %s", l->path);
+	}
+}
+
+static void setup_etc(const struct sbx_spec *spec)
+{
+	char path[512];
+
+	if (mkdir_p(in_root(path, sizeof(path), "/etc"), 0755) < 0)
+		fail(SBX_STAGE_ETC, "mkdir /etc");
+	for (size_t i = 0; i < spec->n_etc; i++)
+		if (write_file(in_root(path, sizeof(path), spec->etc[i].path), spec->etc[i].data,
+			       spec->etc[i].len, 0644) < 0)
+			fail(SBX_STAGE_ETC, "writing %s", spec->etc[i].path);
+}
+
+static void setup_dev(const struct sbx_spec *spec)
+{
+	/* Device nodes cannot be created in a user namespace; the few harmless
+	 * ones are bound from the host.  No tty, pts or ptmx: nothing that
+	 * reaches a terminal. */
+	static const char *const nodes[] = { "null", "zero", "full", "random", "urandom" };
+	static const char *const links[][2] = {
+		{ "/dev/fd", "/proc/self/fd" },
+		{ "/dev/stdin", "/proc/self/fd/0" },
+		{ "/dev/stdout", "/proc/self/fd/1" },
+		{ "/dev/stderr", "/proc/self/fd/2" },
+	};
+	char path[512], src[64];
+
+	in_root(path, sizeof(path), "/dev");
+	if (mkdir(path, 0755) < 0)
+		fail(SBX_STAGE_DEV, "mkdir /dev");
+	mount_tmpfs(SBX_STAGE_DEV, path, MS_NOEXEC, "mode=0755,size=64k,nr_inodes=64");
+
+	for (size_t i = 0; i < ARRAY_SIZE(nodes); i++) {
+		snprintf(src, sizeof(src), "/dev/%s", nodes[i]);
+		in_root(path, sizeof(path), src);
+		if (write_file(path, "", 0, 0666) < 0)
+			fail(SBX_STAGE_DEV, "mount point %s", src);
+		if (mount(src, path, NULL, MS_BIND, NULL) < 0)
+			fail(SBX_STAGE_DEV, "bind %s", src);
+		set_attr(SBX_STAGE_DEV, path, false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(links); i++)
+		if (symlink(links[i][1], in_root(path, sizeof(path), links[i][0])) < 0)
+			fail(SBX_STAGE_DEV, "symlink %s", links[i][0]);
+
+	/* POSIX shared memory (python's multiprocessing uses it): private to
+	 * this run, sized like the workspace. */
+	in_root(path, sizeof(path), "/dev/shm");
+	if (mkdir(path, 01777) < 0)
+		fail(SBX_STAGE_DEV, "mkdir /dev/shm");
+	mount_tmpfs(SBX_STAGE_DEV, path, MS_NOEXEC, spec->workspace_opts);
+
+	/* Nothing may be created in /dev itself afterwards. */
+	set_attr(SBX_STAGE_DEV, in_root(path, sizeof(path), "/dev"), false, MOUNT_ATTR_RDONLY);
+}
+
+static void setup_proc(void)
+{
+	/* Entries that describe or control the host rather than this pid
+	 * namespace.  Files are covered with /dev/null, directories with an
+	 * empty read-only tmpfs; /proc/sys and friends are made read-only. */
+	static const char *const mask_files[] = {
+		"/proc/kcore", "/proc/keys", "/proc/key-users", "/proc/timer_list",
+		"/proc/sched_debug", "/proc/latency_stats", "/proc/kallsyms", "/proc/kpagecount",
+		"/proc/kpageflags", "/proc/kpagecgroup", "/proc/sysrq-trigger", "/proc/config.gz",
+	};
+	static const char *const mask_dirs[] = { "/proc/acpi", "/proc/scsi", "/proc/asound" };
+	static const char *const readonly[] = { "/proc/sys", "/proc/irq", "/proc/bus", "/proc/fs" };
+	char path[512], null[64];
+
+	in_root(path, sizeof(path), "/proc");
+	if (mkdir(path, 0555) < 0)
+		fail(SBX_STAGE_PROC, "mkdir /proc");
+	/* A proc of the new pid namespace: the payload sees only its own
+	 * processes, and the host's pids do not exist here. */
+	if (mount("proc", path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		unavailable(SBX_STAGE_PROC, "mounting a fresh /proc");
+
+	in_root(null, sizeof(null), "/dev/null");
+	for (size_t i = 0; i < ARRAY_SIZE(mask_files); i++) {
+		in_root(path, sizeof(path), mask_files[i]);
+		if (access(path, F_OK) < 0)
+			continue;
+		if (mount(null, path, NULL, MS_BIND, NULL) < 0)
+			fail(SBX_STAGE_PROC, "masking %s", mask_files[i]);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(mask_dirs); i++) {
+		in_root(path, sizeof(path), mask_dirs[i]);
+		if (access(path, F_OK) < 0)
+			continue;
+		if (mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  "size=0,nr_inodes=1") < 0)
+			fail(SBX_STAGE_PROC, "masking %s", mask_dirs[i]);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(readonly); i++) {
+		in_root(path, sizeof(path), readonly[i]);
+		if (access(path, F_OK) < 0)
+			continue;
+		if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) < 0)
+			fail(SBX_STAGE_PROC, "binding %s", readonly[i]);
+		set_attr(SBX_STAGE_PROC, path, true,
+			 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	}
+}
+
+static void setup_work(const struct sbx_spec *spec)
+{
+	char path[512];
+
+	/* /tmp: scratch, sized by the workspace limit. */
+	in_root(path, sizeof(path), "/tmp");
+	if (mkdir(path, 01777) < 0)
+		fail(SBX_STAGE_WORK, "mkdir /tmp");
+	mount_tmpfs(SBX_STAGE_WORK, path, MS_NOEXEC, spec->workspace_opts);
+
+	/* /work: the code file and scratch space; /work/in and /work/out are
+	 * mounts of their own so that each gets its own size and inode cap. */
+	in_root(path, sizeof(path), "/work");
+	if (mkdir(path, 0755) < 0)
+		fail(SBX_STAGE_WORK, "mkdir /work");
+	mount_tmpfs(SBX_STAGE_WORK, path, MS_NOEXEC, spec->workspace_opts);
+	if (mkdir(in_root(path, sizeof(path), "/work/in"), 0755) < 0 ||
+	    mkdir(in_root(path, sizeof(path), "/work/out"), 0755) < 0)
+		fail(SBX_STAGE_WORK, "mkdir /work/in, /work/out");
+	mount_tmpfs(SBX_STAGE_WORK, in_root(path, sizeof(path), "/work/in"), MS_NOEXEC,
+		    spec->in_opts);
+	/* The output root's size and inode count enforce output_bytes and
+	 * output_files while the payload writes (ENOSPC), not afterwards. */
+	mount_tmpfs(SBX_STAGE_WORK, in_root(path, sizeof(path), "/work/out"), MS_NOEXEC,
+		    spec->out_opts);
+}
+
+/*
+ * Hand directory fds of /work/in and /work/out to the broker.  The broker
+ * materializes the inputs through the first (it holds the store fds and
+ * runs the archive helper) and collects outputs through the second after
+ * the payload ends, without ever resolving a path inside the sandbox.
+ * Then wait for its go-ahead: the inputs are complete.
+ */
+static void hand_over_work(int sock)
+{
+	char byte = 'W';
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} u = { 0 };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = u.buf,
+		.msg_controllen = sizeof(u.buf),
+	};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	int fds[2];
+	ssize_t n;
+
+	fds[0] = open(NEWROOT "/work/in", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fds[1] = open(NEWROOT "/work/out", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fds[0] < 0 || fds[1] < 0)
+		fail(SBX_STAGE_INPUTS, "opening /work/in and /work/out");
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	if (sendmsg(sock, &msg, 0) != 1)
+		fail(SBX_STAGE_INPUTS, "handing /work to the broker");
+	close(fds[0]);
+	close(fds[1]);
+	do
+		n = read(sock, &byte, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		_exit(127); /* the broker gave up (refused input, or died) */
+}
+
+static void setup_code(const struct sbx_spec *spec)
+{
+	char path[512];
+
+	if (write_file(in_root(path, sizeof(path), spec->code_path), spec->code, spec->code_len,
+		       0644) < 0)
+		fail(SBX_STAGE_INPUTS, "writing %s", spec->code_path);
+	/* Inputs are data to read, never to change. */
+	set_attr(SBX_STAGE_INPUTS, in_root(path, sizeof(path), "/work/in"), false,
+		 MOUNT_ATTR_RDONLY);
+}
+
+/* Close every inherited fd of the broker's but the three the init uses. */
+static void close_inherited(int keep[3])
+{
+	unsigned lo = 3;
+
+	/* keep[] sorted ascending */
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 2 - i; j++)
+			if (keep[j] > keep[j + 1]) {
+				int t = keep[j];
+				keep[j] = keep[j + 1];
+				keep[j + 1] = t;
+			}
+	for (int i = 0; i < 3; i++) {
+		if ((unsigned)keep[i] > lo && close_range(lo, (unsigned)keep[i] - 1, 0) < 0)
+			fail(SBX_STAGE_FDS, "close_range");
+		lo = (unsigned)keep[i] + 1;
+	}
+	if (close_range(lo, ~0U, 0) < 0)
+		fail(SBX_STAGE_FDS, "close_range");
+}
+
+static void setup_pivot(void)
+{
+	/* pivot_root(".", ".") stacks the old root on top of the new one;
+	 * detaching it leaves only the new root, with no path back. */
+	if (chdir(NEWROOT) < 0)
+		fail(SBX_STAGE_PIVOT, "chdir to the new root");
+	if (sbx_pivot_root(".", ".") < 0)
+		fail(SBX_STAGE_PIVOT, "pivot_root");
+	if (umount2(".", MNT_DETACH) < 0)
+		fail(SBX_STAGE_PIVOT, "detaching the old root");
+	if (chdir("/") < 0)
+		fail(SBX_STAGE_PIVOT, "chdir /");
+	/* The root itself (not the mounts on it) becomes read-only: nothing
+	 * new may appear next to /usr or /etc. */
+	set_attr(SBX_STAGE_READONLY, "/", false,
+		 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+}
+
+static void drop_credentials(void)
+{
+	/* Clear effective, permitted, inheritable, ambient and bounding sets.
+	 * libcap-ng drops the bounding set while CAP_SETPCAP is still held. */
+	capng_clear(CAPNG_SELECT_ALL);
+	if (capng_apply(CAPNG_SELECT_ALL) < 0) {
+		errno = EPERM;
+		fail(SBX_STAGE_CREDENTIALS, "dropping capabilities");
+	}
+	for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
+		if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) > 0)
+			fail(SBX_STAGE_CREDENTIALS, "capability %d still in the bounding set", cap);
+	/* No exec may ever grant privileges back (setuid bits, file caps). */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		fail(SBX_STAGE_CREDENTIALS, "PR_SET_NO_NEW_PRIVS");
+	/* The init is a copy of the broker's memory (the caller's environment,
+	 * the signing key): undumpable means the payload cannot read it
+	 * through /proc/1/{mem,environ} even as the same uid. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		fail(SBX_STAGE_CREDENTIALS, "PR_SET_DUMPABLE");
+}
+
+static void load_seccomp(const struct sbx_spec *spec)
+{
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &spec->seccomp, 0, 0) < 0) {
+		if (errno == EINVAL)
+			unavailable(SBX_STAGE_SECCOMP, "seccomp filters are not supported by this kernel");
+		fail(SBX_STAGE_SECCOMP, "loading the seccomp filter");
+	}
+}
+
+static void set_rlimit(int fd, int resource, rlim_t value, const char *name)
+{
+	struct rlimit rl = { .rlim_cur = value, .rlim_max = value };
+	if (setrlimit(resource, &rl) < 0)
+		fail_to(fd, SBX_STAGE_RLIMITS, false, "setrlimit %s", name);
+}
+
+/* In the payload process, after fork: never returns. */
+static _noreturn_ void exec_payload(const struct sbx_spec *spec, int status_fd, int out_fd,
+				    int err_fd, const sigset_t *oldmask)
+{
+	int devnull;
+
+	/* Its own session: no controlling terminal shared with the caller,
+	 * and a process group the init can signal as a whole. */
+	if (setsid() < 0)
+		fail_to(status_fd, SBX_STAGE_EXEC, false, "setsid");
+
+	/* Core dumps would write the payload's memory into its workspace;
+	 * nofile and fsize bound what one process can hold and write; nproc is
+	 * a second line behind the pids cgroup (counted per user namespace). */
+	set_rlimit(status_fd, RLIMIT_CORE, 0, "core");
+	set_rlimit(status_fd, RLIMIT_NOFILE, spec->rlimit_nofile, "nofile");
+	set_rlimit(status_fd, RLIMIT_FSIZE, spec->rlimit_fsize, "fsize");
+	set_rlimit(status_fd, RLIMIT_NPROC, spec->rlimit_nproc, "nproc");
+
+	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
+		fail_to(status_fd, SBX_STAGE_FDS, false, "stdio");
+	/* Everything else closes at exec; the status pipe too, which is how
+	 * the init learns that execve succeeded. */
+	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		fail_to(status_fd, SBX_STAGE_FDS, false, "close_range");
+
+	if (chdir("/work") < 0)
+		fail_to(status_fd, SBX_STAGE_EXEC, false, "chdir /work");
+	if (sigprocmask(SIG_SETMASK, oldmask, NULL) < 0)
+		fail_to(status_fd, SBX_STAGE_EXEC, false, "sigprocmask");
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+
+	execve(spec->argv[0], spec->argv, spec->envp);
+	fail_to(status_fd, SBX_STAGE_EXEC, false, "execve %s", spec->argv[0]);
+}
+
+/* Kill everything in the pid namespace but ourselves and reap it all. */
+static void kill_and_reap_all(void)
+{
+	kill(-1, SIGKILL);
+	while (waitpid(-1, NULL, __WALL) > 0 || errno == EINTR)
+		;
+}
+
+static _noreturn_ void reap(pid_t payload, const sigset_t *mask)
+{
+	struct sbx_report rep = { .kind = SBX_REPORT_EXITED };
+
+	for (;;) {
+		siginfo_t si;
+		int status;
+		pid_t pid;
+
+		if (sigwaitinfo(mask, &si) < 0)
+			continue;
+		if (si.si_signo != SIGCHLD) {
+			/* From the broker (deadline, cancellation): the whole
+			 * sandbox gets it, not just the main process. */
+			kill(-1, si.si_signo);
+			continue;
+		}
+		while ((pid = waitpid(-1, &status, WNOHANG | __WALL)) > 0) {
+			if (pid != payload)
+				continue;
+			/* The run ends with the main process; whatever it
+			 * left running is killed. */
+			rep.status = status;
+			kill_and_reap_all();
+			send_report(report_sock, &rep);
+			_exit(0);
+		}
+	}
+}
+
+void sbx_child_main(const struct sbx_spec *spec, int sock, int out_fd, int err_fd)
+{
+	sigset_t mask, oldmask;
+	int status_pipe[2];
+	struct sbx_report rep;
+	char go;
+	pid_t pid;
+	ssize_t n;
+
+	report_sock = sock;
+
+	/* If the broker dies, so does the sandbox: the init's death tears
+	 * down the whole pid namespace.  The broker may have died before
+	 * this was set; then the read below sees EOF. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		fail(SBX_STAGE_SYNC, "PR_SET_PDEATHSIG");
+	do
+		n = read(sock, &go, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		_exit(127);
+
+	/* Become the sandbox user (the maps are written now).  Keep the
+	 * namespace's capabilities across the uid change: they are needed to
+	 * build the root, and are dropped as a whole below. */
+	if (prctl(PR_SET_SECUREBITS, SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED, 0, 0,
+		  0) < 0 ||
+	    setresgid(SBX_SANDBOX_GID, SBX_SANDBOX_GID, SBX_SANDBOX_GID) < 0 ||
+	    setresuid(SBX_SANDBOX_UID, SBX_SANDBOX_UID, SBX_SANDBOX_UID) < 0)
+		fail(SBX_STAGE_IDENTITY, "becoming uid %d", SBX_SANDBOX_UID);
+
+	setup_identity();
+	setup_net();
+	setup_root();
+	setup_binds(spec);
+	setup_etc(spec);
+	setup_dev(spec);
+	setup_proc();
+	setup_work(spec);
+	hand_over_work(sock);
+	setup_code(spec);
+	setup_pivot();
+	close_inherited((int[3]){ sock, out_fd, err_fd });
+	drop_credentials();
+	load_seccomp(spec);
+
+	/* Signals are taken synchronously by the reaper; the payload gets the
+	 * default dispositions back before exec. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &mask, &oldmask) < 0)
+		fail(SBX_STAGE_FORK, "sigprocmask");
+
+	if (pipe2(status_pipe, O_CLOEXEC) < 0)
+		fail(SBX_STAGE_FORK, "pipe");
+	pid = fork();
+	if (pid < 0)
+		fail(SBX_STAGE_FORK, "fork");
+	if (pid == 0) {
+		close(status_pipe[0]);
+		close(sock);
+		exec_payload(spec, status_pipe[1], out_fd, err_fd, &oldmask);
+	}
+	close(status_pipe[1]);
+	close(out_fd);
+	close(err_fd);
+
+	/* EOF without a record: the payload's execve succeeded. */
+	do
+		n = read(status_pipe[0], &rep, sizeof(rep));
+	while (n < 0 && errno == EINTR);
+	close(status_pipe[0]);
+	if (n == (ssize_t)sizeof(rep)) {
+		send_report(sock, &rep);
+		kill_and_reap_all();
+		_exit(127);
+	}
+	rep = (struct sbx_report){ .kind = SBX_REPORT_STARTED };
+	send_report(sock, &rep);
+	reap(pid, &mask);
+}

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * hostcheck.c - `sbx check`: what this host can enforce, and whether the
+ * catalog is valid.
+ *
+ * Each probe asks the kernel the way a run will, and tells "missing"
+ * (ENOSYS: the kernel is too old) from "blocked" (EPERM/EACCES: a setting
+ * or a security module), because the fix differs.  A feature the catalog
+ * needs and the host lacks makes the exit status 69 - the same features
+ * whose absence makes `sbx run` refuse.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include "catalog.h"
+#include "cgroup.h"
+#include "cli.h"
+#include "hostconfig.h"
+#include "syscalls.h"
+
+struct probe {
+	const char *name;
+	bool required;
+	int (*fn)(char *detail, size_t len); /* 0 ok, -errno otherwise */
+	const char *hint;
+};
+
+static int probe_userns(char *detail, size_t len)
+{
+	int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+		    CLONE_NEWUTS | CLONE_NEWCGROUP;
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		_exit(unshare(flags) < 0 ? (errno & 0x7f) : 0);
+	if (waitpid(pid, &status, 0) < 0)
+		return -errno;
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		int e = WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
+		snprintf(detail, len, "unshare(user, mount, pid, net, ipc, uts, cgroup): %s", strerror(e));
+		return -e;
+	}
+	snprintf(detail, len, "user, mount, pid, net, ipc, uts, cgroup");
+	return 0;
+}
+
+static int probe_clone3(char *detail, size_t len)
+{
+	/* An empty argument struct is EINVAL on a kernel that has clone3. */
+	if (sbx_clone3(NULL, 0) < 0 && errno == ENOSYS)
+		return -ENOSYS;
+	return 0;
+}
+
+static int probe_openat2(char *detail, size_t len)
+{
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	int fd = sbx_openat2(AT_FDCWD, ".", &how, sizeof(how));
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+static int probe_mount_setattr(char *detail, size_t len)
+{
+	/* Invalid flags: EINVAL when the call exists. */
+	if (sbx_mount_setattr(-1, "", ~0u, NULL, 0) < 0 && errno == ENOSYS)
+		return -ENOSYS;
+	return 0;
+}
+
+static int probe_pidfd(char *detail, size_t len)
+{
+	int fd = pidfd_open(getpid(), 0);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+static int probe_seccomp(char *detail, size_t len)
+{
+	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0)
+		return -errno;
+	snprintf(detail, len, "filter API level %u", seccomp_api_get());
+	/* Level 3 brings SCMP_ACT_KILL_PROCESS, used for foreign ABIs. */
+	return seccomp_api_get() >= 3 ? 0 : -ENOSYS;
+}
+
+static int probe_landlock(char *detail, size_t len)
+{
+	int abi = sbx_landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	if (abi < 0)
+		return -errno;
+	snprintf(detail, len, "ABI %d (not required: reported in the manifest)", abi);
+	return 0;
+}
+
+static const struct probe probes[] = {
+	{ "user namespaces", true, probe_userns,
+	  "enable unprivileged user namespaces (sysctl user.max_user_namespaces > 0, "
+	  "kernel.unprivileged_userns_clone=1, or relax an AppArmor userns restriction)" },
+	{ "clone3", true, probe_clone3, "Linux 5.3 or later is needed" },
+	{ "openat2", true, probe_openat2, "Linux 5.6 or later is needed" },
+	{ "mount_setattr", true, probe_mount_setattr, "Linux 5.12 or later is needed" },
+	{ "pidfd", true, probe_pidfd, "Linux 5.3 or later is needed" },
+	{ "seccomp", true, probe_seccomp, "a kernel with CONFIG_SECCOMP_FILTER is needed" },
+	{ "landlock", false, probe_landlock, "boot with lsm=...,landlock to get defense in depth" },
+};
+
+int sbx_cmd_check(const struct sbx_common_opts *o)
+{
+	struct sbx_hostconfig cfg = { 0 };
+	struct sbx_catalog cat = { 0 };
+	struct sbx_error err = { 0 };
+	struct sbx_cgroup_detect_opts copts = { 0 };
+	int code = 0;
+
+	if (sbx_hostconfig_load(&cfg, o->config, &err) < 0) {
+		sbx_error_print(&err);
+		return err.code;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(probes); i++) {
+		char detail[256] = "";
+		int r = probes[i].fn(detail, sizeof(detail));
+
+		if (r == 0) {
+			printf("%-16s ok%s%s\n", probes[i].name, detail[0] ? ": " : "", detail);
+			continue;
+		}
+		printf("%-16s %s: %s\n", probes[i].name,
+		       r == -ENOSYS ? "missing" : (r == -EPERM || r == -EACCES) ? "blocked" : "unusable",
+		       detail[0] ? detail : strerror(-r));
+		if (probes[i].required) {
+			printf("%-16s Hint: %s\n", "", probes[i].hint);
+			code = SBX_EXIT_UNAVAILABLE;
+		}
+	}
+
+	copts.cgroup_parent = cfg.cgroup_parent;
+	if (sbx_cgroup_host_report(stdout, &copts) < 0)
+		code = SBX_EXIT_UNAVAILABLE;
+
+	if (sbx_catalog_load(&cat, sbx_catalog_default_dir(o->policy, &cfg), &err) < 0) {
+		printf("%-16s invalid\n", "catalog");
+		fflush(stdout);
+		sbx_error_print(&err);
+		code = SBX_EXIT_UNAVAILABLE;
+	} else {
+		printf("%-16s ok: %s (%zu runtime, %zu network, %zu seccomp)\n", "catalog", cat.dir,
+		       cat.n_profiles, cat.n_networks, cat.n_seccomp);
+	}
+	sbx_catalog_free(&cat);
+	sbx_hostconfig_free(&cfg);
+	return code;
+}

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * manifest.c - what a run did, as one JSON object (SPEC §7).
+ *
+ * Every field is always present (null where it does not apply), so that a
+ * consumer can rely on the shape for refused and failed runs too.  Strings
+ * that came from the job or the payload go through
+ * sbx_canonjson_clean_string(): valid UTF-8, no control characters, bounded.
+ * Signing and canonical serialization happen in manifest-sign.c.
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "canonjson.h"
+#include "run.h"
+
+#define MANIFEST_VERSION 1
+#define EXCERPT_BYTES 2048
+#define REASON_BYTES 512
+
+static json_t *clean(const char *s, size_t len, size_t max)
+{
+	bool truncated;
+	char *c;
+	json_t *j;
+
+	if (!s)
+		return json_null();
+	c = sbx_canonjson_clean_string(s, len, max, &truncated);
+	j = json_string(c ? c : "");
+	free(c);
+	return j;
+}
+
+static json_t *cstr(const char *s)
+{
+	return s ? clean(s, strlen(s), REASON_BYTES) : json_null();
+}
+
+static json_t *catalog_ref(const char *requested, const char *file_sha)
+{
+	if (!requested)
+		return json_null();
+	return json_pack("{s:o,s:o}", "name", cstr(requested), "sha256",
+			 file_sha ? json_string(file_sha) : json_null());
+}
+
+static const char *signal_name(int sig)
+{
+	static char buf[16];
+	const char *abbrev = sigabbrev_np(sig);
+
+	if (!abbrev) {
+		snprintf(buf, sizeof(buf), "SIG%d", sig);
+		return buf;
+	}
+	snprintf(buf, sizeof(buf), "SIG%s", abbrev);
+	return buf;
+}
+
+static json_t *exit_record(const struct sbx_run *run)
+{
+	const struct sbx_outcome *o = &run->outcome;
+
+	if (!run->ran || !o->exited) {
+		/* Killed with the whole namespace before the init could report. */
+		if (run->ran && o->killed)
+			return json_pack("{s:s}", "signal", "SIGKILL");
+		return json_null();
+	}
+	if (WIFEXITED(o->wait_status))
+		return json_pack("{s:i}", "code", WEXITSTATUS(o->wait_status));
+	if (WIFSIGNALED(o->wait_status))
+		return json_pack("{s:s}", "signal", signal_name(WTERMSIG(o->wait_status)));
+	return json_null();
+}
+
+static uint64_t ms(uint64_t ns)
+{
+	return ns / 1000000ull;
+}
+
+static json_t *timing(const struct sbx_run *run)
+{
+	const struct sbx_outcome *o = &run->outcome;
+	char started[32], ended[32];
+	uint64_t wall = 0, startup = 0;
+
+	sbx_format_rfc3339_ms(run->started_at_ms, started);
+	sbx_format_rfc3339_ms(run->ended_at_ms, ended);
+	if (run->ran && o->started && o->t_end_ns > o->t_exec_ns)
+		wall = ms(o->t_end_ns - o->t_exec_ns);
+	if (run->ran && o->started)
+		startup = ms(o->t_exec_ns - run->t0_ns);
+	return json_pack("{s:s,s:s,s:I,s:I,s:I,s:I}", "started_at", started, "ended_at", ended,
+			 "wall_ms", (json_int_t)wall, "startup_ms", (json_int_t)startup,
+			 "cpu_user_ms", (json_int_t)(run->have_stats ? run->stats.cpu_user_usec / 1000 : 0),
+			 "cpu_system_ms",
+			 (json_int_t)(run->have_stats ? run->stats.cpu_system_usec / 1000 : 0));
+}
+
+static json_t *usage(const struct sbx_run *run)
+{
+	json_t *u = json_pack(
+		"{s:I,s:I,s:I,s:I,s:b}", "peak_memory_bytes",
+		(json_int_t)(run->have_stats && run->stats.has_peak_memory ? run->stats.peak_memory_bytes : 0),
+		"output_bytes", (json_int_t)(run->collected ? run->coll.bytes_found : 0), "output_files",
+		(json_int_t)(run->collected ? run->coll.files_found : 0), "oom_kills",
+		(json_int_t)(run->have_stats ? run->stats.oom_kills + run->stats.oom_group_kills : 0),
+		"output_quota_hit", run->output_quota_hit);
+
+	json_object_set_new(u, "pids_peak",
+			    run->have_stats && run->stats.has_pids_peak ?
+				    json_integer((json_int_t)run->stats.pids_peak) :
+				    json_null());
+	json_object_set_new(u, "pids_limit_hit",
+			    json_boolean(run->have_stats && run->stats.pids_events_max > 0));
+	return u;
+}
+
+static json_t *stream(const struct sbx_run *run, const struct sbx_stream *s)
+{
+	if (!run->ran)
+		return json_null();
+	return json_pack("{s:I,s:s,s:b,s:o}", "bytes", (json_int_t)s->bytes, "sha256", s->sha256,
+			 "truncated", s->truncated, "excerpt",
+			 clean(s->buf, s->len < EXCERPT_BYTES ? s->len : EXCERPT_BYTES, EXCERPT_BYTES));
+}
+
+static json_t *isolation(const struct sbx_run *run)
+{
+	static const char *const ns[] = { "user", "mount", "pid", "net", "ipc", "uts", "cgroup" };
+	json_t *names = json_array();
+
+	if (run->sandboxed)
+		for (size_t i = 0; i < ARRAY_SIZE(ns); i++)
+			json_array_append_new(names, json_string(ns[i]));
+	return json_pack("{s:o,s:o,s:b,s:n,s:b,s:[]}", "namespaces", names, "cgroup",
+			 run->cg_isolation ? json_incref(run->cg_isolation) : json_null(), "seccomp",
+			 run->seccomp_applied, "landlock_abi", "no_new_privs", run->seccomp_applied,
+			 "capabilities");
+}
+
+static json_t *limits(const struct sbx_run *run)
+{
+	json_t *l;
+
+	if (!run->admitted)
+		return json_null();
+	l = json_object();
+	for (int i = 0; i < _SBX_LIMIT_MAX; i++)
+		json_object_set_new(l, sbx_limit_table[i].manifest_key,
+				    json_integer((json_int_t)run->plan.limits.v[i]));
+	return l;
+}
+
+static const char *artifact_status(enum sbx_artifact_status s)
+{
+	switch (s) {
+	case SBX_ARTIFACT_PROMOTED:
+		return "promoted";
+	case SBX_ARTIFACT_REJECTED:
+		return "rejected";
+	case SBX_ARTIFACT_DISCARDED:
+		return "discarded";
+	}
+	return "rejected";
+}
+
+static json_t *artifacts(const struct sbx_run *run)
+{
+	json_t *a = json_array();
+
+	if (!run->collected)
+		return a;
+	for (size_t i = 0; i < run->coll.n; i++) {
+		const struct sbx_artifact *x = &run->coll.items[i];
+		json_array_append_new(
+			a, json_pack("{s:o,s:I,s:o,s:o,s:s,s:o,s:b,s:b}", "path", cstr(x->path), "size",
+				     (json_int_t)x->size, "sha256",
+				     x->sha256[0] ? json_string(x->sha256) : json_null(), "media_type",
+				     x->media_type ? json_string(x->media_type) : json_null(), "status",
+				     artifact_status(x->status), "reason", cstr(x->reason), "partial",
+				     x->partial, "formula_cells", x->formula_cells));
+	}
+	return a;
+}
+
+json_t *sbx_manifest_build(const struct sbx_run *run)
+{
+	const struct sbx_job *job = run->job_read ? &run->job : NULL;
+	char job_sha[65] = "";
+	json_t *m;
+
+	if (job)
+		sbx_hex(job->sha256, 32, job_sha);
+	m = json_pack("{s:i,s:s,s:s,s:o}", "manifest_version", MANIFEST_VERSION, "sbx_version",
+		      PACKAGE_VERSION, "run_id", run->run_id, "principal", cstr(run->principal));
+	json_object_set_new(m, "job_sha256", job ? json_string(job_sha) : json_null());
+	json_object_set_new(m, "profile",
+			    catalog_ref(job ? job->runtime_profile : NULL,
+					run->admitted ? run->plan.profile->sha256 : NULL));
+	json_object_set_new(m, "network_profile",
+			    catalog_ref(job ? (job->network_profile ? job->network_profile : "disabled") :
+					      NULL,
+					run->admitted ? run->plan.network->sha256 : NULL));
+	json_object_set_new(m, "isolation", isolation(run));
+	json_object_set_new(m, "limits", limits(run));
+	json_object_set_new(m, "status", json_string(sbx_status_name(run->status)));
+	json_object_set_new(m, "reason", run->reason[0] ? cstr(run->reason) : json_null());
+	json_object_set_new(m, "exit", exit_record(run));
+	json_object_set_new(m, "timing", timing(run));
+	json_object_set_new(m, "usage", usage(run));
+	json_object_set_new(m, "events", json_incref(run->events));
+	json_object_set_new(m, "stdout", stream(run, &run->outcome.out));
+	json_object_set_new(m, "stderr", stream(run, &run->outcome.err));
+	json_object_set_new(m, "artifacts", artifacts(run));
+	return m;
+}

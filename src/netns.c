@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * netns.c - the network namespace's one interface.
+ *
+ * A new net namespace has only "lo", and it is down: a payload that talks
+ * to itself over 127.0.0.1 (a local test server, a multiprocessing
+ * manager) would fail confusingly.  Bring it up with libnl-route, nothing
+ * else: no other interface, no route, so there is nowhere to send a packet.
+ *
+ * Called in the sandbox's init, which is a fork of the single-threaded
+ * broker, so libnl's allocations are safe there.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <net/if.h>
+#include <netlink/netlink.h>
+#include <netlink/route/link.h>
+
+#include "netns.h"
+
+int sbx_netns_lo_up(void)
+{
+	struct nl_sock *sk = nl_socket_alloc();
+	struct rtnl_link *lo = NULL, *change = NULL;
+	int r;
+
+	if (!sk)
+		return -ENOMEM;
+	r = nl_connect(sk, NETLINK_ROUTE);
+	if (r < 0)
+		goto out;
+	r = rtnl_link_get_kernel(sk, 0, "lo", &lo);
+	if (r < 0)
+		goto out;
+	change = rtnl_link_alloc();
+	if (!change) {
+		r = -NLE_NOMEM;
+		goto out;
+	}
+	rtnl_link_set_flags(change, IFF_UP);
+	r = rtnl_link_change(sk, lo, change, 0);
+out:
+	rtnl_link_put(change);
+	rtnl_link_put(lo);
+	nl_socket_free(sk);
+	/* libnl errors are its own codes; map the ones that matter. */
+	if (r == -NLE_PERM)
+		return -EPERM;
+	if (r < 0)
+		return -EIO;
+	return 0;
+}

@@ -1,0 +1,442 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * run.c - `sbx run`: one job, start to finish.
+ *
+ * Theory of operation
+ * -------------------
+ * Processes: the broker (this process, never sandboxed) and the sandbox's
+ * init (pid 1 of a new pid namespace, see child.c), which forks the
+ * payload.  Channels between them: a SOCK_SEQPACKET socket (setup
+ * reports, the /work/in and /work/out directory fds, the payload's
+ * start and wait status), and two pipes for the payload's stdout and
+ * stderr.  Nothing else crosses.
+ *
+ * Stages, each emitting an event:
+ *   admission       options, host config, signing key, catalog (errors
+ *                   here print no manifest); the job read and admitted
+ *                   against its profile; a slot and memory reserved
+ *                   against the host budget                 -> admitted
+ *   materialization state entry, cgroup, namespaces and root built,
+ *                   inputs copied into /work/in           -> materialized
+ *   execution       the supervisor waits on pidfd, signalfd and timerfds
+ *                                         -> started, soft_timeout,
+ *                                            terminating, exited
+ *   collection      /work/out walked through its fd into quarantine
+ *                                                          -> collected
+ *   validation      media types checked, artifacts promoted -> validated
+ *   cleanup         cgroup removed, state entry removed    -> cleaned
+ * and finally the signed manifest on stdout.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+
+#include "admission.h"
+#include "events.h"
+#include "run.h"
+#include "sign.h"
+#include "sandbox.h"
+#include "store.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct sbx_admission *, sbx_admission_release)
+
+#define STREAM_CAP_DEFAULT (1u << 20)
+
+void sbx_run_event(struct sbx_run *run, const char *event, const char *detail)
+{
+	uint64_t t = (sbx_now_mono_ns() - run->t0_ns) / 1000000ull;
+	json_t *e = json_pack("{s:s,s:I}", "event", event, "t_ms", (json_int_t)t);
+
+	if (detail)
+		json_object_set_new(e, "detail", json_string(detail));
+	json_array_append(run->events, e);
+	if (run->ev) {
+		json_object_del(e, "event");
+		json_object_del(e, "t_ms");
+		sbx_events_emit(run->ev, event, json_object_size(e) ? json_incref(e) : NULL);
+	}
+	json_decref(e);
+}
+
+static void on_supervisor_event(void *ud, const char *name, const char *detail)
+{
+	sbx_run_event(ud, name, detail);
+}
+
+static void on_queued(void *ud)
+{
+	sbx_run_event(ud, "queued", NULL);
+}
+
+static void kill_cgroup(void *ud)
+{
+	struct sbx_run *run = ud;
+	if (run->cg)
+		sbx_cgroup_kill(run->cg, NULL);
+}
+
+/* The end of a run that sbx itself could not carry out. */
+static void fail_run(struct sbx_run *run)
+{
+	char buf[sizeof(run->err.msg) + 128];
+
+	run->status = sbx_status_from_exit(run->err.code);
+	snprintf(run->reason, sizeof(run->reason), "%s", sbx_error_text(&run->err, buf, sizeof(buf)));
+}
+
+static int resolve_principal(const struct sbx_run_opts *o, char **out)
+{
+	if (o->principal) {
+		*out = sbx_xstrdup(o->principal);
+	} else {
+		struct passwd *pw = getpwuid(getuid());
+		if (!pw) {
+			sbx_warn("--principal: cannot find the login name of uid %u; name a principal",
+				 (unsigned)getuid());
+			return -1;
+		}
+		*out = sbx_xstrdup(pw->pw_name);
+	}
+	if (!sbx_principal_name_valid(*out)) {
+		sbx_warn("--principal: \"%s\" is not a valid principal name (^[a-z_][a-z0-9_-]{0,31}$)",
+			 *out);
+		return -1;
+	}
+	return 0;
+}
+
+/* Block the cancellation signals before anything is created, so that a
+ * SIGINT during setup is a cancellation and not a death that leaves state
+ * behind; the supervisor reads them from a signalfd. */
+static int cancellation_fd(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return -1;
+	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+static bool cancel_pending(int sfd)
+{
+	struct signalfd_siginfo ssi;
+	return sfd >= 0 && read(sfd, &ssi, sizeof(ssi)) == sizeof(ssi);
+}
+
+/* Did a payload fill the output root (ENOSPC for its writes)? */
+static bool output_root_full(int fd)
+{
+	struct statfs sf;
+	return fstatfs(fd, &sf) == 0 && (sf.f_bfree == 0 || sf.f_ffree == 0);
+}
+
+static void decide_status(struct sbx_run *run)
+{
+	const struct sbx_outcome *o = &run->outcome;
+	bool oom = run->have_stats && (run->stats.oom_kills + run->stats.oom_group_kills) > 0;
+	bool pids = run->have_stats && run->stats.pids_events_max > 0;
+
+	run->partial = true;
+	if (o->term == SBX_TERM_CANCEL) {
+		run->status = SBX_STATUS_CANCELLED;
+		snprintf(run->reason, sizeof(run->reason), "cancelled by the caller");
+		return;
+	}
+	if (o->term == SBX_TERM_TIMEOUT) {
+		run->status = SBX_STATUS_TIMED_OUT;
+		snprintf(run->reason, sizeof(run->reason), "wall_seconds %llu reached%s",
+			 (unsigned long long)run->plan.limits.v[SBX_LIMIT_WALL_SECONDS],
+			 o->killed ? "; killed after grace_seconds" : "");
+		return;
+	}
+	if (!o->exited) {
+		run->status = SBX_STATUS_ERROR;
+		snprintf(run->reason, sizeof(run->reason), "the sandbox ended without reporting the payload's exit");
+		return;
+	}
+	if (WIFSIGNALED(o->wait_status) && WTERMSIG(o->wait_status) == SIGKILL && oom) {
+		run->status = SBX_STATUS_LIMIT_EXCEEDED;
+		snprintf(run->reason, sizeof(run->reason), "memory: memory_mib %llu exceeded (OOM kill)",
+			 (unsigned long long)run->plan.limits.v[SBX_LIMIT_MEMORY_MIB]);
+		return;
+	}
+	if (!(WIFEXITED(o->wait_status) && WEXITSTATUS(o->wait_status) == 0)) {
+		/* The payload's own exit decides; a limit it ran into is the
+		 * likely cause and is named. */
+		if (pids || run->output_quota_hit) {
+			run->status = SBX_STATUS_LIMIT_EXCEEDED;
+			snprintf(run->reason, sizeof(run->reason), "%s",
+				 pids ? "pids: fork failed at the pids limit" :
+					"output: the output quota (output_bytes/output_files) was exhausted");
+			return;
+		}
+		run->status = SBX_STATUS_FAILED;
+		if (WIFEXITED(o->wait_status))
+			snprintf(run->reason, sizeof(run->reason), "payload exited with code %d",
+				 WEXITSTATUS(o->wait_status));
+		else
+			snprintf(run->reason, sizeof(run->reason), "payload died of signal %d",
+				 WTERMSIG(o->wait_status));
+		return;
+	}
+	run->partial = false;
+	run->status = SBX_STATUS_SUCCEEDED;
+}
+
+/* Required outputs must have been promoted for "succeeded". */
+static void check_required(struct sbx_run *run)
+{
+	if (run->status != SBX_STATUS_SUCCEEDED)
+		return;
+	for (char **r = run->job.required_outputs; r && *r; r++) {
+		const struct sbx_artifact *a = run->collected ? sbx_collection_find(&run->coll, *r) : NULL;
+		if (!a || a->status != SBX_ARTIFACT_PROMOTED) {
+			run->status = SBX_STATUS_FAILED;
+			snprintf(run->reason, sizeof(run->reason), "required output \"%s\" %s", *r,
+				 a ? "was rejected" : "is missing");
+			return;
+		}
+	}
+}
+
+/* Materialization and execution: from the cgroup to the payload's end. */
+static int execute(struct sbx_run *run, int sfd)
+{
+	struct sbx_spawn sp = SBX_SPAWN_INIT;
+	struct sbx_cgroup_detect_opts copts = { .cgroup_parent = run->cfg.cgroup_parent };
+	struct sbx_cgroup_limits clim = {
+		.memory_bytes = run->plan.limits.v[SBX_LIMIT_MEMORY_MIB] << 20,
+		.pids = run->plan.limits.v[SBX_LIMIT_PIDS],
+		.cpu_millicores = run->plan.limits.v[SBX_LIMIT_CPU_MILLICORES],
+	};
+	struct sbx_supervise_opts so = {
+		.soft_ms = run->plan.limits.v[SBX_LIMIT_SOFT_SECONDS] * 1000,
+		.wall_ms = run->plan.limits.v[SBX_LIMIT_WALL_SECONDS] * 1000,
+		.grace_ms = run->plan.limits.v[SBX_LIMIT_GRACE_SECONDS] * 1000,
+		.stream_cap = run->plan.profile->stream_bytes_max ? run->plan.profile->stream_bytes_max :
+								    STREAM_CAP_DEFAULT,
+		.signal_fd = sfd,
+		.event = on_supervisor_event,
+		.kill_all = kill_cgroup,
+		.ud = run,
+	};
+	_cleanup_free_ char *store_root = NULL;
+	_cleanup_close_ int principal_fd = -1;
+	int r = -1;
+
+	/* Handles first: a refusal must come before anything is built. */
+	if (sbx_store_root(run->opts->store, run->cfg.store, &store_root, &run->err) < 0 ||
+	    sbx_store_open_principal(store_root, run->principal, &principal_fd, &run->err) < 0)
+		return -1;
+	for (size_t i = 0; run->job.input_handles[i]; i++) {
+		_cleanup_close_ int fd = -1;
+		struct stat st;
+		if (sbx_store_resolve(principal_fd, run->principal, run->job.input_handles[i], &fd, &st,
+				      &run->err) < 0) {
+			sbx_error_prefix(&run->err, "input_handles[%zu]: ", i);
+			return -1;
+		}
+	}
+
+	if (sbx_cgroup_detect(&run->cg_host, &copts, &run->err) < 0 ||
+	    sbx_cgroup_create(&run->cg_host, run->run_id, &clim, &run->cg, &run->err) < 0 ||
+	    sbx_cgroup_describe(&run->cg_host, &run->cg_isolation) < 0)
+		return -1;
+
+	sp.code = run->job.code;
+	sp.code_len = run->job.code_len;
+	if (sbx_spawn_prepare(&sp, &run->plan, &run->job, &run->err) < 0)
+		goto out;
+	if (sbx_spawn_start(&sp, sbx_cgroup_clone_fd(run->cg), &run->err) < 0)
+		goto out;
+	run->sandboxed = true;
+	/* cgroup v1 has no CLONE_INTO_CGROUP: place the init before it is
+	 * released, so nothing it runs is ever outside the limits. */
+	if (sbx_cgroup_clone_fd(run->cg) < 0 && sbx_cgroup_attach(run->cg, sp.pid, &run->err) < 0)
+		goto out;
+	if (sbx_spawn_release(&sp, &run->err) < 0 || sbx_spawn_receive_work(&sp, &run->err) < 0)
+		goto out;
+	if (sbx_store_materialize(principal_fd, run->principal, run->job.input_handles,
+				  run->job.extract, sp.in_fd, run->plan.profile->input_bytes_max,
+				  run->plan.profile->input_bytes_max, &run->err) < 0)
+		goto out;
+	if (sbx_spawn_continue(&sp, &run->err) < 0)
+		goto out;
+	sbx_run_event(run, "materialized", NULL);
+
+	if (cancel_pending(sfd)) {
+		/* Cancelled while the sandbox was being built. */
+		run->outcome.term = SBX_TERM_CANCEL;
+		run->ran = false;
+		run->status = SBX_STATUS_CANCELLED;
+		snprintf(run->reason, sizeof(run->reason), "cancelled by the caller before the payload started");
+		r = 0;
+		goto out;
+	}
+
+	r = sbx_supervise(&sp, &so, &run->outcome, &run->err);
+	run->ran = true;
+	run->seccomp_applied = run->outcome.started;
+	if (sbx_cgroup_stats(run->cg, &run->stats, NULL) == 0)
+		run->have_stats = true;
+	if (r < 0)
+		goto out;
+	decide_status(run);
+
+	/* Collection and validation. */
+	run->output_quota_hit = output_root_full(sp.outroot_fd);
+	{
+		struct sbx_collect_limits lim = {
+			.max_files = run->plan.limits.v[SBX_LIMIT_OUTPUT_FILES],
+			.max_bytes = run->plan.limits.v[SBX_LIMIT_OUTPUT_BYTES],
+			.max_depth = 16,
+			.max_name = 255,
+			.max_entries_seen = 4 * run->plan.limits.v[SBX_LIMIT_OUTPUT_FILES] + 64,
+		};
+		if (sbx_collect(sp.outroot_fd, &lim, NULL, &run->coll, &run->err) < 0) {
+			r = -1;
+			goto out;
+		}
+		run->collected = true;
+		sbx_run_event(run, "collected", NULL);
+		if (sbx_collect_validate(&run->coll, run->plan.allowed_outputs, &run->err) < 0 ||
+		    sbx_collect_promote(&run->coll, run->artifacts_dir, run->partial,
+					run->job.partial_outputs == SBX_PARTIAL_RETAIN, &run->err) < 0) {
+			r = -1;
+			goto out;
+		}
+		sbx_run_event(run, "validated", NULL);
+	}
+	check_required(run);
+	r = 0;
+out:
+	sbx_spawn_free(&sp);
+	return r;
+}
+
+/* Nothing of the run may remain: kill and remove its cgroup (the mounts
+ * died with the mount namespace, the quarantine goes with the collection). */
+static void cleanup(struct sbx_run *run)
+{
+	if (run->cg) {
+		sbx_cgroup_destroy(run->cg, NULL);
+		run->cg = NULL;
+	}
+}
+
+int sbx_cmd_run(const struct sbx_run_opts *o)
+{
+	struct sbx_run run = { .opts = o, .status = SBX_STATUS_ERROR };
+	_cleanup_(sbx_admission_releasep) struct sbx_admission *slot = NULL;
+	_cleanup_free_ char *state_dir = NULL;
+	_cleanup_close_ int sfd = -1;
+	struct sbx_run_state *state = NULL;
+	_cleanup_free_ char *line = NULL;
+	size_t len = 0;
+	json_t *manifest;
+	int code;
+
+	run.t0_ns = sbx_now_mono_ns();
+	run.started_at_ms = sbx_now_real_ms();
+	run.events = json_array();
+	sbx_run_id_new(run.run_id);
+
+	/* Options, host config, signing key, catalog: no manifest yet. */
+	if (resolve_principal(o, &run.principal) < 0)
+		return SBX_EXIT_USAGE;
+	run.artifacts_dir = o->artifacts ? sbx_xstrdup(o->artifacts) :
+					   sbx_xasprintf("sbx-runs/%s", run.run_id);
+	if (sbx_collect_check_artifacts_dir(run.artifacts_dir, &run.err) < 0 ||
+	    sbx_hostconfig_load(&run.cfg, o->common.config, &run.err) < 0 ||
+	    sbx_sign_default_key(o->key, run.cfg.signing_key, &run.key, &run.err) < 0 ||
+	    sbx_catalog_load(&run.cat, sbx_catalog_default_dir(o->common.policy, &run.cfg), &run.err) < 0 ||
+	    sbx_events_open(o->events, run.run_id, &run.ev, &run.err) < 0) {
+		sbx_error_print(&run.err);
+		return run.err.code;
+	}
+	sfd = cancellation_fd();
+
+	/* From the job on, every outcome prints a manifest. */
+	if (sbx_job_load(&run.job, o->job, &run.err) < 0) {
+		run.job_read = run.err.code == SBX_EXIT_INVALID;
+		if (!run.job_read) {
+			sbx_error_print(&run.err);
+			return run.err.code;
+		}
+		goto done;
+	}
+	run.job_read = true;
+	if (sbx_policy_admit(&run.plan, &run.job, &run.cat, &run.err) < 0)
+		goto done;
+	run.admitted = true;
+
+	if (sbx_state_dir(run.cfg.state_dir, &state_dir, &run.err) < 0)
+		goto done;
+	/* Reap what crashed runs left behind; cheap when there is nothing. */
+	sbx_state_gc(state_dir, NULL, NULL);
+	{
+		struct sbx_admission_limits lim;
+		if (sbx_admission_limits_default(&lim, run.cfg.max_concurrent, run.cfg.memory_budget_mib,
+						 &run.err) < 0 ||
+		    sbx_admission_reserve(state_dir, &lim, run.plan.limits.v[SBX_LIMIT_MEMORY_MIB],
+					  o->queue_timeout_ms, run.run_id, on_queued, &run, &slot,
+					  &run.err) < 0)
+			goto done;
+	}
+	sbx_run_event(&run, "admitted", NULL);
+	if (sbx_state_create(state_dir, run.run_id, run.principal, &state, &run.err) < 0)
+		goto done;
+
+	if (execute(&run, sfd) < 0)
+		goto done;
+	goto cleaned;
+
+done:
+	if (run.err.code) {
+		sbx_error_print(&run.err);
+		fail_run(&run);
+	}
+cleaned:
+	cleanup(&run);
+	if (state)
+		sbx_state_finish(state);
+	sbx_run_event(&run, "cleaned", NULL);
+	run.ended_at_ms = sbx_now_real_ms();
+
+	manifest = sbx_manifest_build(&run);
+	if (sbx_manifest_finish(manifest, run.key, &line, &len, &run.err) < 0) {
+		sbx_error_print(&run.err);
+		code = SBX_EXIT_SOFTWARE;
+	} else {
+		fwrite(line, 1, len, stdout);
+		fflush(stdout);
+		code = sbx_status_exit(run.status);
+	}
+	json_decref(manifest);
+	if (run.collected)
+		sbx_collection_free(&run.coll);
+	json_decref(run.events);
+	json_decref(run.cg_isolation);
+	sbx_events_close(run.ev);
+	EVP_PKEY_free(run.key);
+	sbx_plan_free(&run.plan);
+	sbx_job_free(&run.job);
+	sbx_catalog_free(&run.cat);
+	sbx_hostconfig_free(&run.cfg);
+	sbx_cgroup_host_free(&run.cg_host);
+	free(run.principal);
+	free(run.artifacts_dir);
+	return code;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * run.h - one run, as the orchestrator (run.c) carries it through its
+ * stages and the manifest (manifest.c) reports it.
+ */
+#ifndef SBX_RUN_H
+#define SBX_RUN_H
+
+#include <jansson.h>
+#include <openssl/evp.h>
+
+#include "catalog.h"
+#include "cgroup.h"
+#include "cli.h"
+#include "collect.h"
+#include "hostconfig.h"
+#include "job.h"
+#include "policy.h"
+#include "state.h"
+#include "supervisor.h"
+
+struct sbx_events;
+
+struct sbx_run {
+	const struct sbx_run_opts *opts;
+	char run_id[SBX_RUN_ID_LEN + 1];
+	char *principal;
+	char *artifacts_dir;
+	uint64_t t0_ns;           /* sbx started (monotonic) */
+	uint64_t started_at_ms;   /* sbx started (real time) */
+	uint64_t ended_at_ms;
+
+	struct sbx_hostconfig cfg;
+	EVP_PKEY *key;
+	struct sbx_catalog cat;
+	struct sbx_job job;
+	bool job_read;            /* from here on a manifest is printed */
+	struct sbx_plan plan;
+	bool admitted;
+
+	/* What happened. */
+	enum sbx_status status;
+	char reason[256];
+	struct sbx_error err;     /* sbx's own failure, if any */
+	bool sandboxed;           /* the namespaces were created */
+	bool seccomp_applied;
+	struct sbx_outcome outcome;
+	bool ran;                 /* the supervisor ran */
+	struct sbx_collection coll;
+	bool collected;
+	bool partial;
+
+	/* Accounting. */
+	struct sbx_cgroup_host cg_host;
+	struct sbx_cgroup *cg;
+	json_t *cg_isolation;     /* {"version", "controllers"} */
+	struct sbx_cgroup_stats stats;
+	bool have_stats;
+	bool output_quota_hit;
+
+	struct sbx_events *ev;
+	json_t *events;           /* [{"event", "t_ms"}] for the manifest */
+};
+
+/* manifest.c: the manifest of @run as a JSON object (unsigned). */
+json_t *sbx_manifest_build(const struct sbx_run *run);
+
+/* Record a lifecycle event in the manifest and the --events stream. */
+void sbx_run_event(struct sbx_run *run, const char *event, const char *detail);
+
+#endif

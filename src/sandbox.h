@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * sandbox.h - the sandbox as one prepared description and the messages
+ * that cross the boundary while it is built.
+ *
+ * The broker (parent) computes everything the sandbox needs before the
+ * clone: every path, the argv and envp, the compiled seccomp program, the
+ * /etc files.  The child then only executes a list of steps over that
+ * memory, so between clone and execve nothing is parsed and nothing is
+ * allocated by sbx, and a failure is one fixed-size record on a socket.
+ */
+#ifndef SBX_SANDBOX_H
+#define SBX_SANDBOX_H
+
+#include <linux/filter.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "catalog.h"
+#include "error.h"
+#include "job.h"
+#include "limits.h"
+#include "policy.h"
+
+#define SBX_SANDBOX_UID 1000
+#define SBX_SANDBOX_GID 1000
+/* Host id the sandbox user maps to when sbx runs as root: never 0, so that
+ * nothing inside can own host files or cgroups as root. */
+#define SBX_ROOT_MAPPED_ID 65534
+
+/* Steps between clone and execve, in order.  Each failure names one. */
+enum sbx_stage {
+	SBX_STAGE_SYNC,        /* waiting for the broker (maps, cgroup) */
+	SBX_STAGE_IDENTITY,    /* hostname, setsid */
+	SBX_STAGE_NET,         /* lo up in the new net namespace */
+	SBX_STAGE_MOUNT_PRIVATE,
+	SBX_STAGE_ROOT,        /* tmpfs root */
+	SBX_STAGE_BINDS,       /* profile's read-only binds */
+	SBX_STAGE_ETC,
+	SBX_STAGE_DEV,
+	SBX_STAGE_PROC,
+	SBX_STAGE_WORK,        /* /tmp, /work, /work/in, /work/out */
+	SBX_STAGE_INPUTS,      /* handing /work to the broker, code file */
+	SBX_STAGE_PIVOT,
+	SBX_STAGE_READONLY,
+	SBX_STAGE_CREDENTIALS, /* capabilities, no_new_privs */
+	SBX_STAGE_SECCOMP,
+	SBX_STAGE_LANDLOCK,
+	SBX_STAGE_FORK,
+	SBX_STAGE_RLIMITS,
+	SBX_STAGE_FDS,
+	SBX_STAGE_EXEC,
+	_SBX_STAGE_MAX,
+};
+
+const char *sbx_stage_name(enum sbx_stage s);
+
+/* Messages from the sandbox's init to the broker (SOCK_SEQPACKET). */
+enum sbx_report_kind {
+	SBX_REPORT_FAILED = 1, /* a setup step failed: stage, err, msg */
+	SBX_REPORT_STARTED,    /* the payload's execve succeeded */
+	SBX_REPORT_EXITED,     /* the payload ended: status (wait status) */
+};
+
+struct sbx_report {
+	uint32_t kind;
+	uint32_t stage;
+	int32_t err;       /* errno */
+	int32_t status;    /* wait status of the payload */
+	bool unavailable;  /* a missing feature (69) rather than a bug (70) */
+	char msg[256];
+};
+
+#define SBX_MAX_MOUNTS 64
+#define SBX_MAX_INPUTS 64
+
+struct sbx_spec_bind {
+	char src[256];
+	char dst[256];
+	bool is_dir;
+};
+
+struct sbx_spec_file {   /* a generated file inside the new root */
+	char path[64];
+	const char *data;
+	size_t len;
+};
+
+struct sbx_spec {
+	/* Identity mapping (written by the broker into /proc/<pid>/...). */
+	uid_t outer_uid;
+	gid_t outer_gid;
+
+	/* Filesystem */
+	struct sbx_spec_bind binds[SBX_MAX_MOUNTS];
+	size_t n_binds;
+	const struct sbx_symlink *symlinks;
+	size_t n_symlinks;
+	struct sbx_spec_file etc[8];
+	size_t n_etc;
+	char workspace_opts[128];   /* tmpfs options for /tmp, /work, /dev/shm */
+	char out_opts[128];         /* tmpfs options for /work/out */
+	char in_opts[128];          /* tmpfs options for /work/in */
+	const char *code;           /* written to /work/<code_file> */
+	size_t code_len;
+	char code_path[300];
+
+	/* Credentials and policy */
+	struct sock_fprog seccomp;  /* compiled by the broker */
+
+	/* Resources */
+	uint64_t rlimit_fsize;
+	uint64_t rlimit_nofile;
+	uint64_t rlimit_nproc;
+
+	/* The payload */
+	char *const *argv;
+	char *const *envp;
+};
+
+/* seccomp.c: compile a catalog policy into @prog (owned; free with
+ * sbx_seccomp_free). */
+int sbx_seccomp_compile(const struct sbx_seccomp_policy *pol, struct sock_fprog *prog,
+			struct sbx_error *err);
+void sbx_seccomp_free(struct sock_fprog *prog);
+
+/* child.c: the sandbox's init, entered right after clone in the child.
+ * Never returns. */
+_noreturn_ void sbx_child_main(const struct sbx_spec *spec, int sock, int out_fd, int err_fd);
+
+/*
+ * The broker's handle on one sandbox while it is built and runs.
+ *
+ * Sequence: sbx_spawn_prepare() (everything computed, nothing created),
+ * sbx_spawn_start() (clone3 into the namespaces and, on cgroup v2, straight
+ * into the run's cgroup), placement into v1 cgroups by the caller,
+ * sbx_spawn_release() (id maps, go), sbx_spawn_receive_work() (the /work/in
+ * and /work/out fds), input materialization by the caller,
+ * sbx_spawn_continue(); then the supervisor reads reports from ->sock.
+ */
+struct sbx_spawn {
+	struct sbx_spec spec;
+	char **argv;
+	const char *code;
+	size_t code_len;
+	pid_t pid;       /* host pid of the sandbox's init */
+	int pidfd;
+	int sock;        /* reports from the init */
+	int out_rd;      /* payload stdout */
+	int err_rd;      /* payload stderr */
+	int in_fd;       /* /work/in until inputs are in */
+	int outroot_fd;  /* /work/out, kept after the sandbox is gone */
+	uint64_t t_clone_ns;
+};
+
+#define SBX_SPAWN_INIT { .pid = -1, .pidfd = -1, .sock = -1, .out_rd = -1, .err_rd = -1, \
+			 .in_fd = -1, .outroot_fd = -1 }
+
+int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const struct sbx_job *job,
+		      struct sbx_error *err);
+/* @cgroup_fd: a v2 cgroup directory for CLONE_INTO_CGROUP, or -1. */
+int sbx_spawn_start(struct sbx_spawn *sp, int cgroup_fd, struct sbx_error *err);
+int sbx_spawn_release(struct sbx_spawn *sp, struct sbx_error *err);
+int sbx_spawn_receive_work(struct sbx_spawn *sp, struct sbx_error *err);
+int sbx_spawn_continue(struct sbx_spawn *sp, struct sbx_error *err);
+/* One record (and up to @nfds passed fds) from the init; returns the
+ * byte count, 0 at EOF, < 0 on error. */
+int sbx_spawn_recv_report(int sock, struct sbx_report *rep, int *fds, size_t nfds);
+int sbx_spawn_report_error(const struct sbx_report *rep, struct sbx_error *err);
+void sbx_spawn_kill(struct sbx_spawn *sp);
+void sbx_spawn_free(struct sbx_spawn *sp);
+
+#endif

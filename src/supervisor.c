@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * supervisor.c - wait for the payload without sleeping or polling.
+ *
+ * One epoll set holds: the init's pidfd (readable when it has exited),
+ * the report socket (started / exited / a setup failure), the payload's
+ * stdout and stderr pipes, a signalfd (SIGINT, SIGTERM, SIGHUP to sbx:
+ * cancellation) and three timerfds (soft deadline, hard deadline, end of
+ * the grace period).  Timeout and cancellation share one termination path:
+ * SIGTERM to the init, which forwards it to every process in the sandbox,
+ * then SIGKILL when the grace period ends.  The first reason recorded is
+ * the one reported.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/pidfd.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+
+#include "supervisor.h"
+
+enum { SRC_PIDFD, SRC_SOCK, SRC_OUT, SRC_ERR, SRC_SIGNAL, SRC_SOFT, SRC_HARD, SRC_GRACE };
+
+static int arm_timer(uint64_t ms)
+{
+	struct itimerspec its = { 0 };
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+
+	if (fd < 0)
+		return -1;
+	its.it_value.tv_sec = (time_t)(ms / 1000);
+	its.it_value.tv_nsec = (long)(ms % 1000) * 1000000L;
+	if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+		its.it_value.tv_nsec = 1;
+	if (timerfd_settime(fd, 0, &its, NULL) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int watch(int ep, int fd, int src)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)src };
+	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static void stream_init(struct sbx_stream *s, size_t cap)
+{
+	memset(s, 0, sizeof(*s));
+	s->cap = cap;
+	s->buf = sbx_xmalloc(cap ? cap : 1);
+	s->md = EVP_MD_CTX_new();
+	if (s->md)
+		EVP_DigestInit_ex(s->md, EVP_sha256(), NULL);
+}
+
+static void stream_finish(struct sbx_stream *s)
+{
+	unsigned char d[32];
+	unsigned int n = 0;
+
+	if (!s->md)
+		return;
+	EVP_DigestFinal_ex(s->md, d, &n);
+	EVP_MD_CTX_free(s->md);
+	s->md = NULL;
+	sbx_hex(d, 32, s->sha256);
+}
+
+/* Read what is available; returns 0 at EOF (or error), 1 otherwise. */
+static int drain(int fd, struct sbx_stream *s)
+{
+	char buf[65536];
+
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		size_t keep;
+
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR ? 1 : 0;
+		if (n == 0)
+			return 0;
+		s->bytes += (uint64_t)n;
+		keep = s->cap - s->len < (size_t)n ? s->cap - s->len : (size_t)n;
+		if (keep < (size_t)n)
+			s->truncated = true;
+		if (keep) {
+			memcpy(s->buf + s->len, buf, keep);
+			if (s->md)
+				EVP_DigestUpdate(s->md, buf, keep);
+			s->len += keep;
+		}
+	}
+}
+
+static void emit(const struct sbx_supervise_opts *o, const char *name, const char *detail)
+{
+	if (o->event)
+		o->event(o->ud, name, detail);
+}
+
+static void terminate(struct sbx_spawn *sp, const struct sbx_supervise_opts *o,
+		      struct sbx_outcome *out, enum sbx_termination why, int ep, int *grace_fd)
+{
+	if (out->term != SBX_TERM_NONE)
+		return;
+	out->term = why;
+	emit(o, "terminating",
+	     why == SBX_TERM_TIMEOUT ? "timed_out" : why == SBX_TERM_CANCEL ? "cancelled" : "limit");
+	/* The init forwards SIGTERM to every process of the namespace. */
+	pidfd_send_signal(sp->pidfd, SIGTERM, NULL, 0);
+	*grace_fd = arm_timer(o->grace_ms);
+	if (*grace_fd >= 0)
+		watch(ep, *grace_fd, SRC_GRACE);
+}
+
+static void kill_now(struct sbx_spawn *sp, const struct sbx_supervise_opts *o,
+		     struct sbx_outcome *out)
+{
+	out->killed = true;
+	if (o->kill_all)
+		o->kill_all(o->ud);
+	/* The init's death takes the whole pid namespace with it. */
+	pidfd_send_signal(sp->pidfd, SIGKILL, NULL, 0);
+}
+
+int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, struct sbx_outcome *out,
+		  struct sbx_error *err)
+{
+	_cleanup_close_ int ep = -1, soft_fd = -1, hard_fd = -1, grace_fd = -1;
+	bool init_gone = false, out_open = true, err_open = true, sock_open = true;
+	int r = 0;
+
+	memset(out, 0, sizeof(*out));
+	stream_init(&out->out, o->stream_cap);
+	stream_init(&out->err, o->stream_cap);
+	out->t_started_ns = sbx_now_mono_ns();
+
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "epoll_create1");
+	hard_fd = arm_timer(o->wall_ms);
+	if (o->soft_ms && o->soft_ms < o->wall_ms)
+		soft_fd = arm_timer(o->soft_ms);
+	if (hard_fd < 0 || (o->soft_ms && o->soft_ms < o->wall_ms && soft_fd < 0))
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "timerfd");
+	fcntl(sp->out_rd, F_SETFL, O_NONBLOCK);
+	fcntl(sp->err_rd, F_SETFL, O_NONBLOCK);
+	if (watch(ep, sp->pidfd, SRC_PIDFD) < 0 || watch(ep, sp->sock, SRC_SOCK) < 0 ||
+	    watch(ep, sp->out_rd, SRC_OUT) < 0 || watch(ep, sp->err_rd, SRC_ERR) < 0 ||
+	    watch(ep, hard_fd, SRC_HARD) < 0 || (soft_fd >= 0 && watch(ep, soft_fd, SRC_SOFT) < 0) ||
+	    (o->signal_fd >= 0 && watch(ep, o->signal_fd, SRC_SIGNAL) < 0))
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "epoll_ctl");
+
+	/* Run until the init is gone and both pipes are at EOF (every writer
+	 * lived inside the namespace, so EOF follows the init's death). */
+	while (!init_gone || out_open || err_open || sock_open) {
+		struct epoll_event evs[8];
+		int n = epoll_wait(ep, evs, ARRAY_SIZE(evs), -1);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "epoll_wait");
+		}
+		for (int i = 0; i < n; i++) {
+			uint64_t ticks;
+
+			switch (evs[i].data.u32) {
+			case SRC_OUT:
+				if (!drain(sp->out_rd, &out->out)) {
+					epoll_ctl(ep, EPOLL_CTL_DEL, sp->out_rd, NULL);
+					out_open = false;
+				}
+				break;
+			case SRC_ERR:
+				if (!drain(sp->err_rd, &out->err)) {
+					epoll_ctl(ep, EPOLL_CTL_DEL, sp->err_rd, NULL);
+					err_open = false;
+				}
+				break;
+			case SRC_SOCK: {
+				struct sbx_report rep;
+				int k = sbx_spawn_recv_report(sp->sock, &rep, NULL, 0);
+
+				if (k <= 0) {
+					epoll_ctl(ep, EPOLL_CTL_DEL, sp->sock, NULL);
+					sock_open = false;
+				} else if (k == (int)sizeof(rep) && rep.kind == SBX_REPORT_STARTED) {
+					out->started = true;
+					out->t_exec_ns = sbx_now_mono_ns();
+					emit(o, "started", NULL);
+				} else if (k == (int)sizeof(rep) && rep.kind == SBX_REPORT_EXITED) {
+					out->exited = true;
+					out->wait_status = rep.status;
+					out->t_end_ns = sbx_now_mono_ns();
+					emit(o, "exited", NULL);
+				} else if (k == (int)sizeof(rep) && rep.kind == SBX_REPORT_FAILED) {
+					r = sbx_spawn_report_error(&rep, err);
+				}
+				break;
+			}
+			case SRC_PIDFD: {
+				siginfo_t si = { 0 };
+				if (waitid(P_PIDFD, (id_t)sp->pidfd, &si, WEXITED | WNOHANG) == 0 &&
+				    si.si_pid != 0) {
+					init_gone = true;
+					epoll_ctl(ep, EPOLL_CTL_DEL, sp->pidfd, NULL);
+					close(sp->pidfd);
+					sp->pidfd = -1;
+					if (!out->t_end_ns)
+						out->t_end_ns = sbx_now_mono_ns();
+				}
+				break;
+			}
+			case SRC_SIGNAL: {
+				struct signalfd_siginfo ssi;
+				if (read(o->signal_fd, &ssi, sizeof(ssi)) == sizeof(ssi) && !init_gone) {
+					if (out->term == SBX_TERM_CANCEL && !out->killed)
+						kill_now(sp, o, out); /* asked twice */
+					else
+						terminate(sp, o, out, SBX_TERM_CANCEL, ep, &grace_fd);
+				}
+				break;
+			}
+			case SRC_SOFT:
+				(void)!read(soft_fd, &ticks, sizeof(ticks));
+				epoll_ctl(ep, EPOLL_CTL_DEL, soft_fd, NULL);
+				if (!init_gone && !out->exited) {
+					out->soft_fired = true;
+					emit(o, "soft_timeout", NULL);
+				}
+				break;
+			case SRC_HARD:
+				(void)!read(hard_fd, &ticks, sizeof(ticks));
+				epoll_ctl(ep, EPOLL_CTL_DEL, hard_fd, NULL);
+				/* A payload that already exited is not timed out:
+				 * the init is only finishing its clean-up. */
+				if (!init_gone && !out->exited)
+					terminate(sp, o, out, SBX_TERM_TIMEOUT, ep, &grace_fd);
+				break;
+			case SRC_GRACE:
+				(void)!read(grace_fd, &ticks, sizeof(ticks));
+				epoll_ctl(ep, EPOLL_CTL_DEL, grace_fd, NULL);
+				if (!init_gone)
+					kill_now(sp, o, out);
+				break;
+			}
+		}
+		/* A payload's leftover child could keep a pipe open only while
+		 * the namespace lives; once the init is gone nothing can write. */
+		if (init_gone && (out_open || err_open)) {
+			if (out_open)
+				drain(sp->out_rd, &out->out);
+			if (err_open)
+				drain(sp->err_rd, &out->err);
+			out_open = err_open = false;
+		}
+		if (init_gone && sock_open) {
+			struct sbx_report rep;
+			int k;
+			fcntl(sp->sock, F_SETFL, O_NONBLOCK);
+			while ((k = sbx_spawn_recv_report(sp->sock, &rep, NULL, 0)) > 0) {
+				if (k != (int)sizeof(rep))
+					continue;
+				if (rep.kind == SBX_REPORT_EXITED && !out->exited) {
+					out->exited = true;
+					out->wait_status = rep.status;
+				} else if (rep.kind == SBX_REPORT_STARTED && !out->started) {
+					out->started = true;
+					out->t_exec_ns = sbx_now_mono_ns();
+				} else if (rep.kind == SBX_REPORT_FAILED) {
+					r = sbx_spawn_report_error(&rep, err);
+				}
+			}
+			sock_open = false;
+		}
+	}
+	stream_finish(&out->out);
+	stream_finish(&out->err);
+	return r;
+}
+
+void sbx_outcome_free(struct sbx_outcome *out)
+{
+	free(out->out.buf);
+	free(out->err.buf);
+	if (out->out.md)
+		EVP_MD_CTX_free(out->out.md);
+	if (out->err.md)
+		EVP_MD_CTX_free(out->err.md);
+	memset(out, 0, sizeof(*out));
+}

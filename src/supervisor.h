@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * supervisor.h - the broker's loop while the payload runs: deadlines,
+ * cancellation, draining stdout/stderr, and the payload's end.
+ */
+#ifndef SBX_SUPERVISOR_H
+#define SBX_SUPERVISOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "sandbox.h"
+
+/* A captured output stream: everything is counted, the first @cap bytes
+ * are kept and hashed. */
+struct sbx_stream {
+	uint64_t bytes;      /* produced */
+	char *buf;           /* captured, at most cap bytes */
+	size_t len;
+	size_t cap;
+	bool truncated;
+	char sha256[65];     /* of the captured bytes */
+	void *md;            /* EVP_MD_CTX while running */
+};
+
+/* Why the broker ended the run early.  The first one wins: a late exit
+ * or a second signal never overwrites it. */
+enum sbx_termination {
+	SBX_TERM_NONE,
+	SBX_TERM_TIMEOUT,
+	SBX_TERM_CANCEL,
+	SBX_TERM_LIMIT,
+};
+
+struct sbx_outcome {
+	bool started;        /* the payload's execve succeeded */
+	bool exited;         /* we have its wait status */
+	int wait_status;
+	enum sbx_termination term;
+	const char *limit_reason; /* with SBX_TERM_LIMIT */
+	bool soft_fired;
+	bool killed;         /* SIGKILL had to be sent after the grace period */
+	uint64_t t_started_ns;
+	uint64_t t_exec_ns;  /* STARTED received */
+	uint64_t t_end_ns;
+	struct sbx_stream out, err;
+};
+
+struct sbx_supervise_opts {
+	uint64_t soft_ms;    /* 0: none */
+	uint64_t wall_ms;
+	uint64_t grace_ms;
+	size_t stream_cap;
+	int signal_fd;       /* signalfd for SIGINT/SIGTERM/SIGHUP: cancellation */
+	/* Called for lifecycle events ("started", "soft_timeout",
+	 * "terminating", "exited"); may be NULL. */
+	void (*event)(void *ud, const char *name, const char *detail);
+	/* Called once when termination starts: e.g. to kill the cgroup after
+	 * the grace period; may be NULL (the pid namespace goes with init). */
+	void (*kill_all)(void *ud);
+	void *ud;
+};
+
+/*
+ * sbx_supervise() - run the loop until the sandbox's init is gone.
+ * Payload outcomes land in @out; a return < 0 is a failure of sbx itself
+ * or of the sandbox setup (with @err set: 69 for missing isolation).
+ */
+int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, struct sbx_outcome *out,
+		  struct sbx_error *err);
+void sbx_outcome_free(struct sbx_outcome *out);
+
+#endif
