@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * cgroup-v2.c - the unified hierarchy: one directory "sbx-<run_id>" under
+ * the delegated parent holds every limit.
+ *
+ * Files read and written, all relative to the parent P or the run R:
+ *   P/cgroup.subtree_control   read; "+memory +pids +cpu" (the missing ones)
+ *   P/sbx.supervisor/          made, and our pid written to its cgroup.procs,
+ *                              only when P is our own cgroup and the kernel
+ *                              refuses controllers because we live in it
+ *   R/memory.max               bytes
+ *   R/memory.swap.max          "0" (absent: no swap accounting, recorded)
+ *   R/memory.oom.group         "1" (absent on old kernels: skipped), so an
+ *                              OOM kills the whole sandbox, not one worker
+ *   R/pids.max                 count
+ *   R/cpu.max                  "<quota> 100000"
+ *   R/cgroup.procs             pid written by attach; read by the kill
+ *   R/cgroup.kill              "1" (5.14+); else R/cgroup.freeze "1",
+ *                              R/cgroup.events "frozen 1", SIGKILL, "0"
+ *   R/cgroup.events            "populated 0" when empty
+ *   R/memory.peak (optional), R/memory.events, R/pids.peak (optional),
+ *   R/pids.events, R/cpu.stat  read by stats
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cgroup.h"
+
+static const char *const needed[] = { "memory", "pids", "cpu" };
+
+static int move_self_to_leaf(const struct sbx_cgroup_host *h, struct sbx_error *err)
+{
+	_cleanup_close_ int fd = sbx_cgroup_mkdir(h, h->v2_fd, "unified", "sbx.supervisor");
+	_cleanup_free_ char *leaf = sbx_xasprintf("%s/sbx.supervisor", h->v2_path);
+	char pid[32];
+
+	if (fd < 0 && errno == EEXIST)
+		fd = openat(h->v2_fd, "sbx.supervisor", O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "cgroup: %s: cannot create", leaf);
+		sbx_error_hint(err, "%s", sbx_cgroup_hint);
+		return -1;
+	}
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	return sbx_cgroup_write(fd, leaf, "cgroup.procs", pid, SBX_EXIT_UNAVAILABLE, err);
+}
+
+/*
+ * Children only get a controller's files when the parent lists it in
+ * cgroup.subtree_control.  The kernel refuses (EBUSY) while the parent
+ * itself holds processes, which is the case when the parent is the cgroup
+ * sbx was started in (systemd-run --scope): then sbx first moves itself
+ * into a leaf beside the runs, as systemd asks of delegated services.
+ */
+static int enable_controllers(const struct sbx_cgroup_host *h, struct sbx_error *err)
+{
+	_cleanup_free_ char *enabled = NULL;
+	char add[64] = "";
+
+	if (sbx_cgroup_read(h->v2_fd, "cgroup.subtree_control", &enabled) < 0) {
+		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno,
+			      "cgroup: %s/cgroup.subtree_control: cannot read", h->v2_path);
+		sbx_error_hint(err, "%s", sbx_cgroup_hint);
+		return -1;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(needed); i++) {
+		bool on = false;
+		for (const char *p = enabled; *p;) {
+			size_t l = strcspn(p, " \n");
+			if (l == strlen(needed[i]) && strncmp(p, needed[i], l) == 0)
+				on = true;
+			p += l;
+			p += strspn(p, " \n");
+		}
+		if (!on)
+			snprintf(add + strlen(add), sizeof(add) - strlen(add), "%s+%s",
+				 add[0] ? " " : "", needed[i]);
+	}
+	if (!add[0])
+		return 0;
+	if (sbx_cgroup_write(h->v2_fd, h->v2_path, "cgroup.subtree_control", add, 0, NULL) == 0)
+		return 0;
+	if (errno != EBUSY || !h->v2_parent_is_self) {
+		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno,
+			      "cgroup: %s/cgroup.subtree_control: cannot write \"%s\"", h->v2_path,
+			      add);
+		sbx_error_hint(err, "%s", sbx_cgroup_hint);
+		return -1;
+	}
+	if (move_self_to_leaf(h, err) < 0)
+		return -1;
+	if (sbx_cgroup_write(h->v2_fd, h->v2_path, "cgroup.subtree_control", add,
+			     SBX_EXIT_UNAVAILABLE, err) < 0) {
+		sbx_error_hint(err, "%s", sbx_cgroup_hint);
+		return -1;
+	}
+	return 0;
+}
+
+static int v2_create(struct sbx_cgroup *cg, struct sbx_error *err)
+{
+	const struct sbx_cgroup_host *h = cg->host;
+
+	if (enable_controllers(h, err) < 0)
+		return -1;
+	cg->v2_fd = sbx_cgroup_mkdir(h, h->v2_fd, "unified", cg->name);
+	if (cg->v2_fd < 0) {
+		int e = errno;
+		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, e, "cgroup: %s/%s: cannot create",
+			      h->v2_path, cg->name);
+		if (e == EACCES || e == EPERM || e == EROFS)
+			sbx_error_hint(err, "%s", sbx_cgroup_hint);
+		return -1;
+	}
+	return 0;
+}
+
+static int v2_limits(struct sbx_cgroup *cg, const struct sbx_cgroup_limits *lim,
+		     struct sbx_error *err)
+{
+	_cleanup_free_ char *dir = sbx_xasprintf("%s/%s", cg->host->v2_path, cg->name);
+	char v[64];
+	int fd = cg->v2_fd;
+
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)lim->memory_bytes);
+	if (sbx_cgroup_write(fd, dir, "memory.max", v, SBX_EXIT_UNAVAILABLE, err) < 0)
+		return -1;
+	/* Without swap accounting (swapaccount=0, or no swap configured in
+	 * the kernel) there is no file and no swap to escape into through
+	 * this cgroup's accounting; record it rather than refuse. */
+	cg->swap_limited = sbx_cgroup_has_file(fd, "memory.swap.max");
+	if (cg->swap_limited &&
+	    sbx_cgroup_write(fd, dir, "memory.swap.max", "0", SBX_EXIT_UNAVAILABLE, err) < 0)
+		return -1;
+	if (sbx_cgroup_has_file(fd, "memory.oom.group") &&
+	    sbx_cgroup_write(fd, dir, "memory.oom.group", "1", SBX_EXIT_UNAVAILABLE, err) < 0)
+		return -1;
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)lim->pids);
+	if (sbx_cgroup_write(fd, dir, "pids.max", v, SBX_EXIT_UNAVAILABLE, err) < 0)
+		return -1;
+	snprintf(v, sizeof(v), "%llu %d",
+		 (unsigned long long)sbx_cgroup_cpu_quota_us(lim->cpu_millicores),
+		 SBX_CGROUP_CPU_PERIOD_US);
+	return sbx_cgroup_write(fd, dir, "cpu.max", v, SBX_EXIT_UNAVAILABLE, err);
+}
+
+static int v2_attach(struct sbx_cgroup *cg, pid_t pid, struct sbx_error *err)
+{
+	_cleanup_free_ char *dir = sbx_xasprintf("%s/%s", cg->host->v2_path, cg->name);
+	char v[32];
+
+	snprintf(v, sizeof(v), "%d", (int)pid);
+	return sbx_cgroup_write(cg->v2_fd, dir, "cgroup.procs", v, SBX_EXIT_UNAVAILABLE, err);
+}
+
+static int v2_clone_fd(struct sbx_cgroup *cg)
+{
+	return cg->v2_fd;
+}
+
+/* "populated 0" in cgroup.events: no live task in the group. */
+static int populated(int fd, bool *pop)
+{
+	_cleanup_free_ char *ev = NULL;
+	uint64_t v;
+
+	if (sbx_cgroup_read(fd, "cgroup.events", &ev) < 0)
+		return -1;
+	if (sbx_cgroup_keyed_u64(ev, "populated", &v) < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	*pop = v != 0;
+	return 0;
+}
+
+static int wait_frozen(int fd)
+{
+	for (int i = 0; i < 100; i++) {
+		_cleanup_free_ char *ev = NULL;
+		uint64_t v;
+
+		if (sbx_cgroup_read(fd, "cgroup.events", &ev) < 0)
+			return -1;
+		if (sbx_cgroup_keyed_u64(ev, "frozen", &v) == 0 && v == 1)
+			return 0;
+		sbx_cgroup_pause_ms(10);
+	}
+	errno = ETIMEDOUT;
+	return -1;
+}
+
+static int sigkill_pid(pid_t pid, void *data)
+{
+	if (kill(pid, SIGKILL) < 0 && errno != ESRCH)
+		return -1;
+	return 0;
+}
+
+/* Wait up to @ms for "populated 0". */
+static int wait_empty(int fd, unsigned int ms, bool *pop)
+{
+	for (unsigned int waited = 0;; waited += 10) {
+		if (populated(fd, pop) < 0)
+			return -1;
+		if (!*pop || waited >= ms)
+			return 0;
+		sbx_cgroup_pause_ms(10);
+	}
+}
+
+static int v2_kill(struct sbx_cgroup *cg, struct sbx_error *err)
+{
+	_cleanup_free_ char *dir = sbx_xasprintf("%s/%s", cg->host->v2_path, cg->name);
+	int fd = cg->v2_fd;
+	bool pop = true;
+
+	if (sbx_cgroup_has_file(fd, "cgroup.kill")) {
+		if (sbx_cgroup_write(fd, dir, "cgroup.kill", "1", SBX_EXIT_SOFTWARE, err) < 0)
+			return -1;
+		sbx_cgroup_test_event(cg->host, SBX_CGROUP_TEST_KILLED, fd, "unified", NULL);
+	} else {
+		/* Before 5.14: freeze first, so that no pid read from
+		 * cgroup.procs can exit and be reused before the signal
+		 * (cgroup.freeze is 5.2+; without it the race remains). */
+		bool freezer = sbx_cgroup_has_file(fd, "cgroup.freeze");
+
+		for (int round = 0; round < 5; round++) {
+			if (wait_empty(fd, 0, &pop) < 0)
+				break;
+			if (!pop)
+				return 0;
+			if (freezer &&
+			    (sbx_cgroup_write(fd, dir, "cgroup.freeze", "1", SBX_EXIT_SOFTWARE, err) < 0 ||
+			     wait_frozen(fd) < 0))
+				return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno,
+						     "cgroup: %s: cannot freeze", dir);
+			if (sbx_cgroup_for_each_pid(fd, sigkill_pid, NULL) < 0)
+				return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno,
+						     "cgroup: %s/cgroup.procs: cannot kill", dir);
+			/* SIGKILL reaches frozen tasks on v2; thawing lets
+			 * the rest of the group run on to its own death. */
+			if (freezer &&
+			    sbx_cgroup_write(fd, dir, "cgroup.freeze", "0", SBX_EXIT_SOFTWARE, err) < 0)
+				return -1;
+			sbx_cgroup_test_event(cg->host, SBX_CGROUP_TEST_KILLED, fd, "unified", NULL);
+			if (wait_empty(fd, 1000, &pop) < 0 || !pop)
+				break;
+		}
+	}
+	if (wait_empty(fd, 2000, &pop) < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno,
+				     "cgroup: %s/cgroup.events: cannot read", dir);
+	if (pop)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0,
+				     "cgroup: %s: processes remain after SIGKILL", dir);
+	return 0;
+}
+
+static int read_required(int fd, const char *dir, const char *file, char **text,
+			 struct sbx_error *err)
+{
+	if (sbx_cgroup_read(fd, file, text) < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "cgroup: %s/%s: cannot read",
+				     dir, file);
+	return 0;
+}
+
+/* A key that must be present: absent or malformed is an error. */
+static int keyed(const char *text, const char *dir, const char *file, const char *key,
+		 uint64_t *out, struct sbx_error *err)
+{
+	int r = sbx_cgroup_keyed_u64(text, key, out);
+
+	if (r < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0, "cgroup: %s/%s: %s: %s", dir, file,
+				     key, r == -ENOENT ? "missing" : "not a number");
+	return 0;
+}
+
+/* An optional single-number file: absent clears *has. */
+static int optional_u64(int fd, const char *dir, const char *file, uint64_t *out, bool *has,
+			struct sbx_error *err)
+{
+	_cleanup_free_ char *text = NULL;
+
+	*has = false;
+	if (sbx_cgroup_read(fd, file, &text) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "cgroup: %s/%s: cannot read",
+				     dir, file);
+	}
+	if (sbx_cgroup_parse_u64(text, out) < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0, "cgroup: %s/%s: not a number", dir,
+				     file);
+	*has = true;
+	return 0;
+}
+
+static int v2_stats(struct sbx_cgroup *cg, struct sbx_cgroup_stats *st, struct sbx_error *err)
+{
+	_cleanup_free_ char *dir = sbx_xasprintf("%s/%s", cg->host->v2_path, cg->name);
+	_cleanup_free_ char *mev = NULL, *pev = NULL, *cpu = NULL;
+	int fd = cg->v2_fd;
+	int r;
+
+	/* memory.peak is 5.19+; without it there is no truthful peak. */
+	if (optional_u64(fd, dir, "memory.peak", &st->peak_memory_bytes, &st->has_peak_memory,
+			 err) < 0 ||
+	    optional_u64(fd, dir, "pids.peak", &st->pids_peak, &st->has_pids_peak, err) < 0)
+		return -1;
+	if (read_required(fd, dir, "memory.events", &mev, err) < 0 ||
+	    keyed(mev, dir, "memory.events", "oom_kill", &st->oom_kills, err) < 0 ||
+	    keyed(mev, dir, "memory.events", "max", &st->memory_events_max, err) < 0)
+		return -1;
+	st->has_memory_events_max = true;
+	/* oom_group_kill is 6.0+; older kernels count group kills in oom_kill. */
+	r = sbx_cgroup_keyed_u64(mev, "oom_group_kill", &st->oom_group_kills);
+	if (r == -EINVAL)
+		return keyed(mev, dir, "memory.events", "oom_group_kill", &st->oom_group_kills, err);
+	if (read_required(fd, dir, "pids.events", &pev, err) < 0 ||
+	    keyed(pev, dir, "pids.events", "max", &st->pids_events_max, err) < 0)
+		return -1;
+	if (read_required(fd, dir, "cpu.stat", &cpu, err) < 0 ||
+	    keyed(cpu, dir, "cpu.stat", "user_usec", &st->cpu_user_usec, err) < 0 ||
+	    keyed(cpu, dir, "cpu.stat", "system_usec", &st->cpu_system_usec, err) < 0)
+		return -1;
+	return 0;
+}
+
+static int v2_destroy(struct sbx_cgroup *cg, struct sbx_error *err)
+{
+	const struct sbx_cgroup_host *h = cg->host;
+	bool pop = false;
+	int r = 0;
+
+	/* Only a directory this run made (or gc found) is removed: after a
+	 * failed mkdir (EEXIST) the fd is -1 and another run's is left. */
+	if (cg->v2_fd < 0) {
+		cg->destroyed = true;
+		return 0;
+	}
+	if (populated(cg->v2_fd, &pop) < 0 || pop)
+		r = v2_kill(cg, err);
+	if (sbx_cgroup_rmdir(h, h->v2_fd, "unified", cg->name) < 0)
+		r = sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "cgroup: %s/%s: cannot remove",
+				  h->v2_path, cg->name);
+	closep(&cg->v2_fd);
+	cg->v2_fd = -1;
+	cg->destroyed = true;
+	return r;
+}
+
+static int v2_open_existing(struct sbx_cgroup *cg, bool *found, struct sbx_error *err)
+{
+	const struct sbx_cgroup_host *h = cg->host;
+
+	cg->v2_fd = openat(h->v2_fd, cg->name, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (cg->v2_fd < 0) {
+		if (errno == ENOENT) {
+			*found = false;
+			return 0;
+		}
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "cgroup: %s/%s: cannot open",
+				     h->v2_path, cg->name);
+	}
+	*found = true;
+	return 0;
+}
+
+const struct sbx_cgroup_ops sbx_cgroup_v2_ops = {
+	.version = 2,
+	.create = v2_create,
+	.limits = v2_limits,
+	.attach_pid = v2_attach,
+	.clone_into_fd = v2_clone_fd,
+	.kill = v2_kill,
+	.stats = v2_stats,
+	.destroy = v2_destroy,
+	.open_existing = v2_open_existing,
+};
