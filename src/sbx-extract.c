@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * sbx-extract - validate an input archive and extract it, as a separate
+ * process so that libarchive is never linked into sbx and a parser bug
+ * cannot reach anything but the destination directory.
+ *
+ * Protocol (the caller is sbx, see store.c):
+ *   fd 0   the archive, a regular file (seekable)
+ *   fd 3   the destination directory
+ *   fd 1   one status line: "ok ENTRIES BYTES", "refused REASON" or
+ *          "error REASON"
+ *   argv   the limits, --max-entries N --max-entry-bytes N ...
+ *   exit   0 extracted, 77 refused, 69 could not confine itself,
+ *          70 anything else
+ *
+ * Before it reads a byte of the archive it confines itself: no_new_privs,
+ * not dumpable, every other fd closed, a Landlock domain in which the only
+ * file system access left is creating directories and files beneath fd 3,
+ * and a seccomp filter that takes away the system calls an exploited
+ * parser would reach for next (sockets, exec, fork, ptrace, mounts, ...).
+ * sbx runs it inside the run's sandbox as well; --sandboxed says so, and
+ * then a kernel without Landlock is accepted (the sandbox's mount
+ * namespace already hides the host), while standalone it is refused.
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include "sbx-archive.h"
+#include "syscalls.h"
+
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/lsan_interface.h>
+#endif
+
+/* Newer Landlock rights than the build headers may know; the kernel is
+ * asked for its ABI and only what it knows is requested. */
+#ifndef LANDLOCK_ACCESS_FS_REFER
+#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
+#endif
+#define LL_NET_BIND_TCP (1ULL << 0)
+#define LL_NET_CONNECT_TCP (1ULL << 1)
+#define LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define LL_SCOPE_SIGNAL (1ULL << 1)
+
+/* struct landlock_ruleset_attr as of ABI 6; older kernels get a prefix. */
+struct ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net;
+	uint64_t scoped;
+};
+
+enum { EXIT_CONFINE = SBX_EXIT_UNAVAILABLE };
+
+static int status(int code, const char *word, const char *text)
+{
+	printf("%s %s\n", word, text);
+	fflush(stdout);
+	return code;
+}
+
+static int confine_landlock(bool sandboxed, char *why, size_t why_len)
+{
+	struct ruleset_attr attr = { 0 };
+	struct landlock_path_beneath_attr beneath = { 0 };
+	_cleanup_close_ int ruleset = -1;
+	size_t attr_size = sizeof(attr.handled_access_fs);
+	int abi;
+
+	abi = sbx_landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	if (abi < 0) {
+		if (sandboxed && (errno == ENOSYS || errno == EOPNOTSUPP))
+			return 0;
+		snprintf(why, why_len, "landlock: %s (%s)", strerror(errno),
+			 errno == EOPNOTSUPP ? "disabled at boot: add landlock to lsm=" :
+					       "kernel without CONFIG_SECURITY_LANDLOCK");
+		return -1;
+	}
+	/* Every right the kernel knows is handled, i.e. denied unless a
+	 * rule below grants it. */
+	attr.handled_access_fs = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |
+				 LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR |
+				 LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
+				 LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR |
+				 LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK |
+				 LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+				 LANDLOCK_ACCESS_FS_MAKE_SYM;
+	if (abi >= 2)
+		attr.handled_access_fs |= LANDLOCK_ACCESS_FS_REFER;
+	if (abi >= 3)
+		attr.handled_access_fs |= LANDLOCK_ACCESS_FS_TRUNCATE;
+	if (abi >= 4) {
+		/* No TCP at all: no rule grants a port. */
+		attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
+		attr_size = offsetof(struct ruleset_attr, scoped);
+	}
+	if (abi >= 5)
+		attr.handled_access_fs |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	if (abi >= 6) {
+		/* No abstract unix sockets or signals outside the domain. */
+		attr.scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
+		attr_size = sizeof(attr);
+	}
+	ruleset = sbx_landlock_create_ruleset((const struct landlock_ruleset_attr *)&attr,
+					      attr_size, 0);
+	if (ruleset < 0) {
+		snprintf(why, why_len, "landlock_create_ruleset: %s", strerror(errno));
+		return -1;
+	}
+	/* The one grant: make directories and regular files beneath fd 3,
+	 * write them, and open directories there to walk down. */
+	beneath.parent_fd = 3;
+	beneath.allowed_access = LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+				 LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+	if (sbx_landlock_add_rule(ruleset, LANDLOCK_RULE_PATH_BENEATH, &beneath, 0) < 0) {
+		snprintf(why, why_len, "landlock_add_rule: %s", strerror(errno));
+		return -1;
+	}
+	if (sbx_landlock_restrict_self(ruleset, 0) < 0) {
+		snprintf(why, why_len, "landlock_restrict_self: %s", strerror(errno));
+		return -1;
+	}
+	return abi;
+}
+
+/*
+ * What an exploited parser would try next, each denied with EPERM (not
+ * a kill, so that a legitimate library probe fails softly and the archive
+ * is refused with a message instead of a crash).
+ */
+static const char *const denied_syscalls[] = {
+	/* no network, no talking to local daemons */
+	"socket", "socketpair", "connect", "bind", "listen", "accept", "accept4",
+	/* no other program, no other process */
+	"execve", "execveat", "fork", "vfork", "clone", "clone3",
+	/* no reaching into other processes (kill(-1, ...) would hit every
+	 * process of the user; abort() uses tgkill on itself) */
+	"ptrace", "process_vm_readv", "process_vm_writev", "kill", "pidfd_open",
+	"pidfd_getfd", "pidfd_send_signal",
+	/* no changing the view of the file system */
+	"mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "open_tree",
+	"move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
+	/* nothing but new files and directories: no links, nodes, renames,
+	 * deletions, owners or attributes (Landlock says the same for paths;
+	 * this also covers the kernels without it) */
+	"link", "linkat", "symlink", "symlinkat", "mknod", "mknodat", "rename", "renameat",
+	"renameat2", "unlink", "unlinkat", "rmdir", "chown", "fchown", "lchown", "fchownat",
+	"chmod", "fchmodat", "setxattr", "lsetxattr", "fsetxattr", "open_by_handle_at",
+	"name_to_handle_at",
+	/* ioctl: TIOCSTI on an inherited terminal would type into the shell */
+	"ioctl",
+	/* kernel attack surface a parser never needs */
+	"bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key",
+	"io_uring_setup", "io_uring_enter", "io_uring_register", "init_module",
+	"finit_module", "delete_module", "kexec_load", "kexec_file_load", "reboot", "swapon",
+	"swapoff", "personality", "acct", "quotactl",
+};
+
+static int confine_seccomp(char *why, size_t why_len)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	int r = 0;
+
+	if (!ctx) {
+		snprintf(why, why_len, "seccomp_init failed");
+		return -1;
+	}
+	/* Other architectures' syscall tables (i386, x32) keep libseccomp's
+	 * default bad-arch action: the process is killed. */
+	for (size_t i = 0; i < ARRAY_SIZE(denied_syscalls) && r == 0; i++) {
+		int nr = seccomp_syscall_resolve_name(denied_syscalls[i]);
+
+		if (nr == __NR_SCMP_ERROR)
+			continue; /* not on this architecture */
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+	}
+	if (r == 0)
+		r = seccomp_load(ctx);
+	seccomp_release(ctx);
+	if (r < 0) {
+		snprintf(why, why_len, "seccomp: %s", strerror(-r));
+		return -1;
+	}
+	return 0;
+}
+
+static int confine(bool sandboxed, char *why, size_t why_len)
+{
+	struct rlimit no_core = { 0, 0 }, few_files = { 32, 32 };
+	struct stat st;
+
+#ifdef __SANITIZE_ADDRESS__
+	/* Sanitizer builds: the exit-time leak check needs clone and
+	 * ptrace, which the filter takes away, so it runs now instead. */
+	__lsan_do_leak_check();
+#endif
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		snprintf(why, why_len, "prctl: %s", strerror(errno));
+		return -1;
+	}
+	/* Nothing but the protocol's fds may be reachable. */
+	if (close_range(4, ~0U, 0) < 0) {
+		snprintf(why, why_len, "close_range: %s", strerror(errno));
+		return -1;
+	}
+	if (fstat(0, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(why, why_len, "fd 0 is not a regular file");
+		return -1;
+	}
+	if (fstat(3, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(why, why_len, "fd 3 is not a directory");
+		return -1;
+	}
+	/* The walk needs a handful of fds; a core dump would write outside. */
+	if (setrlimit(RLIMIT_CORE, &no_core) < 0 || setrlimit(RLIMIT_NOFILE, &few_files) < 0) {
+		snprintf(why, why_len, "setrlimit: %s", strerror(errno));
+		return -1;
+	}
+	if (confine_landlock(sandboxed, why, why_len) < 0)
+		return -1;
+	return confine_seccomp(why, why_len);
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end = NULL;
+	unsigned long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "max-entries", required_argument, NULL, 'n' },
+		{ "max-entry-bytes", required_argument, NULL, 'e' },
+		{ "max-total-bytes", required_argument, NULL, 't' },
+		{ "max-ratio", required_argument, NULL, 'r' },
+		{ "max-depth", required_argument, NULL, 'd' },
+		{ "max-name", required_argument, NULL, 'l' },
+		{ "max-path", required_argument, NULL, 'p' },
+		{ "sandboxed", no_argument, NULL, 's' },
+		{ 0 },
+	};
+	struct sbx_archive_limits lim;
+	struct sbx_archive_report rep;
+	bool sandboxed = false;
+	char text[1024];
+	int c;
+
+	sbx_archive_limits_default(&lim, 0);
+	while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		uint64_t *slot = NULL;
+
+		switch (c) {
+		case 'n': slot = &lim.max_entries; break;
+		case 'e': slot = &lim.max_entry_bytes; break;
+		case 't': slot = &lim.max_total_bytes; break;
+		case 'r': slot = &lim.max_ratio; break;
+		case 'd': slot = &lim.max_depth; break;
+		case 'l': slot = &lim.max_name; break;
+		case 'p': slot = &lim.max_path; break;
+		case 's': sandboxed = true; continue;
+		default: return status(SBX_EXIT_SOFTWARE, "error", "usage: bad option");
+		}
+		if (parse_u64(optarg, slot) < 0)
+			return status(SBX_EXIT_SOFTWARE, "error", "usage: bad number");
+	}
+	if (optind != argc)
+		return status(SBX_EXIT_SOFTWARE, "error", "usage: unexpected argument");
+
+	if (confine(sandboxed, text, sizeof(text)) < 0)
+		return status(EXIT_CONFINE, "error", text);
+
+	if (sbx_archive_check(0, &lim, &rep) < 0 || sbx_archive_extract(0, 3, &lim, &rep) < 0)
+		return status(rep.code, rep.code == SBX_EXIT_REFUSED ? "refused" : "error",
+			      sbx_archive_report_text(&rep, text, sizeof(text)));
+	snprintf(text, sizeof(text), "%" PRIu64 " %" PRIu64, rep.entries, rep.bytes);
+	return status(SBX_EXIT_OK, "ok", text);
+}

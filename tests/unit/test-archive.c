@@ -1,0 +1,468 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-archive - the archive validator and extractor.  Every archive is
+ * built here with libarchive's writer (tar, tar.gz, zip), so the table
+ * says exactly what each hostile archive holds.
+ */
+#include "config.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <dirent.h>
+#include <ftw.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <cmocka.h>
+
+#include "sbx-archive.h"
+
+enum fmt { TAR, TGZ, ZIP };
+
+struct ent {
+	const char *name;
+	mode_t type;        /* AE_IFREG, AE_IFDIR, AE_IFLNK, AE_IFCHR, AE_IFIFO */
+	mode_t perm;
+	const char *data;   /* regular files */
+	const char *link;   /* symlink target, or hardlink target with .hard */
+	bool hard;
+	uint64_t zeros;     /* a file of this many zero bytes instead of data */
+};
+
+#define MAX_ENTS 8
+
+struct arc_case {
+	const char *label;
+	enum fmt fmt;
+	struct ent ents[MAX_ENTS];
+	const char *entry;  /* expected entry in the report, escaped */
+	const char *reason; /* expected substring of the reason */
+};
+
+static void add_entry(struct archive *a, const struct ent *e)
+{
+	struct archive_entry *ae = archive_entry_new();
+	uint64_t size = e->zeros ? e->zeros : e->data ? strlen(e->data) : 0;
+
+	assert_non_null(ae);
+	archive_entry_set_pathname(ae, e->name);
+	archive_entry_set_filetype(ae, e->type ? e->type : AE_IFREG);
+	archive_entry_set_perm(ae, e->perm ? e->perm : 0644);
+	if (e->hard)
+		archive_entry_set_hardlink(ae, e->link);
+	else if (e->link)
+		archive_entry_set_symlink(ae, e->link);
+	if (e->type == AE_IFCHR)
+		archive_entry_set_rdev(ae, makedev(1, 3));
+	if (!e->type || e->type == AE_IFREG)
+		archive_entry_set_size(ae, (la_int64_t)size);
+	/* WARN: the pax writer notes names it cannot convert, and writes them raw. */
+	assert_true(archive_write_header(a, ae) >= ARCHIVE_WARN);
+	if (e->zeros) {
+		static const char block[64 * 1024];
+
+		for (uint64_t done = 0; done < e->zeros; done += sizeof(block))
+			assert_true(archive_write_data(a, block, sizeof(block)) > 0);
+	} else if (e->data && size) {
+		assert_int_equal(archive_write_data(a, e->data, size), (la_ssize_t)size);
+	}
+	archive_entry_free(ae);
+}
+
+/* An archive of @n entries in a memfd (a regular, seekable file). */
+static int make_archive(enum fmt fmt, const struct ent *ents, size_t n)
+{
+	struct archive *a = archive_write_new();
+	int fd = memfd_create("archive", MFD_CLOEXEC);
+
+	assert_non_null(a);
+	assert_true(fd >= 0);
+	if (fmt == ZIP) {
+		assert_int_equal(archive_write_set_format_zip(a), ARCHIVE_OK);
+	} else {
+		assert_int_equal(archive_write_set_format_pax_restricted(a), ARCHIVE_OK);
+		if (fmt == TGZ) {
+			assert_int_equal(archive_write_add_filter_gzip(a), ARCHIVE_OK);
+			/* Level 1 keeps the 200 MB bomb quick to build. */
+			archive_write_set_filter_option(a, "gzip", "compression-level", "1");
+		}
+	}
+	assert_int_equal(archive_write_open_fd(a, fd), ARCHIVE_OK);
+	for (size_t i = 0; i < n; i++)
+		add_entry(a, &ents[i]);
+	assert_int_equal(archive_write_close(a), ARCHIVE_OK);
+	archive_write_free(a);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	return fd;
+}
+
+static size_t count_ents(const struct ent *ents)
+{
+	size_t n = 0;
+
+	while (n < MAX_ENTS && ents[n].name)
+		n++;
+	return n;
+}
+
+static const struct sbx_archive_limits test_limits = {
+	.max_entries = 100,
+	.max_entry_bytes = 1u << 20,
+	.max_total_bytes = 4u << 20,
+	.max_ratio = 100,
+	.max_depth = 8,
+	.max_name = 64,
+	.max_path = 256,
+};
+
+static const struct arc_case refusals[] = {
+	{ "traversal", TAR, { { .name = "../x", .data = "x" } }, "../x", "\"..\" path component" },
+	{ "traversal inside", TGZ, { { .name = "a/../../x", .data = "x" } }, "a/../../x",
+	  "\"..\" path component" },
+	{ "traversal zip", ZIP, { { .name = "ok", .data = "1" }, { .name = "../../x", .data = "x" } },
+	  "../../x", "\"..\" path component" },
+	{ "absolute", TAR, { { .name = "/etc/x", .data = "x" } }, "/etc/x", "absolute path" },
+	{ "absolute zip", ZIP, { { .name = "/etc/x", .data = "x" } }, "/etc/x", "absolute path" },
+	{ "dot component", TAR, { { .name = "a/./b", .data = "x" } }, "a/./b",
+	  "\".\" path component" },
+	{ "empty component", TAR, { { .name = "a//b", .data = "x" } }, "a//b",
+	  "empty path component" },
+	{ "symlink", TAR, { { .name = "l", .type = AE_IFLNK, .link = "/etc/passwd" } }, "l",
+	  "symbolic links" },
+	{ "symlink inside", TGZ,
+	  { { .name = "f", .data = "x" }, { .name = "l", .type = AE_IFLNK, .link = "f" } }, "l",
+	  "symbolic links" },
+	{ "symlink zip", ZIP, { { .name = "l", .type = AE_IFLNK, .link = "../../etc/passwd" } },
+	  "l", "symbolic links" },
+	{ "hardlink", TAR,
+	  { { .name = "f", .data = "x" }, { .name = "h", .link = "f", .hard = true } }, "h",
+	  "hard links" },
+	{ "hardlink outside", TAR, { { .name = "h", .link = "/etc/shadow", .hard = true } }, "h",
+	  "hard links" },
+	{ "device", TAR, { { .name = "null", .type = AE_IFCHR } }, "null",
+	  "character devices" },
+	{ "fifo", TGZ, { { .name = "p", .type = AE_IFIFO } }, "p", "fifos" },
+	{ "duplicate", TAR, { { .name = "a", .data = "1" }, { .name = "a", .data = "2" } }, "a",
+	  "duplicate name" },
+	{ "duplicate after ./", TGZ, { { .name = "a", .data = "1" }, { .name = "./a", .data = "2" } },
+	  "./a", "duplicate name" },
+	{ "duplicate dir with slash", TAR,
+	  { { .name = "d", .type = AE_IFDIR }, { .name = "d/", .type = AE_IFDIR } }, "d/",
+	  "duplicate name" },
+	{ "file then dir", TAR, { { .name = "a", .data = "1" }, { .name = "a", .type = AE_IFDIR } },
+	  "a/", "directory with the name of a file" },
+	{ "dir then file", TAR, { { .name = "a", .type = AE_IFDIR }, { .name = "a", .data = "1" } },
+	  "a", "file with the name of a directory" },
+	{ "file under file", ZIP, { { .name = "a", .data = "1" }, { .name = "a/b", .data = "2" } },
+	  "a/b", "parent directory is also a file" },
+	{ "file over implied dir", TAR,
+	  { { .name = "a/b", .data = "2" }, { .name = "a", .data = "1" } }, "a",
+	  "file with the name of a directory" },
+	{ "newline", TAR, { { .name = "a\nb", .data = "x" } }, "a\\x0ab", "control characters" },
+	{ "escape", TAR, { { .name = "a\033[2Jb", .data = "x" } }, "a\\x1b[2Jb",
+	  "control characters" },
+	{ "invalid utf-8", TAR, { { .name = "a\xff\xfe", .data = "x" } }, "a\\xff\\xfe",
+	  "not valid UTF-8" },
+	{ "long component", TAR,
+	  { { .name = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	      .data = "x" } },
+	  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	  "path component longer than 64 bytes" },
+	{ "deep", TGZ, { { .name = "1/2/3/4/5/6/7/8/9", .data = "x" } }, "1/2/3/4/5/6/7/8/9",
+	  "deeper than 8 levels" },
+	{ "file is root", TAR, { { .name = ".", .data = "x" } }, ".", "archive's root" },
+	{ "entry too big", TAR, { { .name = "big", .zeros = 2u << 20 } }, "big",
+	  "larger than 1048576 bytes" },
+	{ "total too big", TAR,
+	  { { .name = "a", .zeros = 1u << 20 }, { .name = "b", .zeros = 1u << 20 },
+	    { .name = "c", .zeros = 1u << 20 }, { .name = "d", .zeros = 1u << 20 },
+	    { .name = "e", .zeros = 1u << 20 } },
+	  "e", "expands to more than 4194304 bytes" },
+};
+
+static void run_refusal(const struct arc_case *c)
+{
+	struct sbx_archive_report rep;
+	int fd = make_archive(c->fmt, c->ents, count_ents(c->ents));
+	char text[1024];
+
+	print_message("# %s\n", c->label);
+	assert_int_equal(sbx_archive_check(fd, &test_limits, &rep), -1);
+	assert_int_equal(rep.code, SBX_EXIT_REFUSED);
+	assert_string_equal(rep.entry, c->entry);
+	if (!strstr(rep.reason, c->reason))
+		fail_msg("%s: reason \"%s\" lacks \"%s\"", c->label, rep.reason, c->reason);
+	sbx_archive_report_text(&rep, text, sizeof(text));
+	assert_non_null(strstr(text, "entry \""));
+	assert_null(strchr(text, '\n'));
+	close(fd);
+}
+
+static void test_refusals(void **state)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(refusals); i++)
+		run_refusal(&refusals[i]);
+}
+
+/* Names and counts that are easier to generate than to write down. */
+static void test_generated_refusals(void **state)
+{
+	struct sbx_archive_report rep;
+	struct ent many[101], one[1];
+	char names[101][8], long_name[320];
+	int fd;
+
+	for (size_t i = 0; i < ARRAY_SIZE(many); i++) {
+		snprintf(names[i], sizeof(names[i]), "f%zu", i);
+		many[i] = (struct ent){ .name = names[i], .data = "x" };
+	}
+	fd = make_archive(TAR, many, ARRAY_SIZE(many));
+	assert_int_equal(sbx_archive_check(fd, &test_limits, &rep), -1);
+	assert_string_equal(rep.entry, "f100");
+	assert_string_equal(rep.reason, "more than 100 entries");
+	assert_int_equal(rep.entries, 100);
+	close(fd);
+
+	/* 300 bytes in components of 10: over max_path (256), not max_name. */
+	for (size_t i = 0; i < 300; i++)
+		long_name[i] = i % 10 == 9 ? '/' : 'n';
+	long_name[299] = 'n';
+	long_name[300] = '\0';
+	one[0] = (struct ent){ .name = long_name, .data = "x" };
+	fd = make_archive(TGZ, one, 1);
+	assert_int_equal(sbx_archive_check(fd, &test_limits, &rep), -1);
+	assert_string_equal(rep.reason, "name longer than 256 bytes");
+	assert_int_equal(strncmp(rep.entry, "nnnnnnnnn/", 10), 0);
+	close(fd);
+}
+
+/*
+ * 200 MB of zeros gzip to a few hundred KB.  Against a ratio cap of 100
+ * the reader must stop after a few MB, not inflate the lot: the time
+ * check guards that (inflating all of it takes several times longer).
+ */
+static void test_zip_bomb(void **state)
+{
+	const struct ent bomb[] = { { .name = "zeros", .zeros = 200u << 20 } };
+	struct sbx_archive_limits lim = test_limits;
+	struct sbx_archive_report rep;
+	uint64_t t0;
+	int fd;
+
+	lim.max_entry_bytes = lim.max_total_bytes = 1ull << 30;
+	for (enum fmt f = TGZ; f <= ZIP; f++) {
+		struct stat st;
+
+		fd = make_archive(f, bomb, 1);
+		assert_int_equal(fstat(fd, &st), 0);
+		assert_true(st.st_size < (1 << 20));
+		t0 = sbx_now_mono_ns();
+		assert_int_equal(sbx_archive_check(fd, &lim, &rep), -1);
+		assert_int_equal(rep.code, SBX_EXIT_REFUSED);
+		assert_string_equal(rep.entry, "zeros");
+		if (!strstr(rep.reason, "compression ratio above 100:1"))
+			fail_msg("bomb: reason \"%s\"", rep.reason);
+		/* Stopped early: far less than the 200 MB was read. */
+		assert_true(rep.bytes < (64u << 20));
+		assert_true(sbx_now_mono_ns() - t0 < 2000000000ull);
+
+		/* With a lax ratio, the total cap stops it just as early. */
+		lim.max_ratio = 1000000;
+		lim.max_total_bytes = 8u << 20;
+		assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+		assert_int_equal(sbx_archive_check(fd, &lim, &rep), -1);
+		assert_non_null(strstr(rep.reason, "expands to more than 8388608 bytes"));
+		assert_true(rep.bytes <= (8u << 20) + (64u << 10));
+		lim.max_ratio = 100;
+		lim.max_total_bytes = 1ull << 30;
+		close(fd);
+	}
+}
+
+static void test_not_archives(void **state)
+{
+	struct sbx_archive_report rep;
+	int fd = memfd_create("plain", MFD_CLOEXEC);
+
+	assert_int_equal(sbx_archive_check(fd, &test_limits, &rep), -1);
+	assert_int_equal(rep.code, SBX_EXIT_REFUSED);
+	assert_non_null(strstr(rep.reason, "empty"));
+	/* Plain text is not an archive of one entry ("raw" is off). */
+	assert_int_equal(write(fd, "hello, world\n", 13), 13);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	assert_int_equal(sbx_archive_check(fd, &test_limits, &rep), -1);
+	assert_int_equal(rep.code, SBX_EXIT_REFUSED);
+	assert_non_null(strstr(rep.reason, "not a readable archive"));
+	assert_string_equal(rep.entry, "");
+	close(fd);
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static char *make_tmpdir(void)
+{
+	const char *base = getenv("TMPDIR");
+	char *dir = sbx_xasprintf("%s/sbx-test-archive.XXXXXX", base && *base ? base : "/tmp");
+
+	assert_non_null(mkdtemp(dir));
+	return dir;
+}
+
+static void rm_tree(char *dir)
+{
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	free(dir);
+}
+
+static void expect_file(int dirfd, const char *path, const char *data, mode_t mode)
+{
+	char buf[256];
+	struct stat st;
+	int fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		fail_msg("%s: %s", path, strerror(errno));
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, mode);
+	n = read(fd, buf, sizeof(buf));
+	assert_int_equal(n, (ssize_t)strlen(data));
+	assert_memory_equal(buf, data, (size_t)n);
+	close(fd);
+}
+
+static void expect_dir(int dirfd, const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0755);
+}
+
+static size_t count_dir(int dirfd)
+{
+	size_t n = 0;
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fdopendir(fd);
+	struct dirent *de;
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}
+
+static const struct ent benign[] = {
+	{ .name = "./", .type = AE_IFDIR, .perm = 0700 },
+	{ .name = "./top.txt", .data = "hello\n", .perm = 0755 },
+	{ .name = "d/", .type = AE_IFDIR, .perm = 0700 },
+	{ .name = "d/e/", .type = AE_IFDIR, .perm = 01777 },
+	{ .name = "d/e/f.csv", .data = "a,b\n1,2\n", .perm = 04755 },
+	{ .name = "g/h.txt", .data = "implied parent\n", .perm = 0600 },
+	{ .name = "g", .type = AE_IFDIR },
+	{ .name = "empty", .data = "" },
+};
+
+static void test_benign(void **state)
+{
+	umask(077); /* modes must not depend on it */
+	for (enum fmt f = TAR; f <= ZIP; f++) {
+		struct sbx_archive_report rep;
+		char *dir = make_tmpdir();
+		int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		int fd = make_archive(f, benign, ARRAY_SIZE(benign));
+		int in;
+
+		assert_true(dfd >= 0);
+		assert_int_equal(sbx_archive_check(fd, &test_limits, &rep), 0);
+		assert_int_equal(rep.code, 0);
+		assert_int_equal(rep.entries, ARRAY_SIZE(benign));
+		assert_int_equal(rep.bytes, 6 + 8 + 15);
+		/* check leaves the offset at the end; extract rewinds. */
+		assert_int_equal(sbx_archive_extract(fd, dfd, &test_limits, &rep), 0);
+		assert_int_equal(rep.bytes, 6 + 8 + 15);
+
+		expect_file(dfd, "top.txt", "hello\n", 0644);
+		expect_file(dfd, "d/e/f.csv", "a,b\n1,2\n", 0644);
+		expect_file(dfd, "g/h.txt", "implied parent\n", 0644);
+		expect_file(dfd, "empty", "", 0644);
+		expect_dir(dfd, "d");
+		expect_dir(dfd, "d/e");
+		expect_dir(dfd, "g");
+		assert_int_equal(count_dir(dfd), 4);
+		in = openat(dfd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		assert_int_equal(count_dir(in), 1);
+		close(in);
+
+		/* Extracting again into the same tree fails: O_EXCL. */
+		assert_int_equal(sbx_archive_extract(fd, dfd, &test_limits, &rep), -1);
+		close(fd);
+		close(dfd);
+		rm_tree(dir);
+	}
+	umask(022);
+}
+
+/* Pass 2 does not rely on pass 1: extracting an unchecked hostile archive
+ * still refuses the entry and writes nothing outside the destination. */
+static void test_extract_revalidates(void **state)
+{
+	const struct ent evil[] = {
+		{ .name = "ok.txt", .data = "fine" },
+		{ .name = "../escaped", .data = "evil" },
+	};
+	const struct ent through_link[] = { { .name = "sub/x", .data = "evil" } };
+	struct sbx_archive_report rep;
+	char *base = make_tmpdir();
+	int bfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int dfd, fd;
+
+	assert_int_equal(mkdirat(bfd, "dst", 0755), 0);
+	assert_int_equal(mkdirat(bfd, "outside", 0755), 0);
+	dfd = openat(bfd, "dst", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = make_archive(TAR, evil, ARRAY_SIZE(evil));
+	assert_int_equal(sbx_archive_extract(fd, dfd, &test_limits, &rep), -1);
+	assert_int_equal(rep.code, SBX_EXIT_REFUSED);
+	assert_string_equal(rep.entry, "../escaped");
+	assert_int_equal(faccessat(bfd, "escaped", F_OK, AT_SYMLINK_NOFOLLOW), -1);
+	close(fd);
+
+	/* A symlink planted in the destination is not followed. */
+	assert_int_equal(symlinkat("../outside", dfd, "sub"), 0);
+	fd = make_archive(TAR, through_link, 1);
+	assert_int_equal(sbx_archive_extract(fd, dfd, &test_limits, &rep), -1);
+	assert_int_not_equal(rep.code, 0);
+	assert_int_equal(count_dir(openat(bfd, "outside", O_RDONLY | O_DIRECTORY | O_CLOEXEC)), 0);
+	close(fd);
+	close(dfd);
+	close(bfd);
+	rm_tree(base);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_generated_refusals),
+		cmocka_unit_test(test_zip_bomb),
+		cmocka_unit_test(test_not_archives),
+		cmocka_unit_test(test_benign),
+		cmocka_unit_test(test_extract_revalidates),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
