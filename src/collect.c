@@ -188,8 +188,10 @@ static struct sbx_artifact *add(struct sbx_collection *c, char *path)
 	struct sbx_artifact *a;
 
 	/* Grow by doubling; the walk bounds n by max_entries_seen. */
-	if ((c->n & (c->n - 1)) == 0)
-		c->items = sbx_xrealloc(c->items, (c->n ? 2 * c->n : 1) * sizeof(*c->items));
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 16;
+		c->items = sbx_xrealloc(c->items, c->cap * sizeof(*c->items));
+	}
 	a = &c->items[c->n++];
 	memset(a, 0, sizeof(*a));
 	a->path = path;
@@ -361,17 +363,22 @@ static int by_name(const void *a, const void *b)
 }
 
 /*
- * Read up to @max names of a directory.  Sorted, so the manifest and which
- * files fall over the caps do not depend on the filesystem's order.
+ * All names of a directory, sorted, so the manifest and which files fall
+ * over the caps do not depend on the filesystem's order.  More than
+ * SBX_COLLECT_MAX_DIR_NAMES is reported as E2BIG.
  */
-static char **read_names(DIR *d, uint64_t max, size_t *count, int *errnum)
+static char **read_names(DIR *d, size_t *count, int *errnum)
 {
 	char **v = NULL;
 	size_t n = 0;
 	struct dirent *de;
 
 	*errnum = 0;
-	while (n < max) {
+	for (;;) {
+		if (n == SBX_COLLECT_MAX_DIR_NAMES) {
+			*errnum = E2BIG;
+			break;
+		}
 		errno = 0;
 		de = readdir(d);
 		if (!de) {
@@ -447,22 +454,23 @@ static int walk_dir(struct walk *w, int fd, const char *dpath, unsigned depth)
 {
 	_cleanup_dir_ DIR *d = fdopendir(fd);
 	char **names;
-	size_t n = 0;
-	uint64_t left;
+	size_t n = 0, todo;
 	int errnum, r = 0;
 
 	if (!d) {
 		close(fd);
 		return sbx_error_set(w->err, SBX_EXIT_SOFTWARE, errno, "outputs: fdopendir");
 	}
-	/* One more than the budget, so reaching the cap is seen. */
-	left = w->lim->max_entries_seen - w->seen;
-	names = read_names(d, left == UINT64_MAX ? left : left + 1, &n, &errnum);
+	names = read_names(d, &n, &errnum);
+	todo = n;
 	if (errnum) {
 		struct sbx_artifact *a = add(w->c, sbx_xstrdup(*dpath ? dpath : "."));
 		set_rejected(a, "directory could not be read: %s", strerror(errnum));
+		/* Half a directory would make the listing depend on getdents order. */
+		if (errnum == E2BIG)
+			todo = 0;
 	}
-	for (size_t i = 0; i < n && r == 0 && !w->stop; i++)
+	for (size_t i = 0; i < todo && r == 0 && !w->stop; i++)
 		r = walk_entry(w, dirfd(d), dpath, names[i], depth);
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);

@@ -58,7 +58,9 @@ struct sbx_artifact {
 struct sbx_collect_limits {
 	uint64_t max_files;        /* output_files */
 	uint64_t max_bytes;        /* output_bytes */
-	unsigned max_depth;        /* directory levels below /work/out, e.g. 16 */
+	unsigned max_depth;        /* directory levels walked below /work/out
+				    * (e.g. 16); a directory deeper than that
+				    * is listed as rejected, not entered */
 	size_t max_name;           /* bytes per name, e.g. 255 */
 	uint64_t max_entries_seen; /* stop the walk after this many entries */
 };
@@ -69,6 +71,7 @@ struct sbx_collection {
 	uint64_t bytes_found; /* regular files seen in the output root */
 	uint64_t files_found;
 	bool walk_stopped;    /* max_entries_seen was reached */
+	size_t cap;           /* private: room in items */
 	int quarantine_dirfd;
 	char *quarantine_path;
 };
@@ -76,6 +79,9 @@ struct sbx_collection {
 /* Defaults for the limits that are not job limits. */
 #define SBX_COLLECT_MAX_DEPTH 16
 #define SBX_COLLECT_MAX_NAME 255
+/* Names read from one directory; a directory holding more is refused
+ * whole (the output tmpfs's inode cap keeps real trees far below this). */
+#define SBX_COLLECT_MAX_DIR_NAMES (1u << 20)
 /* max_entries_seen for @max_files: room for a few rejections per file. */
 #define SBX_COLLECT_ENTRIES_FOR(max_files) (4 * (uint64_t)(max_files) + 64)
 

@@ -1,0 +1,607 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-collect.c - the output collector against a hostile output tree.
+ *
+ * The tree is built in a temporary directory: good files, symlinks to a
+ * canary outside the tree and to /etc/passwd, a fifo (the test dies by
+ * alarm() if the collector blocks on it), a socket, a hard-link pair, a
+ * 300-deep directory chain, names with a newline, a leading '-', invalid
+ * UTF-8 and a bidi override, 1000 files against a cap of 5, a file over the
+ * byte budget, a PNG named .csv.  Each must be rejected with its reason,
+ * the canary must never reach quarantine or the artifacts, and promotion
+ * must lay out exactly the valid files with mode 0644.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "collect.h"
+#include "util.h"
+
+#define CANARY "CANARY-7f3a-never-collect-me"
+
+static char root[64];
+static int outfd = -1;
+
+static void xwrite_file(int dirfd, const char *name, const void *data, size_t n)
+{
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(sbx_write_all(fd, data, n), (ssize_t)n);
+	close(fd);
+}
+
+static void xwrite_str(int dirfd, const char *name, const char *s)
+{
+	xwrite_file(dirfd, name, s, strlen(s));
+}
+
+static int xmkdir(int dirfd, const char *name)
+{
+	int fd;
+
+	assert_int_equal(mkdirat(dirfd, name, 0755), 0);
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	return fd;
+}
+
+static uint32_t crc32_bits(const unsigned char *p, size_t n)
+{
+	uint32_t c = 0xffffffffu;
+
+	for (size_t i = 0; i < n; i++) {
+		c ^= p[i];
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1)));
+	}
+	return c ^ 0xffffffffu;
+}
+
+static size_t png_chunk(unsigned char *o, const char *type, const unsigned char *d, uint32_t n)
+{
+	uint32_t crc;
+
+	o[0] = (unsigned char)(n >> 24), o[1] = (unsigned char)(n >> 16);
+	o[2] = (unsigned char)(n >> 8), o[3] = (unsigned char)n;
+	memcpy(o + 4, type, 4);
+	if (n)
+		memcpy(o + 8, d, n);
+	crc = crc32_bits(o + 4, 4 + n);
+	o[8 + n] = (unsigned char)(crc >> 24), o[9 + n] = (unsigned char)(crc >> 16);
+	o[10 + n] = (unsigned char)(crc >> 8), o[11 + n] = (unsigned char)crc;
+	return 12 + n;
+}
+
+/* A 1x1 RGBA PNG (structurally valid; the validator does not inflate). */
+static size_t make_png(unsigned char *o)
+{
+	static const unsigned char ihdr[13] = { 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0 };
+	static const unsigned char idat[] = { 0x78, 0x9c, 0x63, 0x60, 0, 0, 0, 2, 0, 1 };
+	size_t n = 8;
+
+	memcpy(o, "\x89PNG\r\n\x1a\n", 8);
+	n += png_chunk(o + n, "IHDR", ihdr, sizeof(ihdr));
+	n += png_chunk(o + n, "IDAT", idat, sizeof(idat));
+	n += png_chunk(o + n, "IEND", NULL, 0);
+	return n;
+}
+
+static void rm_rf_at(int at, const char *name)
+{
+	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d;
+	struct dirent *de;
+
+	if (fd < 0) {
+		unlinkat(at, name, 0);
+		return;
+	}
+	d = fdopendir(fd);
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			rm_rf_at(dirfd(d), de->d_name);
+	closedir(d);
+	unlinkat(at, name, AT_REMOVEDIR);
+}
+
+static int setup_root(void **state)
+{
+	int fd;
+
+	snprintf(root, sizeof(root), "/tmp/sbx-test-collect-XXXXXX");
+	assert_non_null(mkdtemp(root));
+	fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	xwrite_str(fd, "canary.txt", CANARY "\n");
+	assert_int_equal(mkdirat(fd, "q", 0700), 0);
+	outfd = xmkdir(fd, "out");
+	close(fd);
+	return 0;
+}
+
+static int teardown_root(void **state)
+{
+	close(outfd);
+	outfd = -1;
+	rm_rf_at(AT_FDCWD, root);
+	return 0;
+}
+
+static char *rpath(const char *rel)
+{
+	return sbx_xasprintf("%s/%s", root, rel);
+}
+
+static const struct sbx_artifact *find(const struct sbx_collection *c, const char *path)
+{
+	const struct sbx_artifact *a = sbx_collection_find(c, path);
+
+	if (!a) {
+		print_message("# missing from the listing: %s\n", path);
+		for (size_t i = 0; i < c->n; i++)
+			print_message("#   listed: %s\n", c->items[i].path);
+	}
+	assert_non_null(a);
+	return a;
+}
+
+static void expect_rejected(const struct sbx_collection *c, const char *path, const char *why)
+{
+	const struct sbx_artifact *a = find(c, path);
+
+	print_message("# %s: %s\n", a->path, a->reason ? a->reason : "(promoted)");
+	assert_int_equal(a->status, SBX_ARTIFACT_REJECTED);
+	assert_non_null(a->reason);
+	assert_non_null(strstr(a->reason, why));
+	/* Nothing rejected stays in quarantine. */
+	assert_string_equal(a->qname, "");
+}
+
+static void expect_promoted(const struct sbx_collection *c, const char *path, const char *type)
+{
+	const struct sbx_artifact *a = find(c, path);
+
+	if (a->reason)
+		print_message("# %s: unexpectedly %s\n", a->path, a->reason);
+	assert_int_equal(a->status, SBX_ARTIFACT_PROMOTED);
+	assert_null(a->reason);
+	assert_string_equal(a->media_type, type);
+	assert_int_equal(strlen(a->sha256), 64);
+}
+
+/* True when any regular file below @dirfd contains @needle. */
+static bool tree_contains(int at, const char *needle, unsigned *files)
+{
+	int fd = openat(at, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fdopendir(fd);
+	struct dirent *de;
+	bool found = false;
+
+	assert_non_null(d);
+	while ((de = readdir(d)) && !found) {
+		struct stat st;
+		char buf[1 << 16];
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		assert_int_equal(fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW), 0);
+		if (S_ISDIR(st.st_mode)) {
+			int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			found = tree_contains(sub, needle, files);
+			close(sub);
+		} else {
+			int f;
+			ssize_t n;
+
+			/* Quarantine and artifacts hold regular files only. */
+			assert_true(S_ISREG(st.st_mode));
+			(*files)++;
+			f = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC);
+			assert_true(f >= 0);
+			n = sbx_read_all(f, buf, sizeof(buf) - 1);
+			assert_true(n >= 0);
+			buf[n] = '\0';
+			found = memmem(buf, (size_t)n, needle, strlen(needle)) != NULL;
+			close(f);
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+static void sha256_hex(const void *data, size_t n, char out[65])
+{
+	unsigned char md[32];
+	unsigned len = 0;
+
+	assert_int_equal(EVP_Digest(data, n, md, &len, EVP_sha256(), NULL), 1);
+	sbx_hex(md, sizeof(md), out);
+}
+
+/* openat2 forced to ENOSYS: refuse with 69, never walk by path.  Runs in a
+ * child because the test hook reads its variable once per process. */
+static void test_enosys(void **state)
+{
+	pid_t pid = fork();
+	int status;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct sbx_collect_limits lim = { 5, 1000, 16, 255, 84 };
+		struct sbx_collection c = { 0 };
+		struct sbx_error err = { 0 };
+		char *q = rpath("q");
+		int r;
+
+		setenv("SBX_TEST_ENOSYS", "openat2", 1);
+		xwrite_str(outfd, "a.txt", "x\n");
+		r = sbx_collect(outfd, &lim, q, &c, &err);
+		r = r == -1 && err.code == SBX_EXIT_UNAVAILABLE && err.hint[0] && c.n == 0;
+		sbx_collection_free(&c);
+		_exit(r ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void build_hostile_tree(void)
+{
+	unsigned char png[128];
+	size_t pn = make_png(png);
+	char *big = sbx_xmalloc(2 << 20);
+	_cleanup_free_ char *canary = rpath("canary.txt");
+	_cleanup_free_ char *sock = NULL;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char longname[120];
+	int sub, fd, s;
+
+	xwrite_str(outfd, "good.csv", "a,b\n1,2\n");
+	xwrite_str(outfd, "formula.csv", "a,b\n=HYPERLINK(1),2\n");
+	xwrite_file(outfd, "img.png", png, pn);
+	xwrite_file(outfd, "misleading.csv", png, pn);
+	xwrite_str(outfd, "report.pdf", "%PDF-1.4\n1 0 obj\n<<>>\nendobj\nstartxref\n9\n%%EOF\n");
+	xwrite_str(outfd, "ragged.csv", "a,b\n1\n");
+	xwrite_str(outfd, "page.html", "<html></html>\n");
+	sub = xmkdir(outfd, "sub");
+	fd = xmkdir(sub, "dir");
+	xwrite_str(fd, "report.txt", "hello\n");
+	close(fd);
+	close(sub);
+
+	assert_int_equal(symlinkat(canary, outfd, "link.txt"), 0);
+	assert_int_equal(symlinkat("../canary.txt", outfd, "rel-link.txt"), 0);
+	assert_int_equal(symlinkat("/etc/passwd", outfd, "passwd.txt"), 0);
+	assert_int_equal(symlinkat("..", outfd, "up"), 0);
+	assert_int_equal(mkfifoat(outfd, "fifo.txt", 0644), 0);
+
+	sock = rpath("out/sock.txt");
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(s >= 0);
+	assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	close(s);
+
+	xwrite_str(outfd, "hard1.txt", "shared\n");
+	assert_int_equal(linkat(outfd, "hard1.txt", outfd, "hard2.txt", 0), 0);
+
+	/* 300 levels of d/d/d/... with a file at the bottom. */
+	fd = dup(outfd);
+	for (int i = 0; i < 300; i++) {
+		int next = xmkdir(fd, "d");
+		close(fd);
+		fd = next;
+	}
+	xwrite_str(fd, "deep.txt", "deep\n");
+	close(fd);
+
+	xwrite_str(outfd, "bad\nname.txt", "x\n");
+	xwrite_str(outfd, "-rf.txt", "x\n");
+	xwrite_str(outfd, "\xff\xfe.txt", "x\n");
+	xwrite_str(outfd, "evil\xe2\x80\xaetxt.exe", "x\n");
+	memset(longname, 'n', sizeof(longname));
+	memcpy(longname + sizeof(longname) - 5, ".txt", 5);
+	xwrite_str(outfd, longname, "x\n");
+	sub = xmkdir(outfd, "ctl\x01" "dir");
+	xwrite_str(sub, "inner.txt", "never seen\n");
+	close(sub);
+
+	memset(big, 'a', 2 << 20);
+	xwrite_file(outfd, "big.txt", big, 2 << 20);
+	free(big);
+}
+
+static void test_hostile_tree(void **state)
+{
+	struct sbx_collect_limits lim = {
+		.max_files = 20,
+		.max_bytes = 1 << 20,
+		.max_depth = 16,
+		.max_name = 100,
+		.max_entries_seen = SBX_COLLECT_ENTRIES_FOR(20),
+	};
+	char *const allowed[] = { "text/csv", "text/plain", "image/png", NULL };
+	struct sbx_collection c = { 0 };
+	struct sbx_error err = { 0 };
+	_cleanup_free_ char *q = rpath("q");
+	_cleanup_free_ char *art = rpath("art/run1");
+	_cleanup_free_ char *deep = NULL;
+	_cleanup_free_ char *qpath = NULL;
+	char hex[65], longshown[120];
+	unsigned files = 0;
+	struct stat st;
+	int afd;
+
+	build_hostile_tree();
+
+	/* The fifo must not block the collector: die loudly if it does. */
+	alarm(20);
+	assert_int_equal(sbx_collect(outfd, &lim, q, &c, &err), 0);
+	alarm(0);
+	assert_false(c.walk_stopped);
+	qpath = sbx_xstrdup(c.quarantine_path);
+	assert_int_equal(stat(qpath, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+
+	/* Nothing from outside the tree was read into quarantine. */
+	assert_false(tree_contains(c.quarantine_dirfd, CANARY, &files));
+	files = 0;
+	assert_false(tree_contains(c.quarantine_dirfd, "root:", &files));
+
+	expect_rejected(&c, "link.txt", "symbolic link");
+	expect_rejected(&c, "rel-link.txt", "symbolic link");
+	expect_rejected(&c, "passwd.txt", "symbolic link");
+	expect_rejected(&c, "up", "symbolic link");
+	expect_rejected(&c, "fifo.txt", "fifo");
+	expect_rejected(&c, "sock.txt", "socket");
+	expect_rejected(&c, "hard1.txt", "hard link");
+	expect_rejected(&c, "hard2.txt", "hard link");
+	expect_rejected(&c, "bad\\x0aname.txt", "control characters");
+	expect_rejected(&c, "-rf.txt", "starts with '-'");
+	expect_rejected(&c, "\\xff\\xfe.txt", "not valid UTF-8");
+	expect_rejected(&c, "evil\\xe2\\x80\\xaetxt.exe", "bidirectional");
+	expect_rejected(&c, "ctl\\x01dir", "control characters");
+	assert_null(sbx_collection_find(&c, "ctl\\x01dir/inner.txt"));
+	memset(longshown, 'n', sizeof(longshown));
+	memcpy(longshown + sizeof(longshown) - 5, ".txt", 5);
+	expect_rejected(&c, longshown, "name too long");
+	expect_rejected(&c, "big.txt", "exceeds output_bytes");
+
+	/* Sixteen levels are walked; the 17th directory is listed, not entered. */
+	deep = sbx_xstrdup("d");
+	for (int i = 1; i < 17; i++) {
+		char *p = sbx_xasprintf("%s/d", deep);
+		free(deep);
+		deep = p;
+	}
+	expect_rejected(&c, deep, "nesting deeper than 16");
+
+	/* No display path carries a control byte. */
+	for (size_t i = 0; i < c.n; i++) {
+		assert_false(sbx_has_control(c.items[i].path, strlen(c.items[i].path)));
+		assert_true(sbx_utf8_valid(c.items[i].path, strlen(c.items[i].path)));
+	}
+
+	assert_int_equal(sbx_collect_validate(&c, allowed, &err), 0);
+	expect_promoted(&c, "good.csv", "text/csv");
+	expect_promoted(&c, "img.png", "image/png");
+	expect_promoted(&c, "sub/dir/report.txt", "text/plain");
+	expect_promoted(&c, "formula.csv", "text/csv");
+	assert_true(find(&c, "formula.csv")->formula_cells);
+	assert_false(find(&c, "good.csv")->formula_cells);
+	expect_rejected(&c, "misleading.csv", "content is image/png but the extension says text/csv");
+	expect_rejected(&c, "report.pdf", "not in allowed_outputs");
+	expect_rejected(&c, "ragged.csv", "record 2 has 1 fields");
+	expect_rejected(&c, "page.html", "extension");
+
+	sha256_hex("a,b\n1,2\n", 8, hex);
+	assert_string_equal(find(&c, "good.csv")->sha256, hex);
+	assert_int_equal(find(&c, "good.csv")->size, 8);
+
+	assert_int_equal(sbx_collect_check_artifacts_dir(art, &err), 0);
+	assert_int_equal(sbx_collect_promote(&c, art, false, false, &err), 0);
+
+	/* Exactly the four valid files, 0644, same bytes. */
+	afd = open(art, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(afd >= 0);
+	files = 0;
+	assert_false(tree_contains(afd, CANARY, &files));
+	assert_int_equal(files, 4);
+	assert_int_equal(fstatat(afd, "sub/dir/report.txt", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0644);
+	assert_int_equal(fstatat(afd, "good.csv", &st, AT_SYMLINK_NOFOLLOW), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);
+	assert_int_equal(st.st_size, 8);
+	assert_int_equal(fstatat(afd, "link.txt", &st, AT_SYMLINK_NOFOLLOW), -1);
+	close(afd);
+	for (size_t i = 0; i < c.n; i++)
+		assert_string_equal(c.items[i].qname, "");
+
+	/* A second promotion into the now non-empty dir is a usage error. */
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_collect_check_artifacts_dir(art, &err), -1);
+	assert_int_equal(err.code, SBX_EXIT_USAGE);
+
+	sbx_collection_free(&c);
+	assert_int_equal(stat(qpath, &st), -1);
+	assert_int_equal(errno, ENOENT);
+}
+
+/* 1000 files against max_files = 5: five candidates, the rest rejected,
+ * and the walk stops at max_entries_seen with one "too many" entry. */
+static void test_many_files(void **state)
+{
+	struct sbx_collect_limits lim = {
+		.max_files = 5,
+		.max_bytes = 1 << 20,
+		.max_depth = 16,
+		.max_name = 255,
+		.max_entries_seen = SBX_COLLECT_ENTRIES_FOR(5),
+	};
+	struct sbx_collection c = { 0 };
+	struct sbx_error err = { 0 };
+	_cleanup_free_ char *q = rpath("q");
+	size_t cand = 0, over = 0, stopped = 0;
+
+	for (int i = 0; i < 1000; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "f%04d.txt", i);
+		xwrite_str(outfd, name, "x\n");
+	}
+	assert_int_equal(sbx_collect(outfd, &lim, q, &c, &err), 0);
+	assert_true(c.walk_stopped);
+	assert_int_equal(c.n, lim.max_entries_seen + 1);
+	assert_int_equal(c.files_found, lim.max_entries_seen);
+	for (size_t i = 0; i < c.n; i++) {
+		const struct sbx_artifact *a = &c.items[i];
+		if (a->status == SBX_ARTIFACT_PROMOTED)
+			cand++;
+		else if (a->reason && strstr(a->reason, "exceeds output_files (5)"))
+			over++;
+		else if (a->reason && strstr(a->reason, "too many entries"))
+			stopped++;
+	}
+	assert_int_equal(cand, 5);
+	assert_int_equal(stopped, 1);
+	assert_int_equal(over, c.n - 6);
+	/* Sorted walk: the first five names are the candidates. */
+	assert_int_equal(find(&c, "f0000.txt")->status, SBX_ARTIFACT_PROMOTED);
+	assert_int_equal(find(&c, "f0004.txt")->status, SBX_ARTIFACT_PROMOTED);
+	assert_int_equal(find(&c, "f0005.txt")->status, SBX_ARTIFACT_REJECTED);
+	sbx_collection_free(&c);
+}
+
+static void test_artifacts_dir(void **state)
+{
+	_cleanup_free_ char *missing = rpath("a/b/c");
+	_cleanup_free_ char *empty = rpath("empty");
+	_cleanup_free_ char *full = rpath("full");
+	_cleanup_free_ char *file = rpath("canary.txt");
+	_cleanup_free_ char *keep = rpath("full/keep");
+	struct sbx_collection c = { 0 };
+	struct sbx_error err = { 0 };
+	struct stat st;
+
+	assert_int_equal(mkdir(empty, 0755), 0);
+	assert_int_equal(mkdir(full, 0755), 0);
+	assert_int_equal(mkdir(keep, 0755), 0);
+	assert_int_equal(sbx_collect_check_artifacts_dir(missing, &err), 0);
+	assert_int_equal(sbx_collect_check_artifacts_dir(empty, &err), 0);
+	assert_int_equal(sbx_collect_check_artifacts_dir(full, &err), -1);
+	assert_int_equal(err.code, SBX_EXIT_USAGE);
+	assert_non_null(strstr(err.msg, "not empty"));
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_collect_check_artifacts_dir(file, &err), -1);
+	assert_int_equal(err.code, SBX_EXIT_USAGE);
+
+	/* Promotion refuses a non-empty dir too, and leaves it alone. */
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_collect_promote(&c, full, false, false, &err), -1);
+	assert_int_equal(err.code, SBX_EXIT_USAGE);
+	assert_int_equal(stat(keep, &st), 0);
+
+	/* Parents are created. */
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_collect_promote(&c, missing, false, false, &err), 0);
+	assert_int_equal(stat(missing, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+}
+
+static void collect_two(struct sbx_collection *c)
+{
+	struct sbx_collect_limits lim = { 10, 1 << 20, 16, 255, SBX_COLLECT_ENTRIES_FOR(10) };
+	char *const allowed[] = { "text/plain", NULL };
+	struct sbx_error err = { 0 };
+	_cleanup_free_ char *q = rpath("q");
+
+	xwrite_str(outfd, "one.txt", "1\n");
+	xwrite_str(outfd, "two.txt", "2\n");
+	assert_int_equal(sbx_collect(outfd, &lim, q, c, &err), 0);
+	assert_int_equal(sbx_collect_validate(c, allowed, &err), 0);
+}
+
+static void test_partial(void **state)
+{
+	_cleanup_free_ char *discard = rpath("art-discard");
+	_cleanup_free_ char *retain = rpath("art-retain");
+	_cleanup_free_ char *one = rpath("art-retain/one.txt");
+	struct sbx_collection c = { 0 };
+	struct sbx_error err = { 0 };
+	unsigned files = 0;
+	struct stat st;
+	int fd;
+
+	collect_two(&c);
+	assert_int_equal(sbx_collect_promote(&c, discard, true, false, &err), 0);
+	for (size_t i = 0; i < c.n; i++) {
+		assert_int_equal(c.items[i].status, SBX_ARTIFACT_DISCARDED);
+		assert_string_equal(c.items[i].reason, "run did not complete");
+		assert_false(c.items[i].partial);
+	}
+	fd = open(discard, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	tree_contains(fd, "x", &files);
+	assert_int_equal(files, 0);
+	close(fd);
+	sbx_collection_free(&c);
+
+	c = (struct sbx_collection){ 0 };
+	collect_two(&c);
+	assert_int_equal(sbx_collect_promote(&c, retain, true, true, &err), 0);
+	for (size_t i = 0; i < c.n; i++) {
+		assert_int_equal(c.items[i].status, SBX_ARTIFACT_PROMOTED);
+		assert_true(c.items[i].partial);
+	}
+	assert_int_equal(stat(one, &st), 0);
+	sbx_collection_free(&c);
+}
+
+/* A file that is not valid is rejected and is not left in quarantine; a
+ * collection that is freed without promotion leaves nothing behind. */
+static void test_free_without_promote(void **state)
+{
+	struct sbx_collection c = { 0 };
+	_cleanup_free_ char *qpath = NULL;
+	struct stat st;
+
+	collect_two(&c);
+	qpath = sbx_xstrdup(c.quarantine_path);
+	assert_int_equal(stat(qpath, &st), 0);
+	sbx_collection_free(&c);
+	assert_int_equal(stat(qpath, &st), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		/* First: the ENOSYS hook is read once per process. */
+		cmocka_unit_test_setup_teardown(test_enosys, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_hostile_tree, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_many_files, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_artifacts_dir, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_partial, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_free_without_promote, setup_root,
+						teardown_root),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
