@@ -133,4 +133,17 @@ const struct sbx_seccomp_policy *sbx_catalog_seccomp(const struct sbx_catalog *c
 /* The media types sbx knows how to validate; catalogs may not list others. */
 bool sbx_media_type_known(const char *type);
 
+/* ^[a-z0-9][a-z0-9_-]{0,63}$: the names of catalog files (without .json). */
+bool sbx_catalog_name_valid(const char *name);
+
+struct sbx_hostconfig;
+
+/*
+ * sbx_catalog_default_dir() - the catalog to load: @opt (--policy), else the
+ * host configuration's "policy", else SYSCONFDIR/sbx/policy when it exists,
+ * else DATADIR/sbx/policy.  Never NULL; points into @opt, @cfg or static
+ * storage.
+ */
+const char *sbx_catalog_default_dir(const char *opt, const struct sbx_hostconfig *cfg);
+
 #endif

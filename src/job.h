@@ -52,6 +52,8 @@ struct sbx_job {
  * sbx_job_parse() - parse job bytes.
  * @source: name used in messages.  On error returns -1 with @err set to
  * SBX_EXIT_INVALID and a message "<source>: <json path>: expected ..., got ...".
+ * job->source and job->sha256 (of @data) are set even on error, so an
+ * invalid job still gets a manifest; call sbx_job_free() in every case.
  */
 int sbx_job_parse(struct sbx_job *job, const char *source, const char *data, size_t len,
 		  struct sbx_error *err);

@@ -56,4 +56,21 @@ static inline void sbx_limit_put(struct sbx_limits *l, enum sbx_limit_id id, uin
 /* Look a key up in the table; -1 when unknown. */
 int sbx_limit_lookup(const char *key);
 
+struct sbx_jctx;
+struct json_t;
+
+/*
+ * sbx_limits_parse() - parse a limits object (job "limits", profile
+ * "defaults"/"minimums"/"maximums") at JSON path @path into @out.
+ * Unknown keys, non-integers (cpu_cores: more than 3 decimals), zero and
+ * values above the schema bound are errors with the context's exit class.
+ * With @require_all every key in the table must be present.
+ */
+int sbx_limits_parse(const struct sbx_jctx *c, const char *path, const struct json_t *v,
+		     bool require_all, struct sbx_limits *out);
+
+/* A value as the job would write it: "0.5" for 500 millicores, else the
+ * integer.  @out holds at least 32 bytes. */
+void sbx_limit_format(enum sbx_limit_id id, uint64_t v, char *out, size_t len);
+
 #endif

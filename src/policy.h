@@ -24,7 +24,10 @@ struct sbx_plan {
 
 /*
  * sbx_policy_admit() - decide whether @job may run under @cat.
- * Errors: SBX_EXIT_REFUSED with "<source>: <json path>: <why>".
+ * Errors: SBX_EXIT_REFUSED with "<source>: <json path>: <why>", or
+ * SBX_EXIT_INVALID when an explicit soft_seconds is not below the profile's
+ * default wall.  On error, @plan->profile/network/seccomp keep whatever was
+ * found (for the manifest of a refused run); sbx_plan_free() in every case.
  */
 int sbx_policy_admit(struct sbx_plan *plan, const struct sbx_job *job,
 		     const struct sbx_catalog *cat, struct sbx_error *err);

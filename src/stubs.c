@@ -25,11 +25,6 @@ int sbx_cmd_check(const struct sbx_common_opts *o)
 	return not_yet("check");
 }
 
-int sbx_cmd_profiles(const struct sbx_common_opts *o)
-{
-	return not_yet("profiles");
-}
-
 int sbx_cmd_verify(const struct sbx_common_opts *o, const char *manifest, const char *pubkey,
 		   const char *artifacts)
 {

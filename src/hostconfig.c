@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * hostconfig.c - the host configuration (SPEC §9).
+ *
+ * Reported like a catalog error (69): a typo in the operator's file must
+ * stop sbx, not be ignored while a default quietly applies.
+ */
+#include "config.h"
+
+#include <string.h>
+#include <sys/stat.h>
+
+#include "hostconfig.h"
+#include "json.h"
+
+#define HOSTCONFIG_MAX_BYTES (64u * 1024)
+#define HOSTCONFIG_PATH_MAX 4096
+
+static const char *const config_keys[] = {
+	"store", "policy", "signing_key", "state_dir", "cgroup_parent", "max_concurrent",
+	"memory_budget_mib", NULL,
+};
+
+/* Absolute, normal form: relative paths would depend on the caller's cwd,
+ * and "." / ".." / "//" make two spellings of one place. */
+static bool config_path_valid(const char *s)
+{
+	size_t len = strlen(s);
+
+	if (len < 1 || len > HOSTCONFIG_PATH_MAX || s[0] != '/' || sbx_has_control(s, len))
+		return false;
+	if (len == 1)
+		return true;
+	for (const char *p = s + 1;;) {
+		const char *slash = strchr(p, '/');
+		size_t n = slash ? (size_t)(slash - p) : strlen(p);
+
+		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return false;
+		if (!slash)
+			return true;
+		p = slash + 1;
+	}
+}
+
+static int get_path(const struct sbx_jctx *c, const json_t *root, const char *key, char **out)
+{
+	const json_t *v = json_object_get(root, key);
+
+	if (!v)
+		return 0;
+	if (sbx_json_string(c, key, v, HOSTCONFIG_PATH_MAX, NULL) < 0)
+		return -1;
+	if (!config_path_valid(json_string_value(v)))
+		return sbx_json_expected(c, key, v, "an absolute path in normal form");
+	*out = sbx_xstrdup(json_string_value(v));
+	return 0;
+}
+
+int sbx_hostconfig_parse(struct sbx_hostconfig *cfg, const char *source, const char *data,
+			 size_t len, struct sbx_error *err)
+{
+	struct sbx_jctx c = { .source = source, .code = SBX_EXIT_UNAVAILABLE, .err = err };
+	_cleanup_json_ json_t *root = NULL;
+	const json_t *v;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->file = sbx_xstrdup(source);
+	root = sbx_json_parse(&c, data, len);
+	if (!root)
+		goto fail;
+	if (sbx_json_check_keys(&c, "", root, config_keys) < 0 ||
+	    get_path(&c, root, "store", &cfg->store) < 0 ||
+	    get_path(&c, root, "policy", &cfg->policy) < 0 ||
+	    get_path(&c, root, "signing_key", &cfg->signing_key) < 0 ||
+	    get_path(&c, root, "state_dir", &cfg->state_dir) < 0 ||
+	    get_path(&c, root, "cgroup_parent", &cfg->cgroup_parent) < 0)
+		goto fail;
+	/* Bounds only against nonsense; the admission code decides what a
+	 * budget means on this machine. */
+	if ((v = json_object_get(root, "max_concurrent")) &&
+	    sbx_json_uint(&c, "max_concurrent", v, 1, 4096, &cfg->max_concurrent) < 0)
+		goto fail;
+	if ((v = json_object_get(root, "memory_budget_mib")) &&
+	    sbx_json_uint(&c, "memory_budget_mib", v, 1, 1u << 30, &cfg->memory_budget_mib) < 0)
+		goto fail;
+	return 0;
+fail:
+	sbx_hostconfig_free(cfg);
+	return -1;
+}
+
+int sbx_hostconfig_load(struct sbx_hostconfig *cfg, const char *path, struct sbx_error *err)
+{
+	static const char default_file[] = SYSCONFDIR "/sbx/sbx.json";
+	_cleanup_free_ char *data = NULL;
+	const char *env = getenv("SBX_CONFIG");
+	struct stat st;
+	size_t len = 0;
+
+	memset(cfg, 0, sizeof(*cfg));
+	if (!path && env && *env)
+		path = env;
+	if (!path) {
+		/* The system file is optional, but one that exists and cannot
+		 * be read is an error, not a silent fall back to defaults. */
+		if (lstat(default_file, &st) < 0 && errno == ENOENT)
+			return 0;
+		path = default_file;
+	}
+	if (sbx_json_read(path, HOSTCONFIG_MAX_BYTES, SBX_EXIT_UNAVAILABLE, &data, &len, err) < 0)
+		return -1;
+	return sbx_hostconfig_parse(cfg, path, data, len, err);
+}
+
+void sbx_hostconfig_free(struct sbx_hostconfig *cfg)
+{
+	if (!cfg)
+		return;
+	free(cfg->file);
+	free(cfg->store);
+	free(cfg->policy);
+	free(cfg->signing_key);
+	free(cfg->state_dir);
+	free(cfg->cgroup_parent);
+	memset(cfg, 0, sizeof(*cfg));
+}

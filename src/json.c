@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "json.h"
+
+int sbx_json_read(const char *path, size_t max, int code, char **data, size_t *len,
+		  struct sbx_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	bool is_stdin = strcmp(path, "-") == 0;
+	struct stat st;
+	ssize_t n;
+
+	if (is_stdin) {
+		fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+	} else {
+		/* O_NONBLOCK so that a FIFO without a writer cannot hang us
+		 * before the type check below rejects it. */
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	}
+	if (fd < 0)
+		return sbx_error_set(err, code, errno, "%s: cannot open", is_stdin ? "<stdin>" : path);
+	if (fstat(fd, &st) < 0)
+		return sbx_error_set(err, code, errno, "%s: cannot stat", path);
+	if (!is_stdin) {
+		if (!S_ISREG(st.st_mode))
+			return sbx_error_set(err, code, 0, "%s: not a regular file", path);
+		/* Refuse before reading anything when the size is known. */
+		if ((uint64_t)st.st_size > max)
+			return sbx_error_set(err, code, 0,
+					     "%s: file is %jd bytes, more than the %zu allowed", path,
+					     (intmax_t)st.st_size, max);
+		if (fcntl(fd, F_SETFL, 0) < 0)
+			return sbx_error_set(err, code, errno, "%s: cannot read", path);
+	}
+
+	/* One byte more than allowed tells "exactly max" from "too big"
+	 * without trusting st_size (stdin, or a file growing under us). */
+	buf = sbx_xmalloc(max + 2);
+	n = sbx_read_all(fd, buf, max + 1);
+	if (n < 0)
+		return sbx_error_set(err, code, errno, "%s: cannot read", is_stdin ? "<stdin>" : path);
+	if ((size_t)n > max)
+		return sbx_error_set(err, code, 0, "%s: more than the %zu bytes allowed",
+				     is_stdin ? "<stdin>" : path, max);
+	buf[n] = '\0';
+	*data = TAKE_PTR(buf);
+	*len = (size_t)n;
+	return 0;
+}
+
+void sbx_json_escape(const char *s, char *out, size_t len)
+{
+	static const char ellipsis[] = "...";
+	size_t o = 0, i = 0;
+
+	if (len == 0)
+		return;
+	while (s[i]) {
+		unsigned char ch = (unsigned char)s[i];
+		char piece[8];
+		size_t plen, clen = 1;
+
+		if (ch < 0x20 || ch == 0x7f) {
+			snprintf(piece, sizeof(piece), "\\x%02x", ch);
+		} else if (ch == '"' || ch == '\\') {
+			piece[0] = '\\';
+			piece[1] = (char)ch;
+			piece[2] = '\0';
+		} else {
+			/* Keep a UTF-8 sequence whole so truncation never
+			 * leaves half a character. */
+			while (clen < 4 && ((unsigned char)s[i + clen] & 0xc0) == 0x80)
+				clen++;
+			memcpy(piece, s + i, clen);
+			piece[clen] = '\0';
+		}
+		plen = strlen(piece);
+		if (o + plen + sizeof(ellipsis) > len) {
+			if (o + sizeof(ellipsis) <= len) {
+				memcpy(out + o, ellipsis, sizeof(ellipsis));
+				return;
+			}
+			break;
+		}
+		memcpy(out + o, piece, plen);
+		o += plen;
+		i += clen;
+	}
+	out[o] = '\0';
+}
+
+static bool plain_key(const char *k)
+{
+	if (!((*k >= 'A' && *k <= 'Z') || (*k >= 'a' && *k <= 'z') || *k == '_'))
+		return false;
+	for (k++; *k; k++)
+		if (!((*k >= 'A' && *k <= 'Z') || (*k >= 'a' && *k <= 'z') ||
+		      (*k >= '0' && *k <= '9') || *k == '_'))
+			return false;
+	return true;
+}
+
+void sbx_json_path_key(char out[SBX_JSON_PATH_MAX], const char *parent, const char *key)
+{
+	const char *dot = parent && *parent ? "." : "";
+	char esc[80];
+
+	if (!parent)
+		parent = "";
+	if (plain_key(key) && strlen(key) < 80) {
+		snprintf(out, SBX_JSON_PATH_MAX, "%s%s%s", parent, dot, key);
+		return;
+	}
+	sbx_json_escape(key, esc, sizeof(esc));
+	snprintf(out, SBX_JSON_PATH_MAX, "%s[\"%s\"]", parent, esc);
+}
+
+void sbx_json_path_index(char out[SBX_JSON_PATH_MAX], const char *parent, size_t i)
+{
+	snprintf(out, SBX_JSON_PATH_MAX, "%s[%zu]", parent ? parent : "", i);
+}
+
+void sbx_json_describe(const json_t *v, char *out, size_t len)
+{
+	char esc[64];
+
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		sbx_json_escape(json_string_value(v), esc, sizeof(esc));
+		snprintf(out, len, "\"%s\"", esc);
+		break;
+	case JSON_INTEGER:
+		snprintf(out, len, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		break;
+	case JSON_REAL: {
+		/* Keep a visible fraction so "1.0" does not read as 1. */
+		double d = json_real_value(v);
+		if (d == (double)(long long)d && d > -1e15 && d < 1e15)
+			snprintf(out, len, "%.1f", d);
+		else
+			snprintf(out, len, "%g", d);
+		break;
+	}
+	case JSON_TRUE:
+		snprintf(out, len, "true");
+		break;
+	case JSON_FALSE:
+		snprintf(out, len, "false");
+		break;
+	case JSON_NULL:
+		snprintf(out, len, "null");
+		break;
+	case JSON_ARRAY:
+		snprintf(out, len, "an array");
+		break;
+	case JSON_OBJECT:
+		snprintf(out, len, "an object");
+		break;
+	}
+}
+
+static const char *shown_path(const char *path)
+{
+	return path && *path ? path : "(top level)";
+}
+
+int sbx_json_error(const struct sbx_jctx *c, const char *path, const char *fmt, ...)
+{
+	char what[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return sbx_error_set(c->err, c->code, 0, "%s: %s: %s", c->source, shown_path(path), what);
+}
+
+int sbx_json_expected(const struct sbx_jctx *c, const char *path, const json_t *v,
+		      const char *what)
+{
+	char got[96];
+
+	sbx_json_describe(v, got, sizeof(got));
+	return sbx_json_error(c, path, "expected %s, got %s", what, got);
+}
+
+json_t *sbx_json_parse(const struct sbx_jctx *c, const char *data, size_t len)
+{
+	json_error_t jerr;
+	char text[sizeof(jerr.text) * 4 + 4];
+	json_t *root;
+
+	/* Duplicate keys are an error, not "last one wins": a reviewer
+	 * reading the first "memory_mib" must see what runs.  NUL inside
+	 * strings stays rejected (no JSON_ALLOW_NUL), so every string is a
+	 * C string. */
+	root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (root)
+		return root;
+	sbx_json_escape(jerr.text, text, sizeof(text));
+	sbx_error_set(c->err, c->code, 0, "%s: line %d column %d: %s", c->source, jerr.line,
+		      jerr.column, text);
+	return NULL;
+}
+
+int sbx_json_check_keys(const struct sbx_jctx *c, const char *path, const json_t *v,
+			const char *const *known)
+{
+	const char *key;
+	json_t *val;
+
+	if (sbx_json_object(c, path, v) < 0)
+		return -1;
+	json_object_foreach((json_t *)v, key, val) {
+		bool ok = false;
+		for (const char *const *k = known; *k; k++)
+			if (strcmp(*k, key) == 0) {
+				ok = true;
+				break;
+			}
+		if (!ok) {
+			char p[SBX_JSON_PATH_MAX];
+			sbx_json_path_key(p, path, key);
+			return sbx_json_error(c, p, "unknown key");
+		}
+	}
+	return 0;
+}
+
+int sbx_json_object(const struct sbx_jctx *c, const char *path, const json_t *v)
+{
+	return json_is_object(v) ? 0 : sbx_json_expected(c, path, v, "an object");
+}
+
+int sbx_json_array(const struct sbx_jctx *c, const char *path, const json_t *v, size_t max)
+{
+	if (!json_is_array(v))
+		return sbx_json_expected(c, path, v, "an array");
+	if (json_array_size(v) > max)
+		return sbx_json_error(c, path, "expected at most %zu entries, got %zu", max,
+				      json_array_size(v));
+	return 0;
+}
+
+int sbx_json_string(const struct sbx_jctx *c, const char *path, const json_t *v, size_t max_len,
+		    char **out)
+{
+	if (!json_is_string(v))
+		return sbx_json_expected(c, path, v, "a string");
+	if (json_string_length(v) > max_len)
+		return sbx_json_error(c, path, "expected a string of at most %zu bytes, got %zu bytes",
+				      max_len, json_string_length(v));
+	if (out)
+		*out = sbx_xstrdup(json_string_value(v));
+	return 0;
+}
+
+int sbx_json_bool(const struct sbx_jctx *c, const char *path, const json_t *v, bool *out)
+{
+	if (!json_is_boolean(v))
+		return sbx_json_expected(c, path, v, "true or false");
+	*out = json_is_true(v);
+	return 0;
+}
+
+int sbx_json_uint(const struct sbx_jctx *c, const char *path, const json_t *v, uint64_t min,
+		  uint64_t max, uint64_t *out)
+{
+	char what[96];
+	json_int_t i;
+
+	if (min == 1)
+		snprintf(what, sizeof(what), "a positive integer");
+	else if (min == 0)
+		snprintf(what, sizeof(what), "a non-negative integer");
+	else
+		snprintf(what, sizeof(what), "an integer of at least %" PRIu64, min);
+	/* json_is_integer() is false for reals, so 1.0 is refused here. */
+	if (!json_is_integer(v))
+		return sbx_json_expected(c, path, v, what);
+	i = json_integer_value(v);
+	if (i < 0 || (uint64_t)i < min)
+		return sbx_json_expected(c, path, v, what);
+	if ((uint64_t)i > max) {
+		size_t n = strlen(what);
+		snprintf(what + n, sizeof(what) - n, " of at most %" PRIu64, max);
+		return sbx_json_expected(c, path, v, what);
+	}
+	*out = (uint64_t)i;
+	return 0;
+}
+
+int sbx_json_u64(const struct sbx_jctx *c, const char *path, const json_t *v, uint64_t *out)
+{
+	static const char what[] = "a non-negative integer or a string \"0x...\"";
+	const char *s, *p;
+	uint64_t r = 0;
+	bool hex;
+
+	if (json_is_integer(v)) {
+		if (json_integer_value(v) < 0)
+			return sbx_json_expected(c, path, v, what);
+		*out = (uint64_t)json_integer_value(v);
+		return 0;
+	}
+	if (!json_is_string(v))
+		return sbx_json_expected(c, path, v, what);
+	/* Parsed by hand: strtoull accepts signs, spaces and locale quirks. */
+	s = json_string_value(v);
+	hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+	p = hex ? s + 2 : s;
+	if (!*p || strlen(p) > (hex ? 16u : 20u))
+		return sbx_json_expected(c, path, v, what);
+	for (; *p; p++) {
+		unsigned d;
+		if (*p >= '0' && *p <= '9')
+			d = (unsigned)(*p - '0');
+		else if (hex && *p >= 'a' && *p <= 'f')
+			d = (unsigned)(*p - 'a' + 10);
+		else if (hex && *p >= 'A' && *p <= 'F')
+			d = (unsigned)(*p - 'A' + 10);
+		else
+			return sbx_json_expected(c, path, v, what);
+		if (!hex && r > (UINT64_MAX - d) / 10)
+			return sbx_json_expected(c, path, v, what);
+		r = hex ? (r << 4) | d : r * 10 + d;
+	}
+	*out = r;
+	return 0;
+}
+
+int sbx_json_strv(const struct sbx_jctx *c, const char *path, const json_t *v, size_t max_items,
+		  size_t max_len, bool (*valid)(const char *), const char *what, bool unique,
+		  char ***out)
+{
+	_cleanup_strv_free_ char **r = NULL;
+	size_t n;
+
+	if (sbx_json_array(c, path, v, max_items) < 0)
+		return -1;
+	n = json_array_size(v);
+	r = sbx_xcalloc(n + 1, sizeof(char *));
+	for (size_t i = 0; i < n; i++) {
+		const json_t *e = json_array_get(v, i);
+		char p[SBX_JSON_PATH_MAX];
+
+		sbx_json_path_index(p, path, i);
+		if (sbx_json_string(c, p, e, max_len, &r[i]) < 0)
+			return -1;
+		if (valid && !valid(r[i]))
+			return sbx_json_expected(c, p, e, what);
+		if (unique)
+			for (size_t k = 0; k < i; k++)
+				if (strcmp(r[k], r[i]) == 0)
+					return sbx_json_error(c, p, "duplicate entry (same as [%zu])", k);
+	}
+	*out = TAKE_PTR(r);
+	return 0;
+}
+
+const json_t *sbx_json_required(const struct sbx_jctx *c, const char *path, const json_t *obj,
+				const char *key)
+{
+	const json_t *v = json_object_get(obj, key);
+	char p[SBX_JSON_PATH_MAX];
+
+	if (!v) {
+		sbx_json_path_key(p, path, key);
+		sbx_json_error(c, p, "missing required key");
+	}
+	return v;
+}

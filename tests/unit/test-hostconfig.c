@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-hostconfig.c - the host configuration (SPEC §9): every key
+ * optional, unknown keys and bad values are 69 naming file and key.
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include <fcntl.h>
+
+#include "hostconfig.h"
+
+struct cfg_case {
+	const char *name;
+	const char *json;
+	const char *message; /* NULL: valid */
+};
+
+static const struct cfg_case cases[] = {
+	{ "empty object", "{}", NULL },
+	{ "spec example",
+	  "{\"store\":\"/var/lib/sbx/store\",\"policy\":\"/etc/sbx/policy\","
+	  "\"signing_key\":\"/etc/sbx/signing.key\",\"state_dir\":\"/run/sbx\","
+	  "\"cgroup_parent\":\"/sys/fs/cgroup/sbx.slice\",\"max_concurrent\":8,"
+	  "\"memory_budget_mib\":16384}",
+	  NULL },
+	{ "not json", "{\"store\":", "sbx.json: line 1 column" },
+	{ "array", "[]", "sbx.json: (top level): expected an object" },
+	{ "unknown key", "{\"stor\":\"/x\"}", "sbx.json: stor: unknown key" },
+	{ "principal is not config", "{\"principal\":\"alice\"}", "sbx.json: principal: unknown key" },
+	{ "duplicate key", "{\"store\":\"/a\",\"store\":\"/b\"}", "sbx.json: line 1 column" },
+	{ "relative store", "{\"store\":\"var/store\"}",
+	  "sbx.json: store: expected an absolute path in normal form, got \"var/store\"" },
+	{ "dotdot policy", "{\"policy\":\"/etc/../tmp\"}", "sbx.json: policy: expected an absolute path" },
+	{ "trailing slash", "{\"state_dir\":\"/run/sbx/\"}", "sbx.json: state_dir: expected an absolute path" },
+	{ "number path", "{\"signing_key\":1}", "sbx.json: signing_key: expected a string, got 1" },
+	{ "zero concurrency", "{\"max_concurrent\":0}",
+	  "sbx.json: max_concurrent: expected a positive integer, got 0" },
+	{ "string budget", "{\"memory_budget_mib\":\"16G\"}",
+	  "sbx.json: memory_budget_mib: expected a positive integer, got \"16G\"" },
+	{ "real budget", "{\"memory_budget_mib\":1.5}", "sbx.json: memory_budget_mib: expected a positive integer, got 1.5" },
+	{ "huge concurrency", "{\"max_concurrent\":100000}",
+	  "sbx.json: max_concurrent: expected a positive integer of at most 4096" },
+	{ "control char", "{\"store\":\"/a\\u001b[31m\"}", "sbx.json: store: expected an absolute path in normal form, got \"/a\\x1b[31m\"" },
+};
+
+static void test_table(void **state)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct sbx_hostconfig cfg;
+		struct sbx_error err = { 0 };
+		int r = sbx_hostconfig_parse(&cfg, "sbx.json", cases[i].json, strlen(cases[i].json), &err);
+
+		if (!cases[i].message) {
+			if (r != 0)
+				fail_msg("%s: %s", cases[i].name, err.msg);
+		} else {
+			if (r == 0)
+				fail_msg("%s: accepted", cases[i].name);
+			if (err.code != SBX_EXIT_UNAVAILABLE)
+				fail_msg("%s: exit %d", cases[i].name, err.code);
+			if (strncmp(err.msg, cases[i].message, strlen(cases[i].message)) != 0)
+				fail_msg("%s: \"%s\" does not start \"%s\"", cases[i].name, err.msg,
+					 cases[i].message);
+			assert_null(cfg.store);
+		}
+		sbx_hostconfig_free(&cfg);
+	}
+}
+
+static void test_values(void **state)
+{
+	struct sbx_hostconfig cfg;
+	struct sbx_error err = { 0 };
+
+	assert_int_equal(sbx_hostconfig_parse(&cfg, "c.json", cases[1].json, strlen(cases[1].json), &err), 0);
+	assert_string_equal(cfg.file, "c.json");
+	assert_string_equal(cfg.store, "/var/lib/sbx/store");
+	assert_string_equal(cfg.policy, "/etc/sbx/policy");
+	assert_string_equal(cfg.signing_key, "/etc/sbx/signing.key");
+	assert_string_equal(cfg.state_dir, "/run/sbx");
+	assert_string_equal(cfg.cgroup_parent, "/sys/fs/cgroup/sbx.slice");
+	assert_int_equal(cfg.max_concurrent, 8);
+	assert_int_equal(cfg.memory_budget_mib, 16384);
+	sbx_hostconfig_free(&cfg);
+
+	assert_int_equal(sbx_hostconfig_parse(&cfg, "c.json", "{}", 2, &err), 0);
+	assert_null(cfg.store);
+	assert_int_equal(cfg.max_concurrent, 0);
+	sbx_hostconfig_free(&cfg);
+}
+
+static void test_load(void **state)
+{
+	char dir[] = "/tmp/sbx-test-config-XXXXXX";
+	_cleanup_free_ char *path = NULL, *missing = NULL;
+	struct sbx_hostconfig cfg;
+	struct sbx_error err = { 0 };
+	int fd;
+
+	assert_non_null(mkdtemp(dir));
+	path = sbx_xasprintf("%s/sbx.json", dir);
+	missing = sbx_xasprintf("%s/nope.json", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "{\"max_concurrent\":3}", 20), 20);
+	close(fd);
+
+	/* Explicit path. */
+	assert_int_equal(sbx_hostconfig_load(&cfg, path, &err), 0);
+	assert_string_equal(cfg.file, path);
+	assert_int_equal(cfg.max_concurrent, 3);
+	sbx_hostconfig_free(&cfg);
+
+	/* $SBX_CONFIG when no path is given. */
+	setenv("SBX_CONFIG", path, 1);
+	assert_int_equal(sbx_hostconfig_load(&cfg, NULL, &err), 0);
+	assert_int_equal(cfg.max_concurrent, 3);
+	sbx_hostconfig_free(&cfg);
+
+	/* An explicitly named file that is missing is an error, not defaults. */
+	setenv("SBX_CONFIG", missing, 1);
+	assert_int_equal(sbx_hostconfig_load(&cfg, NULL, &err), -1);
+	assert_int_equal(err.code, SBX_EXIT_UNAVAILABLE);
+	assert_non_null(strstr(err.msg, missing));
+	unsetenv("SBX_CONFIG");
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(sbx_hostconfig_load(&cfg, missing, &err), -1);
+	assert_int_equal(err.errnum, ENOENT);
+
+	/* A bad value in a real file names the file. */
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	assert_int_equal(write(fd, "{\"bogus\":1}", 11), 11);
+	close(fd);
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(sbx_hostconfig_load(&cfg, path, &err), -1);
+	assert_non_null(strstr(err.msg, "sbx.json: bogus: unknown key"));
+
+	unlink(path);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_load),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
