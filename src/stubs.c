@@ -35,13 +35,3 @@ int sbx_cmd_keygen(const struct sbx_common_opts *o, const char *out)
 {
 	return not_yet("keygen");
 }
-
-int sbx_cmd_cancel(const struct sbx_common_opts *o, const char *run_id)
-{
-	return not_yet("cancel");
-}
-
-int sbx_cmd_gc(const struct sbx_common_opts *o)
-{
-	return not_yet("gc");
-}

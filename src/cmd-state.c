@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * cmd-state.c - `sbx gc` and `sbx cancel RUN_ID`: find the state directory
+ * through the host configuration, then hand over to state.c / gc.c.
+ */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "cli.h"
+#include "hostconfig.h"
+#include "state.h"
+
+static int state_dir_from_config(const struct sbx_common_opts *o, char **dir,
+				 struct sbx_error *err)
+{
+	struct sbx_hostconfig cfg = { 0 };
+	int r;
+
+	if (sbx_hostconfig_load(&cfg, o->config, err) < 0)
+		return -1;
+	r = sbx_state_dir(cfg.state_dir, dir, err);
+	sbx_hostconfig_free(&cfg);
+	return r;
+}
+
+int sbx_cmd_gc(const struct sbx_common_opts *o)
+{
+	struct sbx_error err = { 0 };
+	_cleanup_free_ char *dir = NULL;
+	unsigned reaped = 0;
+
+	if (state_dir_from_config(o, &dir, &err) < 0 || sbx_state_gc(dir, &reaped, &err) < 0) {
+		sbx_error_print(&err);
+		return err.code;
+	}
+	if (o->verbosity >= 0)
+		fprintf(stderr, "sbx: gc: reaped %u run%s\n", reaped, reaped == 1 ? "" : "s");
+	return SBX_EXIT_OK;
+}
+
+int sbx_cmd_cancel(const struct sbx_common_opts *o, const char *run_id)
+{
+	struct sbx_error err = { 0 };
+	_cleanup_free_ char *dir = NULL;
+
+	/* A malformed id is a usage error before any configuration is read. */
+	if (!sbx_run_id_valid(run_id)) {
+		sbx_warn("cancel: malformed run id (expected 32 lowercase hex digits)");
+		return SBX_EXIT_USAGE;
+	}
+	if (state_dir_from_config(o, &dir, &err) < 0 || sbx_state_cancel(dir, run_id, &err) < 0) {
+		sbx_error_print(&err);
+		return err.code;
+	}
+	if (o->verbosity > 0)
+		fprintf(stderr, "sbx: cancel: %s: signalled\n", run_id);
+	return SBX_EXIT_OK;
+}
