@@ -30,19 +30,6 @@
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct archive *, archive_read_free)
 
-void sbx_archive_limits_default(struct sbx_archive_limits *lim, uint64_t max_bytes)
-{
-	*lim = (struct sbx_archive_limits){
-		.max_entries = SBX_ARCHIVE_MAX_ENTRIES,
-		.max_entry_bytes = max_bytes,
-		.max_total_bytes = max_bytes,
-		.max_ratio = SBX_ARCHIVE_MAX_RATIO,
-		.max_depth = SBX_ARCHIVE_MAX_DEPTH,
-		.max_name = SBX_ARCHIVE_MAX_NAME,
-		.max_path = SBX_ARCHIVE_MAX_PATH,
-	};
-}
-
 /* Printable ASCII stays, everything else becomes \xNN, so a hostile name
  * cannot break the one-line message it ends up in. */
 static void escape_name(const char *s, char *out, size_t len)

@@ -57,8 +57,20 @@ struct sbx_archive_report {
 	char reason[512];  /* why */
 };
 
-/* The defaults above, with @max_bytes for both byte caps. */
-void sbx_archive_limits_default(struct sbx_archive_limits *lim, uint64_t max_bytes);
+/* The defaults above, with @max_bytes for both byte caps.  Inline because
+ * store.c (in libsbx, without libarchive) needs it too. */
+static inline void sbx_archive_limits_default(struct sbx_archive_limits *lim, uint64_t max_bytes)
+{
+	*lim = (struct sbx_archive_limits){
+		.max_entries = SBX_ARCHIVE_MAX_ENTRIES,
+		.max_entry_bytes = max_bytes,
+		.max_total_bytes = max_bytes,
+		.max_ratio = SBX_ARCHIVE_MAX_RATIO,
+		.max_depth = SBX_ARCHIVE_MAX_DEPTH,
+		.max_name = SBX_ARCHIVE_MAX_NAME,
+		.max_path = SBX_ARCHIVE_MAX_PATH,
+	};
+}
 
 /*
  * sbx_archive_check() - pass 1: validate every entry of the archive on @fd

@@ -9,7 +9,9 @@
  *   fd 3   the destination directory
  *   fd 1   one status line: "ok ENTRIES BYTES", "refused REASON" or
  *          "error REASON"
- *   argv   the limits, --max-entries N --max-entry-bytes N ...
+ *   argv   the limits, --max-entries N --max-entry-bytes N ...; or
+ *          --probe: confine, then report that reads outside fd 3,
+ *          sockets and exec are denied ("probe ..." line)
  *   exit   0 extracted, 77 refused, 69 could not confine itself,
  *          70 anything else
  *
@@ -32,6 +34,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "sbx-archive.h"
@@ -65,6 +68,8 @@ struct ruleset_attr {
 };
 
 enum { EXIT_CONFINE = SBX_EXIT_UNAVAILABLE };
+
+static int landlock_abi; /* 0 when not applied (--sandboxed only) */
 
 static int status(int code, const char *word, const char *text)
 {
@@ -198,7 +203,7 @@ static int confine_seccomp(char *why, size_t why_len)
 	return 0;
 }
 
-static int confine(bool sandboxed, char *why, size_t why_len)
+static int confine(bool sandboxed, bool probe, char *why, size_t why_len)
 {
 	struct rlimit no_core = { 0, 0 }, few_files = { 32, 32 };
 	struct stat st;
@@ -217,7 +222,7 @@ static int confine(bool sandboxed, char *why, size_t why_len)
 		snprintf(why, why_len, "close_range: %s", strerror(errno));
 		return -1;
 	}
-	if (fstat(0, &st) < 0 || !S_ISREG(st.st_mode)) {
+	if (!probe && (fstat(0, &st) < 0 || !S_ISREG(st.st_mode))) {
 		snprintf(why, why_len, "fd 0 is not a regular file");
 		return -1;
 	}
@@ -230,9 +235,38 @@ static int confine(bool sandboxed, char *why, size_t why_len)
 		snprintf(why, why_len, "setrlimit: %s", strerror(errno));
 		return -1;
 	}
-	if (confine_landlock(sandboxed, why, why_len) < 0)
+	landlock_abi = confine_landlock(sandboxed, why, why_len);
+	if (landlock_abi < 0)
 		return -1;
 	return confine_seccomp(why, why_len);
+}
+
+/*
+ * --probe: after confining, try what an exploited parser would try and
+ * report whether each was stopped.  For tests and for `sbx check`; exits
+ * 0 only when everything was denied.
+ */
+static int probe(void)
+{
+	char *argv[] = { (char *)"/bin/true", NULL }, *envp[] = { NULL };
+	char text[256];
+	int fd, sock, denied = 0;
+	bool read_ok, sock_ok, exec_ok;
+
+	fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
+	read_ok = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	sock_ok = sock >= 0;
+	if (sock >= 0)
+		close(sock);
+	execve(argv[0], argv, envp); /* returns only when denied */
+	exec_ok = false;
+	denied = !read_ok + !sock_ok + !exec_ok;
+	snprintf(text, sizeof(text), "landlock=%d read-outside=%s socket=%s exec=denied",
+		 landlock_abi, read_ok ? "allowed" : "denied", sock_ok ? "allowed" : "denied");
+	return status(denied == 3 ? SBX_EXIT_OK : SBX_EXIT_SOFTWARE, "probe", text);
 }
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -261,11 +295,12 @@ int main(int argc, char **argv)
 		{ "max-name", required_argument, NULL, 'l' },
 		{ "max-path", required_argument, NULL, 'p' },
 		{ "sandboxed", no_argument, NULL, 's' },
+		{ "probe", no_argument, NULL, 'P' },
 		{ 0 },
 	};
 	struct sbx_archive_limits lim;
 	struct sbx_archive_report rep;
-	bool sandboxed = false;
+	bool sandboxed = false, want_probe = false;
 	char text[1024];
 	int c;
 
@@ -282,6 +317,7 @@ int main(int argc, char **argv)
 		case 'l': slot = &lim.max_name; break;
 		case 'p': slot = &lim.max_path; break;
 		case 's': sandboxed = true; continue;
+		case 'P': want_probe = true; continue;
 		default: return status(SBX_EXIT_SOFTWARE, "error", "usage: bad option");
 		}
 		if (parse_u64(optarg, slot) < 0)
@@ -290,8 +326,10 @@ int main(int argc, char **argv)
 	if (optind != argc)
 		return status(SBX_EXIT_SOFTWARE, "error", "usage: unexpected argument");
 
-	if (confine(sandboxed, text, sizeof(text)) < 0)
+	if (confine(sandboxed, want_probe, text, sizeof(text)) < 0)
 		return status(EXIT_CONFINE, "error", text);
+	if (want_probe)
+		return probe();
 
 	if (sbx_archive_check(0, &lim, &rep) < 0 || sbx_archive_extract(0, 3, &lim, &rep) < 0)
 		return status(rep.code, rep.code == SBX_EXIT_REFUSED ? "refused" : "error",
