@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * sign.h - Ed25519 keys and signatures (OpenSSL EVP), and the signed
+ * manifest line (SPEC §7).
+ *
+ * Keys are files: the private key as PKCS#8 PEM, mode 0600, and beside it
+ * FILE.pub, the SubjectPublicKeyInfo PEM, mode 0644 - both readable by
+ * `openssl pkey`.  A key is named by its key_id, "sha256:" followed by the
+ * lowercase hex SHA-256 of the 32 raw public key bytes (RFC 8032 encoding),
+ * i.e. `openssl pkey -pubin -in FILE.pub -outform DER | tail -c 32 |
+ * sha256sum`.
+ *
+ * Permissions of a private key file (decided here, documented in sbx(1)):
+ * it must be a regular file that is neither readable nor writable by
+ * others and not writable by its group; otherwise loading it is refused
+ * (69) with a chmod hint, as a key others could read signs nothing.  A
+ * group-readable key only draws a warning: a service key shared with a
+ * group (root:sbx 0640) is a deliberate deployment.
+ */
+#ifndef SBX_SIGN_H
+#define SBX_SIGN_H
+
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(EVP_PKEY *, EVP_PKEY_free)
+#define _cleanup_pkey_ _cleanup_(EVP_PKEY_freep)
+
+/* "sha256:" + 64 hex digits + NUL */
+#define SBX_KEY_ID_LEN 72
+/* Base64 of a 64-byte Ed25519 signature, with padding. */
+#define SBX_SIG_B64_LEN 88
+
+/**
+ * sbx_sign_keygen() - create a new Ed25519 key at @path and @path.pub.
+ *
+ * Neither file is ever overwritten: each is written to a temporary file in
+ * the same directory (created O_EXCL, mode 0600) and then hard-linked into
+ * place, which fails on any existing name, symlinks included, and means a
+ * concurrent reader never sees a half-written key.  The directory must
+ * exist.
+ *
+ * Return: 0, or -1 with SBX_EXIT_UNAVAILABLE naming the file (errnum EEXIST
+ * when one of them exists), or SBX_EXIT_SOFTWARE when OpenSSL fails.
+ */
+int sbx_sign_keygen(const char *path, struct sbx_error *err);
+
+/**
+ * sbx_sign_load_key() - load the Ed25519 private key at @path (PKCS#8 or
+ * any PEM private key OpenSSL reads; encrypted keys are refused, never
+ * prompted for).  Permissions as described at the top of this file.
+ * Return: 0 with *@key owned by the caller, or -1 with SBX_EXIT_UNAVAILABLE
+ * naming @path (errnum ENOENT when it does not exist).
+ */
+int sbx_sign_load_key(const char *path, EVP_PKEY **key, struct sbx_error *err);
+
+/**
+ * sbx_sign_load_pubkey() - load an Ed25519 public key (SubjectPublicKeyInfo
+ * PEM) from @path.
+ * Return: 0 with *@key owned by the caller, or -1 with SBX_EXIT_UNAVAILABLE.
+ */
+int sbx_sign_load_pubkey(const char *path, EVP_PKEY **key, struct sbx_error *err);
+
+/**
+ * sbx_sign_default_path() - the per-user key path,
+ * $XDG_CONFIG_HOME/sbx/signing.key, with ~/.config when XDG_CONFIG_HOME is
+ * unset, empty or relative (as the XDG base directory spec says).
+ * @create_dirs: also create its missing directories, mode 0700.
+ * Return: 0 with *@path owned by the caller, or -1 with
+ * SBX_EXIT_UNAVAILABLE when no home directory is known or a directory
+ * cannot be created.
+ */
+int sbx_sign_default_path(bool create_dirs, char **path, struct sbx_error *err);
+
+/**
+ * sbx_sign_default_key() - the signing key of a run: @explicit_path (--key)
+ * if given, else @config_path (the host config's signing_key) if given,
+ * else the per-user key, which is created on first use (directories mode
+ * 0700) with one notice on stderr:
+ * "sbx: created signing key <path> (public key <path>.pub)".
+ * Explicit and configured keys are never created.
+ * Return: 0 with *@key owned by the caller, or -1 (SBX_EXIT_UNAVAILABLE for
+ * file problems).
+ */
+int sbx_sign_default_key(const char *explicit_path, const char *config_path, EVP_PKEY **key,
+			 struct sbx_error *err);
+
+/**
+ * sbx_sign_key_id() - "sha256:<hex>" of @key's raw public key into @out.
+ * @key may be a private or a public Ed25519 key.
+ * Return: 0, or -1 when @key has no raw Ed25519 public key.
+ */
+int sbx_sign_key_id(EVP_PKEY *key, char out[SBX_KEY_ID_LEN]);
+
+/**
+ * sbx_sign_bytes() - Ed25519 signature of @len bytes at @msg, as standard
+ * base64 with padding (88 characters).
+ * Return: 0 with *@b64 owned by the caller, or -1 with SBX_EXIT_SOFTWARE.
+ */
+int sbx_sign_bytes(EVP_PKEY *key, const void *msg, size_t len, char **b64,
+		   struct sbx_error *err);
+
+/**
+ * sbx_sign_verify_bytes() - check the base64 signature @b64 of @len bytes
+ * at @msg with @key (public or private).  Only the canonical encoding of a
+ * 64-byte signature is accepted, so a signature has one spelling.
+ * Return: 0 when it verifies, or -1 with SBX_EXIT_FAILED saying why
+ * (malformed, does not verify), SBX_EXIT_SOFTWARE when OpenSSL fails.
+ */
+int sbx_sign_verify_bytes(EVP_PKEY *key, const void *msg, size_t len, const char *b64,
+			  struct sbx_error *err);
+
+/**
+ * sbx_manifest_finish() - sign @manifest and render its final line.
+ * @manifest: a JSON object, changed in place: any "signature" member is
+ *            replaced, and any string that is not clean (control
+ *            characters, DEL, invalid UTF-8) is cleaned with
+ *            sbx_canonjson_clean_string() without truncation, so that a
+ *            builder's slip costs a U+FFFD, never the manifest.
+ * @key: the private key.
+ * @line: on success the canonical manifest with its signature, followed by
+ *        "\n" and a NUL, owned by the caller.
+ * @len: its length including the "\n".
+ *
+ * The signature is Ed25519 over the canonical bytes of @manifest without
+ * "signature"; then "signature" = {"alg":"ed25519","key_id":...,"value":...}
+ * is added and the whole canonicalized again.
+ * Return: 0, or -1 with SBX_EXIT_SOFTWARE: a real number, an integer past
+ * 2^53-1, or an object key that jq would print or order differently from
+ * RFC 8785 (control characters, DEL, characters above U+FFFF) - keys are
+ * sbx's own names, so that is a bug, named by its JSON path.
+ */
+int sbx_manifest_finish(json_t *manifest, EVP_PKEY *key, char **line, size_t *len,
+			struct sbx_error *err);
+
+/**
+ * sbx_manifest_check_signature() - verify @manifest's "signature" with the
+ * public key @pub: alg must be "ed25519", key_id must be @pub's, and value
+ * must verify over the canonical bytes of @manifest without "signature".
+ * @manifest is not changed.
+ * Return: 0 when valid, or -1 with SBX_EXIT_FAILED and the reason.
+ */
+int sbx_manifest_check_signature(const json_t *manifest, EVP_PKEY *pub, struct sbx_error *err);
+
+#endif

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * verify.c - `sbx keygen` and `sbx verify`.
+ *
+ * verify trusts nothing in the manifest until its signature checks out
+ * against a public key the caller chose (--pubkey) or the caller's own
+ * default key; only then are the artifacts it lists looked up, each opened
+ * beneath --artifacts DIR with openat2 so that a path in a manifest can
+ * never name a file outside DIR or follow a symlink.
+ *
+ * Exit status: 0 valid, 1 invalid (or cannot be checked) with the reason,
+ * 64 usage, 69 when the kernel lacks openat2 (no weaker fallback), 70
+ * internal error.
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "canonjson.h"
+#include "cli.h"
+#include "digest.h"
+#include "hostconfig.h"
+#include "sign.h"
+#include "syscalls.h"
+
+/* A manifest lists at most a few thousand artifacts; 16 MiB is far past
+ * any real one and small enough to hold in memory. */
+#define MANIFEST_MAX (16u * 1024 * 1024)
+
+static int fail(const struct sbx_error *err)
+{
+	sbx_error_print(err);
+	return err->code == SBX_EXIT_SOFTWARE ? SBX_EXIT_SOFTWARE : SBX_EXIT_FAILED;
+}
+
+/* The key path when none is given on the command line: the host config's
+ * signing_key, else the per-user default. */
+static int default_key_path(const struct sbx_common_opts *o, bool create_dirs, char **path,
+			    struct sbx_error *err)
+{
+	struct sbx_hostconfig cfg = { 0 };
+	int r = sbx_hostconfig_load(&cfg, o->config, err);
+
+	if (r == 0 && cfg.signing_key)
+		*path = sbx_xstrdup(cfg.signing_key);
+	else if (r == 0)
+		r = sbx_sign_default_path(create_dirs, path, err);
+	sbx_hostconfig_free(&cfg);
+	return r;
+}
+
+int sbx_cmd_keygen(const struct sbx_common_opts *o, const char *out)
+{
+	struct sbx_error err = { 0 };
+	_cleanup_free_ char *path = out ? sbx_xstrdup(out) : NULL;
+	_cleanup_pkey_ EVP_PKEY *key = NULL;
+	char key_id[SBX_KEY_ID_LEN];
+
+	if (!path && default_key_path(o, true, &path, &err) < 0)
+		return fail(&err);
+	if (sbx_sign_keygen(path, &err) < 0)
+		return fail(&err);
+	/* Read it back: proves the files are what a run will load. */
+	if (sbx_sign_load_key(path, &key, &err) < 0 || sbx_sign_key_id(key, key_id) < 0) {
+		sbx_error_set(&err, SBX_EXIT_SOFTWARE, 0, "%s: cannot read back the new key", path);
+		return fail(&err);
+	}
+	if (o->verbosity >= 0)
+		sbx_warn("created signing key %s (public key %s.pub, key_id %s)", path, path, key_id);
+	return SBX_EXIT_OK;
+}
+
+/* Read all of @fd, refusing more than MANIFEST_MAX bytes without reading
+ * much past it. */
+static int read_capped(int fd, const char *name, char **data, size_t *len,
+		       struct sbx_error *err)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t used = 0, cap = 0;
+
+	for (;;) {
+		ssize_t n;
+
+		if (cap - used < 65536) {
+			cap = cap ? cap * 2 : 65536;
+			if (cap > MANIFEST_MAX + 1)
+				cap = MANIFEST_MAX + 1;
+			buf = sbx_xrealloc(buf, cap + 1);
+		}
+		n = read(fd, buf + used, cap - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return sbx_error_set(err, SBX_EXIT_FAILED, errno, "%s: read", name);
+		if (n == 0)
+			break;
+		used += (size_t)n;
+		if (used > MANIFEST_MAX)
+			return sbx_error_set(err, SBX_EXIT_FAILED, 0, "%s: larger than %u bytes", name,
+					     MANIFEST_MAX);
+	}
+	buf[used] = '\0';
+	*data = TAKE_PTR(buf);
+	*len = used;
+	return 0;
+}
+
+static json_t *load_manifest(const char *path, struct sbx_error *err)
+{
+	const char *name = strcmp(path, "-") ? path : "(stdin)";
+	_cleanup_close_ int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY) : -1;
+	_cleanup_free_ char *data = NULL;
+	size_t len = 0;
+	json_error_t jerr;
+	json_t *v;
+
+	if (strcmp(path, "-") && fd < 0) {
+		sbx_error_set(err, SBX_EXIT_FAILED, errno, "%s", path);
+		return NULL;
+	}
+	if (read_capped(fd >= 0 ? fd : STDIN_FILENO, name, &data, &len, err) < 0)
+		return NULL;
+	/* Duplicate keys are refused: with them, sbx and jq could each see a
+	 * different manifest behind the same signature. */
+	v = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!v) {
+		sbx_error_set(err, SBX_EXIT_FAILED, 0, "%s: line %d column %d: %s", name, jerr.line,
+			      jerr.column, jerr.text);
+		return NULL;
+	}
+	if (!json_is_object(v)) {
+		json_decref(v);
+		sbx_error_set(err, SBX_EXIT_FAILED, 0, "%s: not a JSON object", name);
+		return NULL;
+	}
+	return v;
+}
+
+/*
+ * Check one promoted artifact under @dirfd.  Returns 0 when it matches, 1
+ * when it does not (reason printed), -1 on an error that stops verification
+ * (openat2 missing).
+ */
+static int check_artifact(int dirfd, size_t idx, const json_t *a, struct sbx_error *err)
+{
+	const char *path = json_string_value(json_object_get(a, "path"));
+	const char *want = json_string_value(json_object_get(a, "sha256"));
+	const json_t *size = json_object_get(a, "size");
+	struct open_how how = {
+		/* O_NONBLOCK: a fifo planted in DIR must not hang verify. */
+		.flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	_cleanup_free_ char *shown = NULL;
+	_cleanup_close_ int fd = -1;
+	char hex[SBX_SHA256_HEX_LEN + 1];
+	uint64_t got = 0;
+	struct stat st;
+
+	if (!path || !want || !json_is_integer(size) || json_integer_value(size) < 0) {
+		sbx_warn("artifacts[%zu]: expected path, size and sha256", idx);
+		return 1;
+	}
+	shown = sbx_canonjson_clean_string(path, strlen(path), 256, NULL);
+	fd = sbx_openat2(dirfd, path, &how, sizeof(how));
+	if (fd < 0 && errno == ENOSYS) {
+		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno,
+			      "%s: openat2 is required to open artifacts safely", shown);
+		sbx_error_hint(err, "openat2 needs Linux 5.6 or later");
+		return -1;
+	}
+	if (fd < 0) {
+		sbx_warn("artifacts[%zu]: %s: %s", idx, shown, strerror(errno));
+		return 1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		sbx_warn("artifacts[%zu]: %s: not a regular file", idx, shown);
+		return 1;
+	}
+	if (sbx_sha256_fd(fd, hex, &got, err) < 0)
+		return -1;
+	if (got != (uint64_t)json_integer_value(size)) {
+		sbx_warn("artifacts[%zu]: %s: size %" PRIu64 " differs from the manifest's %" JSON_INTEGER_FORMAT,
+			 idx, shown, got, json_integer_value(size));
+		return 1;
+	}
+	if (strcmp(hex, want)) {
+		sbx_warn("artifacts[%zu]: %s: sha256 differs from the manifest's", idx, shown);
+		return 1;
+	}
+	return 0;
+}
+
+static int check_artifacts(const json_t *manifest, const char *dir, size_t *checked,
+			   struct sbx_error *err)
+{
+	const json_t *list = json_object_get(manifest, "artifacts");
+	_cleanup_close_ int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	const json_t *a;
+	size_t i, bad = 0;
+
+	if (dirfd < 0)
+		return sbx_error_set(err, SBX_EXIT_FAILED, errno, "%s", dir);
+	if (!json_is_array(list))
+		return sbx_error_set(err, SBX_EXIT_FAILED, 0, "artifacts: missing or not an array");
+	json_array_foreach(list, i, a) {
+		const char *status = json_string_value(json_object_get(a, "status"));
+		int r;
+
+		if (!status || strcmp(status, "promoted"))
+			continue;
+		r = check_artifact(dirfd, i, a, err);
+		if (r < 0)
+			return -1;
+		bad += (size_t)r;
+		(*checked)++;
+	}
+	if (bad)
+		return sbx_error_set(err, SBX_EXIT_FAILED, 0,
+				     "%s: %zu of %zu promoted artifacts do not match the manifest", dir, bad,
+				     *checked);
+	return 0;
+}
+
+int sbx_cmd_verify(const struct sbx_common_opts *o, const char *manifest, const char *pubkey,
+		   const char *artifacts)
+{
+	struct sbx_error err = { 0 };
+	_cleanup_(json_decrefp) json_t *m = NULL;
+	_cleanup_pkey_ EVP_PKEY *pub = NULL;
+	_cleanup_free_ char *default_pub = NULL;
+	size_t checked = 0;
+
+	if (!pubkey) {
+		_cleanup_free_ char *key_path = NULL;
+
+		if (default_key_path(o, false, &key_path, &err) < 0)
+			return fail(&err);
+		default_pub = sbx_xasprintf("%s.pub", key_path);
+		pubkey = default_pub;
+		if (o->verbosity >= 0)
+			sbx_warn("verifying with the default public key %s", pubkey);
+	}
+	if (sbx_sign_load_pubkey(pubkey, &pub, &err) < 0)
+		return fail(&err);
+	m = load_manifest(manifest, &err);
+	if (!m)
+		return fail(&err);
+	if (sbx_manifest_check_signature(m, pub, &err) < 0)
+		return fail(&err);
+	if (artifacts && check_artifacts(m, artifacts, &checked, &err) < 0) {
+		sbx_error_print(&err);
+		return err.code == SBX_EXIT_UNAVAILABLE || err.code == SBX_EXIT_SOFTWARE ? err.code
+											: SBX_EXIT_FAILED;
+	}
+	sbx_warn("manifest OK (%zu artifacts checked)", checked);
+	return SBX_EXIT_OK;
+}

@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-sign.c - SHA-256, Ed25519 key files, key ids, signatures, and the
+ * signed manifest line.
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "canonjson.h"
+#include "digest.h"
+#include "sign.h"
+
+static char tmpdir[] = "/tmp/sbx-test-sign-XXXXXX";
+
+static char *tmp_path(const char *name)
+{
+	return sbx_xasprintf("%s/%s", tmpdir, name);
+}
+
+static int setup(void **state)
+{
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char *cmd = sbx_xasprintf("rm -rf '%s'", tmpdir);
+	int r = system(cmd);
+	free(cmd);
+	return r;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = sbx_xcalloc(1, 65536);
+
+	assert_non_null(f);
+	assert_true(fread(buf, 1, 65535, f) > 0);
+	fclose(f);
+	return buf;
+}
+
+static mode_t mode_of(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(lstat(path, &st), 0);
+	return st.st_mode & 07777;
+}
+
+static const struct {
+	const char *in;
+	const char *hex;
+} sha_vectors[] = {
+	{ "", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" },
+	{ "abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" },
+	{ "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+	  "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1" },
+};
+
+static void test_sha256_vectors(void **state)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(sha_vectors); i++) {
+		char hex[SBX_SHA256_HEX_LEN + 1];
+		_cleanup_sha256_ struct sbx_sha256 h = { 0 };
+		size_t len = strlen(sha_vectors[i].in);
+
+		assert_int_equal(sbx_sha256_buf(sha_vectors[i].in, len, hex, NULL), 0);
+		assert_string_equal(hex, sha_vectors[i].hex);
+		/* Streaming one byte at a time gives the same digest. */
+		assert_int_equal(sbx_sha256_init(&h, NULL), 0);
+		for (size_t k = 0; k < len; k++)
+			assert_int_equal(sbx_sha256_update(&h, sha_vectors[i].in + k, 1, NULL), 0);
+		assert_int_equal(sbx_sha256_final_hex(&h, hex, NULL), 0);
+		assert_string_equal(hex, sha_vectors[i].hex);
+	}
+}
+
+static void test_sha256_fd(void **state)
+{
+	_cleanup_free_ char *path = tmp_path("million-a");
+	_cleanup_free_ char *buf = sbx_xmalloc(1000000);
+	char hex[SBX_SHA256_HEX_LEN + 1];
+	struct sbx_error err = { 0 };
+	uint64_t size = 0;
+	int fd;
+
+	/* FIPS 180-2 vector: one million 'a', more than one read chunk. */
+	memset(buf, 'a', 1000000);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(sbx_write_all(fd, buf, 1000000), 1000000);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	assert_int_equal(sbx_sha256_fd(fd, hex, &size, &err), 0);
+	assert_string_equal(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+	assert_int_equal(size, 1000000);
+	/* Hashing starts at the current offset ("aaa", as sha256sum says). */
+	assert_int_equal(lseek(fd, 999997, SEEK_SET), 999997);
+	assert_int_equal(sbx_sha256_fd(fd, hex, &size, &err), 0);
+	assert_int_equal(size, 3);
+	assert_string_equal(hex, "9834876dcfb05cb167a5c24953eba58c4ac89b1adf57f28f2f9d09af107ee8f0");
+	close(fd);
+	/* A read error is reported, not hashed as end of file. */
+	fd = open(tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_int_equal(sbx_sha256_fd(fd, hex, &size, &err), -1);
+	assert_int_equal(err.errnum, EISDIR);
+	close(fd);
+}
+
+static void test_keygen_files(void **state)
+{
+	_cleanup_free_ char *path = tmp_path("k1"), *pub = tmp_path("k1.pub");
+	_cleanup_free_ char *priv_text = NULL, *pub_text = NULL;
+	struct sbx_error err = { 0 };
+
+	assert_int_equal(sbx_sign_keygen(path, &err), 0);
+	assert_int_equal(mode_of(path), 0600);
+	assert_int_equal(mode_of(pub), 0644);
+	priv_text = slurp(path);
+	pub_text = slurp(pub);
+	assert_non_null(strstr(priv_text, "-----BEGIN PRIVATE KEY-----\n"));
+	assert_non_null(strstr(pub_text, "-----BEGIN PUBLIC KEY-----\n"));
+	assert_null(strstr(pub_text, "PRIVATE"));
+}
+
+static void test_keygen_refuses_overwrite(void **state)
+{
+	_cleanup_free_ char *path = tmp_path("k2"), *pub = tmp_path("k2.pub");
+	_cleanup_free_ char *lonely = tmp_path("k3"), *lonely_pub = tmp_path("k3.pub");
+	_cleanup_free_ char *link = tmp_path("k4"), *target = tmp_path("k4-target");
+	_cleanup_free_ char *before = NULL, *after = NULL;
+	struct sbx_error err = { 0 };
+
+	assert_int_equal(sbx_sign_keygen(path, &err), 0);
+	before = slurp(path);
+	assert_int_equal(sbx_sign_keygen(path, &err), -1);
+	assert_int_equal(err.errnum, EEXIST);
+	after = slurp(path);
+	assert_string_equal(before, after);
+
+	/* An existing .pub alone is enough to refuse, and nothing is left. */
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(close(open(lonely_pub, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)), 0);
+	assert_int_equal(sbx_sign_keygen(lonely, &err), -1);
+	assert_int_equal(err.errnum, EEXIST);
+	assert_int_equal(access(lonely, F_OK), -1);
+
+	/* A dangling symlink at the path is not followed. */
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(symlink(target, link), 0);
+	assert_int_equal(sbx_sign_keygen(link, &err), -1);
+	assert_int_equal(access(target, F_OK), -1);
+	assert_int_equal(err.errnum, EEXIST);
+}
+
+static void test_load_key_permissions(void **state)
+{
+	static const struct {
+		mode_t mode;
+		bool loads;
+	} cases[] = {
+		{ 0600, true }, { 0400, true }, { 0640, true },  /* group-readable: warning only */
+		{ 0644, false }, { 0604, false }, { 0660, false }, { 0602, false },
+	};
+	_cleanup_free_ char *path = tmp_path("k5");
+
+	assert_int_equal(sbx_sign_keygen(path, NULL), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct sbx_error err = { 0 };
+		EVP_PKEY *key = NULL;
+		int r;
+
+		assert_int_equal(chmod(path, cases[i].mode), 0);
+		r = sbx_sign_load_key(path, &key, &err);
+		if (cases[i].loads != (r == 0))
+			fail_msg("mode %04o: load returned %d (%s)", (unsigned)cases[i].mode, r, err.msg);
+		if (r < 0) {
+			assert_int_equal(err.code, SBX_EXIT_UNAVAILABLE);
+			assert_non_null(strstr(err.hint, "chmod 600"));
+		}
+		EVP_PKEY_free(key);
+	}
+}
+
+static void test_load_key_rejects(void **state)
+{
+	_cleanup_free_ char *pem = tmp_path("k6"), *junk = tmp_path("junk"), *missing = tmp_path("none");
+	_cleanup_free_ char *pub = tmp_path("k6.pub");
+	struct sbx_error err = { 0 };
+	EVP_PKEY *key = NULL;
+	int fd;
+
+	assert_int_equal(sbx_sign_keygen(pem, NULL), 0);
+	/* The public half is not a private key, and vice versa. */
+	assert_int_equal(sbx_sign_load_key(pub, &key, &err), -1);
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_sign_load_pubkey(pem, &key, &err), -1);
+	err = (struct sbx_error){ 0 };
+	fd = open(junk, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_int_equal(sbx_write_all(fd, "not a key\n", 10), 10);
+	close(fd);
+	assert_int_equal(sbx_sign_load_key(junk, &key, &err), -1);
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_sign_load_key(missing, &key, &err), -1);
+	assert_int_equal(err.errnum, ENOENT);
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_sign_load_key(tmpdir, &key, &err), -1);
+	assert_null(key);
+}
+
+static void test_key_id(void **state)
+{
+	_cleanup_free_ char *path = tmp_path("k7"), *pub_path = tmp_path("k7.pub");
+	_cleanup_free_ char *other = tmp_path("k8");
+	_cleanup_pkey_ EVP_PKEY *key = NULL, *pub = NULL, *again = NULL, *key2 = NULL;
+	char id[SBX_KEY_ID_LEN], id_pub[SBX_KEY_ID_LEN], id_again[SBX_KEY_ID_LEN];
+	char id2[SBX_KEY_ID_LEN], want[SBX_KEY_ID_LEN], hex[SBX_SHA256_HEX_LEN + 1];
+	unsigned char raw[32];
+	size_t raw_len = sizeof(raw);
+
+	assert_int_equal(sbx_sign_keygen(path, NULL), 0);
+	assert_int_equal(sbx_sign_keygen(other, NULL), 0);
+	assert_int_equal(sbx_sign_load_key(path, &key, NULL), 0);
+	assert_int_equal(sbx_sign_load_key(path, &again, NULL), 0);
+	assert_int_equal(sbx_sign_load_pubkey(pub_path, &pub, NULL), 0);
+	assert_int_equal(sbx_sign_load_key(other, &key2, NULL), 0);
+	assert_int_equal(sbx_sign_key_id(key, id), 0);
+	assert_int_equal(sbx_sign_key_id(pub, id_pub), 0);
+	assert_int_equal(sbx_sign_key_id(again, id_again), 0);
+	assert_int_equal(sbx_sign_key_id(key2, id2), 0);
+
+	assert_int_equal(strlen(id), SBX_KEY_ID_LEN - 1);
+	assert_memory_equal(id, "sha256:", 7);
+	assert_int_equal(strspn(id + 7, "0123456789abcdef"), 64);
+	assert_string_equal(id, id_pub);
+	assert_string_equal(id, id_again);
+	assert_string_not_equal(id, id2);
+	/* Independently: SHA-256 of the 32 raw public key bytes. */
+	assert_int_equal(EVP_PKEY_get_raw_public_key(pub, raw, &raw_len), 1);
+	assert_int_equal(raw_len, 32);
+	assert_int_equal(sbx_sha256_buf(raw, raw_len, hex, NULL), 0);
+	snprintf(want, sizeof(want), "sha256:%s", hex);
+	assert_string_equal(id, want);
+	assert_int_equal(sbx_sign_key_id(NULL, id), -1);
+}
+
+static void test_sign_verify(void **state)
+{
+	_cleanup_free_ char *path = tmp_path("k9"), *pub_path = tmp_path("k9.pub");
+	_cleanup_free_ char *other = tmp_path("k10");
+	_cleanup_pkey_ EVP_PKEY *key = NULL, *pub = NULL, *key2 = NULL;
+	_cleanup_free_ char *sig = NULL, *sig2 = NULL;
+	char msg[] = "{\"a\":1,\"b\":\"two\"}";
+	char bad[SBX_SIG_B64_LEN + 2];
+	struct sbx_error err = { 0 };
+
+	assert_int_equal(sbx_sign_keygen(path, NULL), 0);
+	assert_int_equal(sbx_sign_keygen(other, NULL), 0);
+	assert_int_equal(sbx_sign_load_key(path, &key, NULL), 0);
+	assert_int_equal(sbx_sign_load_pubkey(pub_path, &pub, NULL), 0);
+	assert_int_equal(sbx_sign_load_key(other, &key2, NULL), 0);
+
+	assert_int_equal(sbx_sign_bytes(key, msg, strlen(msg), &sig, &err), 0);
+	assert_int_equal(strlen(sig), SBX_SIG_B64_LEN);
+	assert_string_equal(sig + SBX_SIG_B64_LEN - 2, "==");
+	/* Ed25519 is deterministic. */
+	assert_int_equal(sbx_sign_bytes(key, msg, strlen(msg), &sig2, &err), 0);
+	assert_string_equal(sig, sig2);
+	assert_int_equal(sbx_sign_verify_bytes(pub, msg, strlen(msg), sig, &err), 0);
+	assert_int_equal(sbx_sign_verify_bytes(key, msg, strlen(msg), sig, &err), 0);
+
+	/* Every single-byte change of the message fails. */
+	for (size_t i = 0; i < strlen(msg); i++) {
+		err = (struct sbx_error){ 0 };
+		msg[i] ^= 1;
+		assert_int_equal(sbx_sign_verify_bytes(pub, msg, strlen(msg), sig, &err), -1);
+		assert_int_equal(err.code, SBX_EXIT_FAILED);
+		msg[i] ^= 1;
+	}
+	/* A different key, a flipped signature character, a truncated or
+	 * padded or non-canonical encoding: all refused. */
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_sign_verify_bytes(key2, msg, strlen(msg), sig, &err), -1);
+	strcpy(bad, sig);
+	bad[10] = bad[10] == 'A' ? 'B' : 'A';
+	assert_int_equal(sbx_sign_verify_bytes(pub, msg, strlen(msg), bad, NULL), -1);
+	strcpy(bad, sig);
+	bad[SBX_SIG_B64_LEN - 1] = '\0';
+	assert_int_equal(sbx_sign_verify_bytes(pub, msg, strlen(msg), bad, NULL), -1);
+	snprintf(bad, sizeof(bad), "%s\n", sig);
+	assert_int_equal(sbx_sign_verify_bytes(pub, msg, strlen(msg), bad, NULL), -1);
+	/* The last character before "==" carries 4 unused bits: setting one
+	 * keeps the bytes but breaks canonical form. */
+	strcpy(bad, sig);
+	{
+		static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+		size_t v = (size_t)(strchr(b64, bad[SBX_SIG_B64_LEN - 3]) - b64);
+		bad[SBX_SIG_B64_LEN - 3] = b64[v ^ 1];
+	}
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_sign_verify_bytes(pub, msg, strlen(msg), bad, &err), -1);
+	assert_non_null(strstr(err.msg, "canonical"));
+}
+
+static json_t *sample_manifest(void)
+{
+	return json_pack("{s:i, s:s, s:s, s:{s:s, s:I}, s:[{s:s, s:i, s:s, s:s}], s:o}",
+			 "manifest_version", 1, "run_id", "r-123", "status", "succeeded",
+			 "stdout", "excerpt", "h\xc3\xa9llo \xf0\x9f\x98\x80 \"q\" \\", "bytes",
+			 (json_int_t)12, "artifacts", "path", "out/a.csv", "size", 3, "sha256",
+			 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "status",
+			 "promoted", "landlock_abi", json_null());
+}
+
+static void test_manifest_finish_and_check(void **state)
+{
+	_cleanup_free_ char *path = tmp_path("k11"), *pub_path = tmp_path("k11.pub");
+	_cleanup_free_ char *other = tmp_path("k12"), *other_pub = tmp_path("k12.pub");
+	_cleanup_pkey_ EVP_PKEY *key = NULL, *pub = NULL, *pub2 = NULL;
+	_cleanup_free_ char *line = NULL, *line2 = NULL, *body = NULL;
+	struct sbx_error err = { 0 };
+	json_t *m = sample_manifest(), *parsed, *sig;
+	char id[SBX_KEY_ID_LEN];
+	size_t len = 0, len2 = 0, body_len = 0;
+
+	assert_int_equal(sbx_sign_keygen(path, NULL), 0);
+	assert_int_equal(sbx_sign_keygen(other, NULL), 0);
+	assert_int_equal(sbx_sign_load_key(path, &key, NULL), 0);
+	assert_int_equal(sbx_sign_load_pubkey(pub_path, &pub, NULL), 0);
+	assert_int_equal(sbx_sign_load_pubkey(other_pub, &pub2, NULL), 0);
+	assert_int_equal(sbx_sign_key_id(key, id), 0);
+
+	/* A stale signature is replaced, not kept. */
+	json_object_set_new(m, "signature", json_string("stale"));
+	assert_int_equal(sbx_manifest_finish(m, key, &line, &len, &err), 0);
+	assert_int_equal(len, strlen(line));
+	assert_int_equal(line[len - 1], '\n');
+	assert_null(memchr(line, '\n', len - 1));
+
+	parsed = json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
+	assert_non_null(parsed);
+	sig = json_object_get(parsed, "signature");
+	assert_string_equal(json_string_value(json_object_get(sig, "alg")), "ed25519");
+	assert_string_equal(json_string_value(json_object_get(sig, "key_id")), id);
+	assert_int_equal(json_string_length(json_object_get(sig, "value")), SBX_SIG_B64_LEN);
+	/* The line is the canonical form of what it holds. */
+	assert_int_equal(sbx_canonjson_dump(parsed, &body, &body_len, &err), 0);
+	assert_int_equal(body_len, len - 1);
+	assert_memory_equal(body, line, body_len);
+
+	assert_int_equal(sbx_manifest_check_signature(parsed, pub, &err), 0);
+
+	/* A different value fails. */
+	json_object_set_new(parsed, "status", json_string("failed"));
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_manifest_check_signature(parsed, pub, &err), -1);
+	assert_non_null(strstr(err.msg, "does not verify"));
+	json_object_set_new(parsed, "status", json_string("succeeded"));
+	assert_int_equal(sbx_manifest_check_signature(parsed, pub, NULL), 0);
+	/* An added member fails. */
+	json_object_set_new(parsed, "extra", json_true());
+	assert_int_equal(sbx_manifest_check_signature(parsed, pub, NULL), -1);
+	json_object_del(parsed, "extra");
+	/* Another key: its key_id does not match. */
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_manifest_check_signature(parsed, pub2, &err), -1);
+	assert_non_null(strstr(err.msg, "key_id does not match"));
+	/* Without a signature, or with a wrong alg. */
+	json_object_set_new(sig, "alg", json_string("rsa"));
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_manifest_check_signature(parsed, pub, &err), -1);
+	assert_non_null(strstr(err.msg, "signature.alg"));
+	json_object_del(parsed, "signature");
+	assert_int_equal(sbx_manifest_check_signature(parsed, pub, NULL), -1);
+	json_decref(parsed);
+
+	/* Signing again gives the same line (deterministic signature). */
+	assert_int_equal(sbx_manifest_finish(m, key, &line2, &len2, &err), 0);
+	assert_string_equal(line, line2);
+	json_decref(m);
+}
+
+static void test_manifest_finish_cleans_and_refuses(void **state)
+{
+	_cleanup_free_ char *path = tmp_path("k13");
+	_cleanup_pkey_ EVP_PKEY *key = NULL;
+	struct sbx_error err = { 0 };
+	char *line = NULL;
+	size_t len = 0;
+	json_t *m = json_pack("{s:o, s:[s]}", "excerpt", json_stringn("a\x1b[2J\x7f\0b", 8), "names",
+			      "ok");
+
+	assert_int_equal(sbx_sign_keygen(path, NULL), 0);
+	assert_int_equal(sbx_sign_load_key(path, &key, NULL), 0);
+	json_array_append_new(json_object_get(m, "names"), json_string_nocheck("bad\xff"));
+	assert_int_equal(sbx_manifest_finish(m, key, &line, &len, &err), 0);
+	assert_string_equal(json_string_value(json_object_get(m, "excerpt")),
+			    "a\xef\xbf\xbd[2J\xef\xbf\xbd\xef\xbf\xbd" "b");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(m, "names"), 1)),
+			    "bad\xef\xbf\xbd");
+	assert_false(sbx_has_control(line, len - 1));
+	free(line);
+
+	/* A key jq would order differently, and a real: refused. */
+	json_object_set_new(m, "\xf0\x9f\x98\x80", json_true());
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_manifest_finish(m, key, &line, &len, &err), -1);
+	assert_non_null(strstr(err.msg, "not reproducible by jq"));
+	json_object_del(m, "\xf0\x9f\x98\x80");
+	json_object_set_new(m, "ratio", json_real(0.5));
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_manifest_finish(m, key, &line, &len, &err), -1);
+	assert_non_null(strstr(err.msg, "ratio: real number"));
+	json_decref(m);
+}
+
+static void test_default_key(void **state)
+{
+	_cleanup_free_ char *xdg = tmp_path("xdg"), *expect = tmp_path("xdg/sbx/signing.key");
+	_cleanup_free_ char *expect_pub = tmp_path("xdg/sbx/signing.key.pub");
+	_cleanup_free_ char *dir = tmp_path("xdg/sbx"), *explicit_key = tmp_path("explicit");
+	_cleanup_free_ char *path = NULL;
+	_cleanup_pkey_ EVP_PKEY *k1 = NULL, *k2 = NULL, *k3 = NULL, *k4 = NULL;
+	char id1[SBX_KEY_ID_LEN], id2[SBX_KEY_ID_LEN], id3[SBX_KEY_ID_LEN];
+	struct sbx_error err = { 0 };
+
+	setenv("XDG_CONFIG_HOME", xdg, 1);
+	assert_int_equal(sbx_sign_default_path(false, &path, NULL), 0);
+	assert_string_equal(path, expect);
+	assert_int_equal(access(xdg, F_OK), -1);
+
+	/* First use creates it (directories 0700), later uses load it. */
+	assert_int_equal(sbx_sign_default_key(NULL, NULL, &k1, &err), 0);
+	assert_int_equal(mode_of(expect), 0600);
+	assert_int_equal(mode_of(expect_pub), 0644);
+	assert_int_equal(mode_of(dir), 0700);
+	assert_int_equal(sbx_sign_default_key(NULL, NULL, &k2, &err), 0);
+	assert_int_equal(sbx_sign_key_id(k1, id1), 0);
+	assert_int_equal(sbx_sign_key_id(k2, id2), 0);
+	assert_string_equal(id1, id2);
+
+	/* An explicit or configured key wins, and is never created. */
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_sign_default_key(explicit_key, NULL, &k3, &err), -1);
+	assert_int_equal(err.errnum, ENOENT);
+	assert_int_equal(access(explicit_key, F_OK), -1);
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_sign_default_key(NULL, explicit_key, &k3, &err), -1);
+	assert_int_equal(access(explicit_key, F_OK), -1);
+	assert_int_equal(sbx_sign_keygen(explicit_key, NULL), 0);
+	assert_int_equal(sbx_sign_default_key(explicit_key, expect, &k3, &err), 0);
+	assert_int_equal(sbx_sign_key_id(k3, id3), 0);
+	assert_string_not_equal(id1, id3);
+	assert_int_equal(sbx_sign_default_key(NULL, explicit_key, &k4, &err), 0);
+
+	/* A relative XDG_CONFIG_HOME is ignored (XDG base directory spec). */
+	setenv("XDG_CONFIG_HOME", "relative", 1);
+	setenv("HOME", tmpdir, 1);
+	free(path);
+	path = NULL;
+	assert_int_equal(sbx_sign_default_path(false, &path, NULL), 0);
+	assert_true(strncmp(path, tmpdir, strlen(tmpdir)) == 0);
+	assert_non_null(strstr(path, "/.config/sbx/signing.key"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sha256_vectors),
+		cmocka_unit_test(test_sha256_fd),
+		cmocka_unit_test(test_keygen_files),
+		cmocka_unit_test(test_keygen_refuses_overwrite),
+		cmocka_unit_test(test_load_key_permissions),
+		cmocka_unit_test(test_load_key_rejects),
+		cmocka_unit_test(test_key_id),
+		cmocka_unit_test(test_sign_verify),
+		cmocka_unit_test(test_manifest_finish_and_check),
+		cmocka_unit_test(test_manifest_finish_cleans_and_refuses),
+		cmocka_unit_test(test_default_key),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
