@@ -36,6 +36,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/fsuid.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
 
@@ -57,13 +58,10 @@ void sbx_run_event(struct sbx_run *run, const char *event, const char *detail)
 
 	if (detail)
 		json_object_set_new(e, "detail", json_string(detail));
-	json_array_append(run->events, e);
-	if (run->ev) {
-		json_object_del(e, "event");
-		json_object_del(e, "t_ms");
-		sbx_events_emit(run->ev, event, json_object_size(e) ? json_incref(e) : NULL);
-	}
-	json_decref(e);
+	json_array_append_new(run->events, e);
+	if (run->ev)
+		sbx_events_emit(run->ev, event,
+				detail ? json_pack("{s:s}", "detail", detail) : NULL);
 }
 
 static void on_supervisor_event(void *ud, const char *name, const char *detail)
@@ -211,6 +209,32 @@ static void check_required(struct sbx_run *run)
 	}
 }
 
+/*
+ * Copy the inputs into /work/in.  That tmpfs belongs to the sandbox's user
+ * namespace, where host root is not mapped: root writes as the id the
+ * sandbox user maps to (which also keeps root's power out of the copy).
+ */
+static int materialize(struct sbx_run *run, int principal_fd, int in_fd)
+{
+	bool root = geteuid() == 0;
+	int r;
+
+	if (!run->job.input_handles[0])
+		return 0;
+	if (root) {
+		setfsgid(SBX_ROOT_MAPPED_ID);
+		setfsuid(SBX_ROOT_MAPPED_ID);
+	}
+	r = sbx_store_materialize(principal_fd, run->principal, run->job.input_handles,
+				  run->job.extract, in_fd, run->plan.profile->input_bytes_max,
+				  run->plan.profile->input_bytes_max, &run->err);
+	if (root) {
+		setfsuid(0);
+		setfsgid(0);
+	}
+	return r;
+}
+
 /* Materialization and execution: from the cgroup to the payload's end. */
 static int execute(struct sbx_run *run, int sfd)
 {
@@ -235,6 +259,17 @@ static int execute(struct sbx_run *run, int sfd)
 	_cleanup_free_ char *store_root = NULL;
 	_cleanup_close_ int principal_fd = -1;
 	int r = -1;
+
+	/* The run's private temp dir (quarantine), known to gc by its name. */
+	run->temp_dir = sbx_state_temp_path(run->run_id, "");
+	if (mkdir(run->temp_dir, 0700) < 0) {
+		sbx_error_set(&run->err, SBX_EXIT_SOFTWARE, errno, "%s", run->temp_dir);
+		free(run->temp_dir);
+		run->temp_dir = NULL;
+		return -1;
+	}
+	if (sbx_state_add_temp(run->state, run->temp_dir, &run->err) < 0)
+		return -1;
 
 	/* Handles first: a refusal must come before anything is built. */
 	if (sbx_store_root(run->opts->store, run->cfg.store, &store_root, &run->err) < 0 ||
@@ -268,9 +303,7 @@ static int execute(struct sbx_run *run, int sfd)
 		goto out;
 	if (sbx_spawn_release(&sp, &run->err) < 0 || sbx_spawn_receive_work(&sp, &run->err) < 0)
 		goto out;
-	if (sbx_store_materialize(principal_fd, run->principal, run->job.input_handles,
-				  run->job.extract, sp.in_fd, run->plan.profile->input_bytes_max,
-				  run->plan.profile->input_bytes_max, &run->err) < 0)
+	if (materialize(run, principal_fd, sp.in_fd) < 0)
 		goto out;
 	if (sbx_spawn_continue(&sp, &run->err) < 0)
 		goto out;
@@ -305,7 +338,7 @@ static int execute(struct sbx_run *run, int sfd)
 			.max_name = 255,
 			.max_entries_seen = 4 * run->plan.limits.v[SBX_LIMIT_OUTPUT_FILES] + 64,
 		};
-		if (sbx_collect(sp.outroot_fd, &lim, NULL, &run->coll, &run->err) < 0) {
+		if (sbx_collect(sp.outroot_fd, &lim, run->temp_dir, &run->coll, &run->err) < 0) {
 			r = -1;
 			goto out;
 		}
@@ -398,6 +431,7 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	sbx_run_event(&run, "admitted", NULL);
 	if (sbx_state_create(state_dir, run.run_id, run.principal, &state, &run.err) < 0)
 		goto done;
+	run.state = state;
 
 	if (execute(&run, sfd) < 0)
 		goto done;
@@ -410,8 +444,6 @@ done:
 	}
 cleaned:
 	cleanup(&run);
-	if (state)
-		sbx_state_finish(state);
 	sbx_run_event(&run, "cleaned", NULL);
 	run.ended_at_ms = sbx_now_real_ms();
 
@@ -427,6 +459,12 @@ cleaned:
 	json_decref(manifest);
 	if (run.collected)
 		sbx_collection_free(&run.coll);
+	if (run.temp_dir) {
+		rmdir(run.temp_dir);
+		free(run.temp_dir);
+	}
+	if (state)
+		sbx_state_finish(state);
 	json_decref(run.events);
 	json_decref(run.cg_isolation);
 	sbx_events_close(run.ev);

@@ -58,6 +58,9 @@ struct sbx_run {
 	bool have_stats;
 	bool output_quota_hit;
 
+	struct sbx_run_state *state;
+	char *temp_dir;           /* $TMPDIR/sbx-run-<id>: the quarantine */
+
 	struct sbx_events *ev;
 	json_t *events;           /* [{"event", "t_ms"}] for the manifest */
 };

@@ -37,6 +37,10 @@ static int add_rule(scmp_filter_ctx ctx, const struct sbx_seccomp_policy *pol,
 		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0,
 				     "%s: syscall \"%s\" is unknown on this architecture", pol->file,
 				     name);
+	/* A negative pseudo number: the call does not exist on this
+	 * architecture, so there is nothing to deny. */
+	if (nr < 0)
+		return 0;
 	if (rule->n_args > ARRAY_SIZE(cmp))
 		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0, "%s: too many argument checks",
 				     pol->file);

@@ -1,0 +1,60 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# basic.sh - the ordinary jobs work, and every outcome is a signed manifest.
+. "$SBX_SRCDIR/tests/e2e/lib.sh"
+
+plan 38
+
+for mode in root user; do
+	setup_mode $mode
+	cp "$SBX_SRCDIR/examples/sales.csv" "$M/store/$PRINCIPAL/sales.csv"
+	[ $mode = user ] && chown -R "$SBX_TEST_USER" "$M/store"
+
+	# A trivial shell job: stdout and stderr captured, exit 0.
+	mkjob "$M/echo.json" shell 'echo hello; echo oops >&2; id -u; hostname'
+	sbx_run "$M/echo.json"
+	expect_rc 0 "$mode: shell job succeeds"
+	check "$mode: manifest says succeeded, exit code 0" \
+		test "$(jqm '.status + " " + (.exit.code|tostring)')" = "succeeded 0"
+	check "$mode: stdout captured and hashed" \
+		test "$(jqm '(.stdout.bytes|tostring) + " " + .stdout.sha256')" = "15 $(printf 'hello\n1000\nsbx\n' | sha256sum | cut -d' ' -f1)"
+	check "$mode: stderr excerpt" eval '[[ "$(jqm .stderr.excerpt)" == oops* ]]'
+	check "$mode: signature verifies with jq and openssl alone" signature_ok
+	check "$mode: sbx verify accepts it" as_mode "$SBX" verify --pubkey "$KEY.pub" "$OUT"
+	check "$mode: isolation lists all seven namespaces" \
+		test "$(jqm '.isolation.namespaces | sort | join(",")')" = "cgroup,ipc,mount,net,pid,user,uts"
+	check "$mode: seccomp, no_new_privs, no capabilities" \
+		test "$(jqm '[.isolation.seccomp, .isolation.no_new_privs, (.isolation.capabilities|length)] | map(tostring) | join(" ")')" = "true true 0"
+	check "$mode: cgroup limits recorded" test "$(jqm '.isolation.cgroup.controllers | index("memory") != null')" = true
+	check "$mode: events in order" \
+		test "$(jqm '[.events[].event] | join(",")')" = "admitted,materialized,started,exited,collected,validated,cleaned"
+	check "$mode: nothing left behind" nothing_left
+
+	# The acceptance job: read a CSV, compute totals, draw a PNG.
+	sbx_run "$SBX_SRCDIR/examples/chart-job.json"
+	expect_rc 0 "$mode: python chart job succeeds"
+	check "$mode: chart.png promoted as image/png" \
+		test "$(jqm '.artifacts[] | select(.path=="chart.png") | .status + " " + .media_type')" = "promoted image/png"
+	check "$mode: totals.csv has the right totals" \
+		grep -q '^north,241.50' "$ART/totals.csv"
+	check "$mode: chart is a real PNG" \
+		python3 -c "import sys; d=open(sys.argv[1],'rb').read(); sys.exit(0 if d[:8]==b'\x89PNG\r\n\x1a\n' and len(d)>5000 else 1)" "$ART/chart.png"
+	check "$mode: artifact digest matches" \
+		test "$(jqm '.artifacts[] | select(.path=="chart.png") | .sha256')" = "$(sha256sum "$ART/chart.png" | cut -d' ' -f1)"
+
+	# A payload that fails: status failed, its exit code, still signed.
+	mkjob "$M/fail.json" shell 'exit 3'
+	sbx_run "$M/fail.json"
+	expect_rc 1 "$mode: failing payload"
+	check "$mode: failed with exit code 3, signed" \
+		eval 'test "$(jqm ".status + \" \" + (.exit.code|tostring)")" = "failed 3" && signature_ok'
+
+	# Invalid and refused jobs still get a signed manifest.
+	echo '{"runtime_profile": "shell", "code": "true", "limits": {"memory_mib": "lots"}}' > "$M/bad.json"
+	chmod 644 "$M/bad.json"
+	sbx_run "$M/bad.json"
+	check "$mode: invalid job: 65, one line naming the JSON path, signed manifest" \
+		eval '[ $RC -eq 65 ] && grep -q "limits.memory_mib" "$ERR" && [ "$(jqm .status)" = invalid ] && signature_ok'
+done
+
+finish

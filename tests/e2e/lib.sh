@@ -1,0 +1,182 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# lib.sh - shared helpers for sbx's end-to-end TAP tests.
+#
+# Every test runs the real sbx binary on real jobs.  Each scenario runs
+# twice: as root, and as an unprivileged user (sbx is setuid-free, so that
+# is the path most users take).  A missing prerequisite is a failure, never
+# a skip.  Probes follow the project's safety rule: they only touch
+# processes, files and listeners that the test itself created.
+
+set -u
+
+: "${SBX_BUILDDIR:?SBX_BUILDDIR must point at the build tree}"
+: "${SBX_SRCDIR:?SBX_SRCDIR must point at the source tree}"
+SBX="$SBX_BUILDDIR/sbx"
+SBX_TEST_USER=${SBX_TEST_USER:-sbxtest}
+
+tap_n=0
+tap_failed=0
+tap_planned=0
+
+plan() { tap_planned=$1; echo "1..$1"; }
+ok() { tap_n=$((tap_n + 1)); echo "ok $tap_n - $*"; }
+not_ok() { tap_n=$((tap_n + 1)); tap_failed=$((tap_failed + 1)); echo "not ok $tap_n - $*"; }
+diag() { printf '# %s\n' "$*" | head -c 4000; echo; }
+# check DESCRIPTION COMMAND... : ok when the command succeeds
+check() {
+	local d=$1; shift
+	if "$@"; then ok "$d"; else not_ok "$d"; fi
+}
+finish() {
+	if [ "$tap_n" -ne "$tap_planned" ]; then
+		echo "# planned $tap_planned tests, ran $tap_n"
+		exit 1
+	fi
+	[ "$tap_failed" -eq 0 ]
+}
+
+need() {
+	local c
+	for c in "$@"; do
+		if ! command -v "$c" >/dev/null 2>&1; then
+			echo "Bail out! required tool '$c' is missing (tools/install-deps installs it)"
+			exit 1
+		fi
+	done
+}
+
+need jq openssl python3 runuser
+
+[ "$(id -u)" -eq 0 ] || { echo "Bail out! the e2e suite runs as root (it also creates an unprivileged user)"; exit 1; }
+[ -x "$SBX" ] || { echo "Bail out! $SBX is not built"; exit 1; }
+
+# The unprivileged test user, created once.
+if ! id "$SBX_TEST_USER" >/dev/null 2>&1; then
+	useradd --system --create-home --shell /bin/sh "$SBX_TEST_USER" ||
+		{ echo "Bail out! cannot create user $SBX_TEST_USER"; exit 1; }
+fi
+SBX_TEST_UID=$(id -u "$SBX_TEST_USER")
+
+# One scratch directory per test script, readable by the test user.
+T=$(mktemp -d /tmp/sbx-e2e.XXXXXX)
+chmod 0755 "$T"
+cleanup_lib() {
+	local rc=$?
+	[ -n "${T:-}" ] && rm -rf "$T"
+	exit $rc
+}
+trap cleanup_lib EXIT
+
+# Per-mode environment: a home, a store, a config, a state dir and, for the
+# unprivileged user, a cgroup delegated to it the way an administrator
+# would (a pre-created directory chowned to the user, named in the config).
+setup_mode() {
+	MODE=$1
+	M="$T/$MODE"
+	mkdir -p "$M/home" "$M/store" "$M/state" "$M/cfgdir"
+	if [ "$MODE" = user ]; then
+		PRINCIPAL=$SBX_TEST_USER
+		chown -R "$SBX_TEST_USER" "$M"
+		chmod 0700 "$M/state"
+		CG_PARENT=$(delegate_cgroup)
+	else
+		PRINCIPAL=root
+		chmod 0700 "$M/state"
+		CG_PARENT=
+	fi
+	mkdir -p "$M/store/$PRINCIPAL"
+	[ "$MODE" = user ] && chown -R "$SBX_TEST_USER" "$M/store"
+	if [ -n "$CG_PARENT" ]; then
+		printf '{"state_dir":"%s","cgroup_parent":"%s"}\n' "$M/state" "$CG_PARENT" > "$M/config.json"
+	else
+		printf '{"state_dir":"%s"}\n' "$M/state" > "$M/config.json"
+	fi
+	KEY="$M/key"
+	as_mode "$SBX" keygen -o "$KEY" 2>/dev/null || { echo "Bail out! sbx keygen failed"; exit 1; }
+}
+
+# Delegate a cgroup to the test user on whatever this host has.
+delegate_cgroup() {
+	local name="sbx-e2e-$SBX_TEST_USER" c
+	if [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw memory /sys/fs/cgroup/cgroup.controllers; then
+		mkdir -p "/sys/fs/cgroup/$name"
+		chown -R "$SBX_TEST_USER" "/sys/fs/cgroup/$name"
+	else
+		for c in memory pids cpu cpuacct freezer; do
+			[ -d "/sys/fs/cgroup/$c" ] || continue
+			mkdir -p "/sys/fs/cgroup/$c/$name"
+			chown -R "$SBX_TEST_USER" "/sys/fs/cgroup/$c/$name"
+		done
+	fi
+	echo "/$name"
+}
+
+# Run a command as the current mode's identity with a clean environment.
+as_mode() {
+	if [ "$MODE" = user ]; then
+		runuser -u "$SBX_TEST_USER" -- env -i PATH=/usr/bin:/bin HOME="$M/home" \
+			XDG_RUNTIME_DIR="$M/state" SBX_LIBEXECDIR="$SBX_BUILDDIR" ${SBX_EXTRA_ENV:-} "$@"
+	else
+		env -i PATH=/usr/bin:/bin HOME="$M/home" SBX_LIBEXECDIR="$SBX_BUILDDIR" \
+			${SBX_EXTRA_ENV:-} "$@"
+	fi
+}
+
+# sbx_run JOBFILE [extra sbx options...]: runs sbx, leaves the manifest in
+# $OUT, stderr in $ERR, the exit status in $RC, artifacts under $ART.
+RUNS=0
+sbx_run() {
+	local job=$1; shift
+	RUNS=$((RUNS + 1))
+	OUT="$M/out.$RUNS.json"
+	ERR="$M/err.$RUNS.txt"
+	ART="$M/art.$RUNS"
+	as_mode "$SBX" run --config "$M/config.json" --policy "${POLICY:-$SBX_SRCDIR/policy}" \
+		--key "$KEY" --store "$M/store" --artifacts "$ART" "$@" "$job" >"$OUT" 2>"$ERR"
+	RC=$?
+	[ "$MODE" = user ] && chmod -R a+rX "$ART" 2>/dev/null
+	return 0
+}
+
+# mkjob FILE PROFILE CODE [extra json members]: a job file.
+mkjob() {
+	local file=$1 profile=$2 code=$3 extra=${4:-}
+	jq -n --arg p "$profile" --arg c "$code" "{runtime_profile: \$p, code: \$c} ${extra:+ + $extra}" > "$file"
+	chmod 0644 "$file"
+}
+
+# jqm FILTER: query the last manifest.
+jqm() { jq -r "$1" "$OUT"; }
+
+expect_rc() {
+	local want=$1 d=$2
+	if [ "$RC" -eq "$want" ]; then ok "$d (exit $want)"; else
+		not_ok "$d: exit $RC, wanted $want"
+		diag "stderr: $(head -c 1500 "$ERR")"
+		diag "manifest: $(head -c 1500 "$OUT")"
+	fi
+}
+
+# The manifest's signature verifies with jq + openssl alone.
+signature_ok() {
+	local d="$M/sig.$RUNS"
+	mkdir -p "$d"
+	jq -cjS 'del(.signature)' "$OUT" > "$d/body" &&
+		jq -r '.signature.value' "$OUT" | openssl base64 -d -A > "$d/sig" &&
+		openssl pkeyutl -verify -pubin -inkey "$KEY.pub" -rawin -in "$d/body" -sigfile "$d/sig" >/dev/null 2>&1
+}
+
+# Nothing left behind: no live state entry, no run cgroup, no process of
+# the test user, no quarantine or temp dir of sbx.
+nothing_left() {
+	local left=
+	if [ -d "$M/state/runs" ] && [ -n "$(ls -A "$M/state/runs" 2>/dev/null)" ]; then left="$left state:$(ls "$M/state/runs")"; fi
+	# Run cgroups are named sbx-<run id>.
+	local cgs
+	cgs=$(find /sys/fs/cgroup -maxdepth 6 -type d -regextype egrep -regex '.*/sbx-[0-9a-f]{32}' 2>/dev/null | head -3)
+	if [ -n "$cgs" ]; then left="$left cgroups:$(echo $cgs)"; fi
+	if [ "$MODE" = user ] && pgrep -u "$SBX_TEST_USER" >/dev/null; then left="$left processes:$(pgrep -u "$SBX_TEST_USER" | tr '\n' ' ')"; fi
+	if ls -d /tmp/sbx-q* /tmp/sbx-run-* 2>/dev/null | grep -q .; then left="$left tmp:$(ls -d /tmp/sbx-q* /tmp/sbx-run-* 2>/dev/null | head -3 | tr '\n' ' ')"; fi
+	if [ -n "$left" ]; then diag "left behind:$left"; return 1; fi
+	return 0
+}
