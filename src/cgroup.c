@@ -742,8 +742,11 @@ int sbx_cgroup_host_report(FILE *f, const struct sbx_cgroup_detect_opts *o)
 	bool writable;
 
 	if (sbx_cgroup_detect(&h, o, &err) < 0) {
-		fprintf(f, "cgroup: unavailable: %s\n", sbx_error_text(&err, buf, sizeof(buf)));
-		fprintf(f, "Hint: %s\n", sbx_cgroup_hint);
+		/* err.msg starts "cgroup: "; the column already says it. */
+		sbx_error_text(&err, buf, sizeof(buf));
+		fprintf(f, "%-16s unusable: %s\n", "cgroup",
+			strncmp(buf, "cgroup: ", 8) == 0 ? buf + 8 : buf);
+		fprintf(f, "%-16s Hint: %s\n", "", sbx_cgroup_hint);
 		return -1;
 	}
 	path = h.version == 2 ? h.v2_path : h.v1_path[SBX_CGROUP_MEMORY];
@@ -758,14 +761,14 @@ int sbx_cgroup_host_report(FILE *f, const struct sbx_cgroup_detect_opts *o)
 				writable = false;
 	}
 	if (h.version == 2)
-		fprintf(f, "cgroup: v2 at %s, controllers cpu memory pids, %s\n", path,
+		fprintf(f, "%-16s ok: v2 at %s, controllers cpu memory pids, %s\n", "cgroup", path,
 			writable ? "writable" : "NOT writable by this user");
 	else
-		fprintf(f, "cgroup: v1 (memory at %s), controllers cpu cpuacct memory pids%s, %s\n",
-			path, h.v1_fd[SBX_CGROUP_FREEZER] >= 0 ? " freezer" : " (no freezer)",
+		fprintf(f, "%-16s ok: v1 (memory at %s), controllers cpu cpuacct memory pids%s, %s\n",
+			"cgroup", path, h.v1_fd[SBX_CGROUP_FREEZER] >= 0 ? " freezer" : " (no freezer)",
 			writable ? "writable" : "NOT writable by this user");
 	if (!writable)
-		fprintf(f, "Hint: %s\n", sbx_cgroup_hint);
+		fprintf(f, "%-16s Hint: %s\n", "", sbx_cgroup_hint);
 	sbx_cgroup_host_free(&h);
 	return writable ? 0 : -1;
 }

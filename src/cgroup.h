@@ -207,8 +207,10 @@ int sbx_cgroup_describe(const struct sbx_cgroup_host *h, json_t **out);
 
 /*
  * sbx_cgroup_host_report() - for `sbx check`: detect with @o and print one
- * line "cgroup: ..." to @f saying what is there and whether this user can
- * use it, plus a "Hint:" line when not.  Returns 0 when usable, else -1.
+ * line "cgroup           ok: ..." (or "unusable: ...") to @f, in the
+ * column layout of `sbx check`, saying what is there and whether this user
+ * can write it, plus an indented "Hint:" line when not.  Returns 0 when
+ * usable, else -1.
  */
 int sbx_cgroup_host_report(FILE *f, const struct sbx_cgroup_detect_opts *o);
 
