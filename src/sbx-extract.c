@@ -30,6 +30,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <seccomp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -213,6 +214,13 @@ static int confine(bool sandboxed, bool probe, char *why, size_t why_len)
 	 * ptrace, which the filter takes away, so it runs now instead. */
 	__lsan_do_leak_check();
 #endif
+	/* If sbx dies, so does its helper: nothing may outlive the run.
+	 * (No getppid() == 1 check: inside the sandbox the parent may well
+	 * be the pid namespace's init.) */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) {
+		snprintf(why, why_len, "prctl: %s", strerror(errno));
+		return -1;
+	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
 		snprintf(why, why_len, "prctl: %s", strerror(errno));
 		return -1;

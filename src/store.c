@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pwd.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
@@ -304,6 +305,8 @@ static int run_extractor(int archive_fd, int dst_fd, const struct sbx_archive_li
 	char args[7][40], line[1024] = "";
 	char *argv[16], *envp[] = { NULL };
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t mask, defaults;
 	size_t len = 0, argc = 0;
 	uint64_t entries = 0;
 	int pipefd[2], r, wstatus;
@@ -338,10 +341,23 @@ static int run_extractor(int archive_fd, int dst_fd, const struct sbx_archive_li
 
 	if (posix_spawn_file_actions_init(&fa) != 0)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, ENOMEM, "archive \"%s\"", handle);
+	if (posix_spawnattr_init(&attr) != 0) {
+		posix_spawn_file_actions_destroy(&fa);
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, ENOMEM, "archive \"%s\"", handle);
+	}
 	posix_spawn_file_actions_adddup2(&fa, a, 0);
 	posix_spawn_file_actions_adddup2(&fa, wr, 1);
 	posix_spawn_file_actions_adddup2(&fa, d, 3);
-	r = posix_spawn(&pid, path, &fa, NULL, argv, envp);
+	/* sbx may block or ignore signals for its supervisor loop; the
+	 * helper starts with none blocked and every default handler, so that
+	 * a SIGTERM or SIGKILL from sbx (or the user) ends it. */
+	sigemptyset(&mask);
+	sigfillset(&defaults);
+	posix_spawnattr_setsigmask(&attr, &mask);
+	posix_spawnattr_setsigdefault(&attr, &defaults);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	r = posix_spawn(&pid, path, &fa, &attr, argv, envp);
+	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
 	if (r != 0) {
 		sbx_error_set(err, SBX_EXIT_SOFTWARE, r, "archive \"%s\": cannot run %s", handle,
