@@ -16,6 +16,9 @@
 #include "digest.h"
 #include "sign.h"
 
+/* Messages give no OpenSSL reason string: <openssl/err.h> needs the C
+ * library's <limits.h>, which src/limits.h shadows under -I src. */
+
 /* A PEM Ed25519 key is ~120 bytes; anything past this is not one. */
 #define KEY_FILE_MAX (64 * 1024)
 

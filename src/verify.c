@@ -174,6 +174,11 @@ static int check_artifact(int dirfd, size_t idx, const json_t *a, struct sbx_err
 		sbx_error_hint(err, "openat2 needs Linux 5.6 or later");
 		return -1;
 	}
+	if (fd < 0 && (errno == EXDEV || errno == ELOOP)) {
+		sbx_warn("artifacts[%zu]: %s: leaves the artifacts directory or goes through a symlink",
+			 idx, shown);
+		return 1;
+	}
 	if (fd < 0) {
 		sbx_warn("artifacts[%zu]: %s: %s", idx, shown, strerror(errno));
 		return 1;

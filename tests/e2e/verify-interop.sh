@@ -15,7 +15,7 @@ set -u
 SBX="$SBX_BUILDDIR/sbx"
 SIGN="$SBX_BUILDDIR/tests/unit/sign-tool"
 
-echo "1..27"
+echo "1..29"
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); echo "not ok $n - $1"; }
@@ -132,7 +132,20 @@ check "artifact one byte longer: exit 1" \
 	eval 'exits 1 "$SBX" verify --pubkey "$tmp/k.pub" --artifacts "$tmp/art2" "$tmp/m" &&
 		grep -q "size 9 differs" "$tmp/err"'
 
-# 20-21: someone else's key, a duplicated member
+# 20-21: a signed manifest naming a path outside DIR, whose content matches
+escaping() { # PATH: a manifest promoting PATH with k.pub's size and digest
+	printf '{"artifacts":[{"path":"%s","size":%s,"sha256":"%s","status":"promoted"}]}' "$1" \
+		"$(stat -c %s "$tmp/k.pub")" "$(sha256sum "$tmp/k.pub" | cut -d' ' -f1)"
+}
+for p in ../k.pub "$tmp/k.pub"; do
+	escaping "$p" > "$tmp/esc.json"
+	"$SIGN" "$tmp/k" "$tmp/esc.json" > "$tmp/esc"
+	check "an artifact path $p outside --artifacts DIR is refused" \
+		eval 'exits 1 "$SBX" verify --pubkey "$tmp/k.pub" --artifacts "$tmp/art" "$tmp/esc" &&
+			grep -q "leaves the artifacts directory" "$tmp/err"'
+done
+
+# 22-23: someone else's key, a duplicated member
 "$SBX" keygen -o "$tmp/other" 2> /dev/null
 check "another public key: key_id does not match, exit 1" \
 	eval 'exits 1 "$SBX" verify --pubkey "$tmp/other.pub" "$tmp/m" && grep -q "key_id does not match" "$tmp/err"'
@@ -140,7 +153,7 @@ sed 's/^{/{"run_id":"r-43",/' "$tmp/m" > "$tmp/m.dup"
 check "a duplicated member is refused, exit 1" \
 	exits 1 "$SBX" verify --pubkey "$tmp/k.pub" "$tmp/m.dup"
 
-# 22-24: tricky strings: non-ASCII, U+2028/2029, emoji, quotes, backslashes,
+# 24-26: tricky strings: non-ASCII, U+2028/2029, emoji, quotes, backslashes,
 # and control characters and DEL, which the signer replaces with U+FFFD.
 cat > "$tmp/t.json" <<'JSON'
 {"stdout":{"excerpt":"caf\u00e9 \u2028\u2029 \ud83d\ude00 \"q\" \\b\\ / \u0007\u001b[2J\u007f tab\there\nnl \u00ad\ufeff\uffff \u0080\u009f <&>"},
@@ -152,7 +165,7 @@ check "tricky strings: jq + openssl accept the signature" jq_openssl_verify "$tm
 check "tricky strings: jq -cjS reproduces the line, no control characters left" \
 	eval 'jq_reproduces "$tmp/t" && ! LC_ALL=C grep -q "$(printf "[\001-\037\177]")" "$tmp/line"'
 
-# 25-27: the default key, and usage errors
+# 27-29: the default key, and usage errors
 check "sbx keygen without -o creates the per-user key" \
 	eval 'exits 0 "$SBX" keygen && test -f "$XDG_CONFIG_HOME/sbx/signing.key.pub"'
 "$SIGN" "$XDG_CONFIG_HOME/sbx/signing.key" "$tmp/m.json" > "$tmp/m.default"
