@@ -214,16 +214,17 @@ static void check_required(struct sbx_run *run)
  * namespace, where host root is not mapped: root writes as the id the
  * sandbox user maps to (which also keeps root's power out of the copy).
  */
-static int materialize(struct sbx_run *run, int principal_fd, int in_fd)
+static int materialize(struct sbx_run *run, const struct sbx_spec *spec, int principal_fd,
+		       int in_fd)
 {
-	bool root = geteuid() == 0;
+	bool root = geteuid() != spec->outer_uid;
 	int r;
 
 	if (!run->job.input_handles[0])
 		return 0;
 	if (root) {
-		setfsgid(SBX_ROOT_MAPPED_ID);
-		setfsuid(SBX_ROOT_MAPPED_ID);
+		setfsgid(spec->outer_gid);
+		setfsuid(spec->outer_uid);
 	}
 	r = sbx_store_materialize(principal_fd, run->principal, run->job.input_handles,
 				  run->job.extract, in_fd, run->plan.profile->input_bytes_max,
@@ -303,7 +304,7 @@ static int execute(struct sbx_run *run, int sfd)
 		goto out;
 	if (sbx_spawn_release(&sp, &run->err) < 0 || sbx_spawn_receive_work(&sp, &run->err) < 0)
 		goto out;
-	if (materialize(run, principal_fd, sp.in_fd) < 0)
+	if (materialize(run, &sp.spec, principal_fd, sp.in_fd) < 0)
 		goto out;
 	if (sbx_spawn_continue(&sp, &run->err) < 0)
 		goto out;

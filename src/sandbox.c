@@ -72,6 +72,22 @@ static char **expand_argv(const struct sbx_profile *p, const char *code_path, ch
 	return argv;
 }
 
+/* Is @id mapped in the user namespace whose map file is @map? */
+static bool id_is_mapped(const char *map, unsigned long id)
+{
+	unsigned long inside, outside, count;
+	bool found = false;
+	FILE *f = fopen(map, "re");
+
+	if (!f)
+		return false;
+	while (fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3)
+		if (id >= inside && id - inside < count)
+			found = true;
+	fclose(f);
+	return found;
+}
+
 int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const struct sbx_job *job,
 		      struct sbx_error *err)
 {
@@ -151,10 +167,14 @@ int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const s
 	if (sbx_seccomp_compile(plan->seccomp, &spec->seccomp, err) < 0)
 		return -1;
 
-	if (getuid() == 0) {
+	if (getuid() == 0 && id_is_mapped("/proc/self/uid_map", SBX_ROOT_MAPPED_ID) &&
+	    id_is_mapped("/proc/self/gid_map", SBX_ROOT_MAPPED_ID)) {
 		spec->outer_uid = SBX_ROOT_MAPPED_ID;
 		spec->outer_gid = SBX_ROOT_MAPPED_ID;
 	} else {
+		/* An unprivileged caller, or root of a user namespace that has
+		 * no "nobody": the sandbox user is the caller itself, as for
+		 * any unprivileged user. */
 		spec->outer_uid = getuid();
 		spec->outer_gid = getgid();
 	}
@@ -220,8 +240,10 @@ int sbx_spawn_start(struct sbx_spawn *sp, int cgroup_fd, struct sbx_error *err)
 
 	/* Root's supplementary groups would follow the payload (unmapped, but
 	 * still checked by the host's permission tests); drop them. */
-	if (getuid() == 0 && setgroups(0, NULL) < 0)
+	if (getuid() == 0 && setgroups(0, NULL) < 0 && errno != EPERM)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "setgroups");
+	/* EPERM: a user namespace with setgroups denied, where nobody can
+	 * change the groups - the same position as an unprivileged caller. */
 
 	args.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
 		     CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD;
