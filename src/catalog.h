@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "error.h"
-#include "limits.h"
+#include "joblimits.h"
 
 /* A read-only bind of a host path.  @dst is where it appears inside
  * (defaults to @src).  @optional binds are skipped when the host lacks the

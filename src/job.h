@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 #include "error.h"
-#include "limits.h"
+#include "joblimits.h"
 
 /* Schema bounds.  A job over any of these is invalid (65). */
 #define SBX_JOB_MAX_BYTES (1u << 20)     /* the job file itself */

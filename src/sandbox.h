@@ -20,7 +20,7 @@
 #include "catalog.h"
 #include "error.h"
 #include "job.h"
-#include "limits.h"
+#include "joblimits.h"
 #include "policy.h"
 
 #define SBX_SANDBOX_UID 1000

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "json.h"
-#include "limits.h"
+#include "joblimits.h"
 #include "util.h"
 
 /*

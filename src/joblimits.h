@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * limits.h - the resource limits a job may ask for, as one table.
+ * joblimits.h - the resource limits a job may ask for, as one table.
  *
  * The job's "limits" object, a profile's "defaults"/"minimums"/"maximums"
  * and the manifest's effective "limits" all use the same keys, so they are
@@ -9,8 +9,8 @@
  * printed in the manifest as "cpu_millicores" because the manifest carries
  * integers only (RFC 8785 profile).
  */
-#ifndef SBX_LIMITS_H
-#define SBX_LIMITS_H
+#ifndef SBX_JOBLIMITS_H
+#define SBX_JOBLIMITS_H
 
 #include <stdbool.h>
 #include <stdint.h>
