@@ -209,6 +209,34 @@ static void check_required(struct sbx_run *run)
 	}
 }
 
+/* Tell the state entry where the run's cgroups will be, before they exist. */
+static int record_cgroups(struct sbx_run *run)
+{
+	const struct sbx_cgroup_host *h = &run->cg_host;
+
+	if (h->version == 2) {
+		_cleanup_free_ char *p = sbx_xasprintf("%s/sbx-%s", h->v2_path, run->run_id);
+		return sbx_state_add_cgroup(run->state, p, &run->err);
+	}
+	for (int i = 0; i < _SBX_CGROUP_CONTROLLER_MAX; i++) {
+		_cleanup_free_ char *p = NULL;
+		bool seen = false;
+
+		if (!h->v1_path[i])
+			continue;
+		/* cpu and cpuacct may be one hierarchy. */
+		for (int k = 0; k < i; k++)
+			if (h->v1_path[k] && !strcmp(h->v1_path[k], h->v1_path[i]))
+				seen = true;
+		if (seen)
+			continue;
+		p = sbx_xasprintf("%s/sbx-%s", h->v1_path[i], run->run_id);
+		if (sbx_state_add_cgroup(run->state, p, &run->err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /*
  * Copy the inputs into /work/in.  That tmpfs belongs to the sandbox's user
  * namespace, where host root is not mapped: root writes as the id the
@@ -261,16 +289,17 @@ static int execute(struct sbx_run *run, int sfd)
 	_cleanup_close_ int principal_fd = -1;
 	int r = -1;
 
-	/* The run's private temp dir (quarantine), known to gc by its name. */
+	/* The run's private temp dir (quarantine), known to gc by its name
+	 * and recorded before it exists, so a crash leaves nothing unknown. */
 	run->temp_dir = sbx_state_temp_path(run->run_id, "");
+	if (sbx_state_add_temp(run->state, run->temp_dir, &run->err) < 0)
+		return -1;
 	if (mkdir(run->temp_dir, 0700) < 0) {
 		sbx_error_set(&run->err, SBX_EXIT_SOFTWARE, errno, "%s", run->temp_dir);
 		free(run->temp_dir);
 		run->temp_dir = NULL;
 		return -1;
 	}
-	if (sbx_state_add_temp(run->state, run->temp_dir, &run->err) < 0)
-		return -1;
 
 	/* Handles first: a refusal must come before anything is built. */
 	if (sbx_store_root(run->opts->store, run->cfg.store, &store_root, &run->err) < 0 ||
@@ -287,6 +316,7 @@ static int execute(struct sbx_run *run, int sfd)
 	}
 
 	if (sbx_cgroup_detect(&run->cg_host, &copts, &run->err) < 0 ||
+	    record_cgroups(run) < 0 ||
 	    sbx_cgroup_create(&run->cg_host, run->run_id, &clim, &run->cg, &run->err) < 0 ||
 	    sbx_cgroup_describe(&run->cg_host, &run->cg_isolation) < 0)
 		return -1;
@@ -298,6 +328,7 @@ static int execute(struct sbx_run *run, int sfd)
 	if (sbx_spawn_start(&sp, sbx_cgroup_clone_fd(run->cg), &run->err) < 0)
 		goto out;
 	run->sandboxed = true;
+	sbx_state_set_pid(run->state, sp.pid, NULL);
 	/* cgroup v1 has no CLONE_INTO_CGROUP: place the init before it is
 	 * released, so nothing it runs is ever outside the limits. */
 	if (sbx_cgroup_clone_fd(run->cg) < 0 && sbx_cgroup_attach(run->cg, sp.pid, &run->err) < 0)
