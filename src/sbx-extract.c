@@ -29,6 +29,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <locale.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -334,6 +335,13 @@ int main(int argc, char **argv)
 	if (optind != argc)
 		return status(SBX_EXIT_SOFTWARE, "error", "usage: unexpected argument");
 
+	/* Before confinement, while locale files can still be read:
+	 * libarchive converts UTF-8 entry names to the locale's charset and
+	 * fails on names it cannot convert, so non-ASCII names need a UTF-8
+	 * locale.  Without one they are refused: fail closed.  (Zip names
+	 * without the UTF-8 flag come through raw and must be valid UTF-8.) */
+	if (!setlocale(LC_CTYPE, "C.UTF-8"))
+		setlocale(LC_CTYPE, "C.utf8");
 	if (confine(sandboxed, want_probe, text, sizeof(text)) < 0)
 		return status(EXIT_CONFINE, "error", text);
 	if (want_probe)
