@@ -429,7 +429,7 @@ static void test_extract_revalidates(void **state)
 	struct sbx_archive_report rep;
 	char *base = make_tmpdir();
 	int bfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int dfd, fd;
+	int dfd, fd, fd2;
 
 	assert_int_equal(mkdirat(bfd, "dst", 0755), 0);
 	assert_int_equal(mkdirat(bfd, "outside", 0755), 0);
@@ -446,7 +446,9 @@ static void test_extract_revalidates(void **state)
 	fd = make_archive(TAR, through_link, 1);
 	assert_int_equal(sbx_archive_extract(fd, dfd, &test_limits, &rep), -1);
 	assert_int_not_equal(rep.code, 0);
-	assert_int_equal(count_dir(openat(bfd, "outside", O_RDONLY | O_DIRECTORY | O_CLOEXEC)), 0);
+	fd2 = openat(bfd, "outside", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_int_equal(count_dir(fd2), 0);
+	close(fd2);
 	close(fd);
 	close(dfd);
 	close(bfd);
