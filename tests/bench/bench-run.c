@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * bench-run - time several commands interleaved, so that a drift in the
+ * machine's load hits them all alike.
+ *
+ *   bench-run -n RUNS [-w WARMUP] NAME=COMMAND...
+ *
+ * Each COMMAND is split on spaces and spawned directly (no shell in the
+ * measurement), stdout and stderr to /dev/null.  Prints one line per command: name, median and p90 wall
+ * milliseconds, and the ratio of its median to the first command's.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+struct cmd {
+	char *name;
+	char *argv[64];
+	double *ms;
+	int failures;
+};
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double run_once(struct cmd *c)
+{
+	posix_spawn_file_actions_t fa;
+	double t0, t1;
+	pid_t pid;
+	int status;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	t0 = now_ms();
+	if (posix_spawn(&pid, c->argv[0], &fa, NULL, c->argv, environ) != 0) {
+		perror(c->argv[0]);
+		exit(2);
+	}
+	waitpid(pid, &status, 0);
+	t1 = now_ms();
+	posix_spawn_file_actions_destroy(&fa);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		c->failures++;
+	return t1 - t0;
+}
+
+int main(int argc, char **argv)
+{
+	int runs = 30, warmup = 3, opt, n = 0;
+	struct cmd *cmds;
+
+	while ((opt = getopt(argc, argv, "n:w:")) != -1) {
+		if (opt == 'n')
+			runs = atoi(optarg);
+		else if (opt == 'w')
+			warmup = atoi(optarg);
+		else
+			return 2;
+	}
+	if (optind >= argc || runs < 1) {
+		fprintf(stderr, "usage: bench-run -n RUNS [-w WARMUP] NAME=COMMAND...\n");
+		return 2;
+	}
+	cmds = calloc((size_t)(argc - optind), sizeof(*cmds));
+	for (int i = optind; i < argc; i++, n++) {
+		char *eq = strchr(argv[i], '=');
+		int k = 0;
+		if (!eq) {
+			fprintf(stderr, "bench-run: expected NAME=COMMAND, got %s\n", argv[i]);
+			return 2;
+		}
+		*eq = '\0';
+		cmds[n].name = argv[i];
+		for (char *tok = strtok(eq + 1, " "); tok && k < 63; tok = strtok(NULL, " "))
+			cmds[n].argv[k++] = tok;
+		cmds[n].ms = calloc((size_t)runs, sizeof(double));
+	}
+	for (int r = 0; r < warmup; r++)
+		for (int i = 0; i < n; i++)
+			run_once(&cmds[i]);
+	for (int r = 0; r < runs; r++)
+		for (int i = 0; i < n; i++)
+			cmds[i].ms[r] = run_once(&cmds[i]);
+
+	double base = 0;
+	printf("%-28s %10s %10s %8s\n", "command", "median ms", "p90 ms", "ratio");
+	for (int i = 0; i < n; i++) {
+		qsort(cmds[i].ms, (size_t)runs, sizeof(double), cmp);
+		double med = cmds[i].ms[runs / 2], p90 = cmds[i].ms[(runs * 9) / 10 < runs ? (runs * 9) / 10 : runs - 1];
+		if (i == 0)
+			base = med;
+		printf("%-28s %10.2f %10.2f %8.2f%s\n", cmds[i].name, med, p90, med / base,
+		       cmds[i].failures ? "  (FAILED RUNS)" : "");
+	}
+	for (int i = 0; i < n; i++)
+		if (cmds[i].failures)
+			return 1;
+	return 0;
+}

@@ -1,0 +1,71 @@
+#!/bin/sh
+# make bench: the overhead of `sbx run` over the bare interpreter, compared
+# in the same interleaved run against bubblewrap doing the same, plus the
+# costs that the issues ask to watch.  Not a test: it prints numbers.
+set -eu
+B=${SBX_BUILDDIR:?}
+S=${SBX_SRCDIR:?}
+RUNS=${BENCH_RUNS:-40}
+SBX="$B/sbx"
+BR="$B/tests/bench/bench-run"
+command -v bwrap >/dev/null || { echo "bench: bwrap is missing (tools/install-deps)"; exit 1; }
+
+W=$(mktemp -d /tmp/sbx-bench.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+mkdir -p "$W/store" "$W/state"
+printf '{"state_dir":"%s"}\n' "$W/state" > "$W/config.json"
+"$SBX" keygen -o "$W/key" 2>/dev/null
+printf '{"runtime_profile":"shell","code":"true"}\n' > "$W/true.json"
+printf '{"runtime_profile":"python-analysis","code":"pass"}\n' > "$W/py.json"
+cd "$W"
+
+SBXRUN="$SBX run -q --config $W/config.json --policy $S/policy --key $W/key --store $W/store"
+# bubblewrap with the mounts the shell profile gets, all namespaces.
+BWRAP="/usr/bin/bwrap --unshare-all --die-with-parent --new-session --ro-bind /usr /usr \
+--symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 \
+--ro-bind /etc/ld.so.cache /etc/ld.so.cache --proc /proc --dev /dev --tmpfs /tmp --tmpfs /work \
+--chdir /work"
+
+echo "== trivial job: /bin/true ($RUNS runs, interleaved)"
+"$BR" -n "$RUNS" \
+	"bare=/bin/true" \
+	"bwrap=$BWRAP /bin/sh -c true" \
+	"sbx=$SBXRUN $W/true.json"
+
+echo
+echo "== python3 -c pass"
+"$BR" -n "$RUNS" \
+	"bare=/usr/bin/python3 -I -c pass" \
+	"bwrap=$BWRAP /usr/bin/python3 -I -c pass" \
+	"sbx=$SBXRUN $W/py.json"
+
+echo
+echo "== start-up of the binary alone"
+"$BR" -n "$RUNS" "true=/bin/true" "sbx --version=$SBX --version"
+
+echo
+echo "== where a trivial run's time goes (median of manifest timing, ms)"
+for i in $(seq 10); do $SBXRUN "$W/true.json"; done 2>/dev/null |
+	jq -s '{startup_ms: (map(.timing.startup_ms) | sort | .[length/2|floor]),
+		payload_wall_ms: (map(.timing.wall_ms) | sort | .[length/2|floor]),
+		admitted_t_ms: (map(.events[] | select(.event=="admitted") | .t_ms) | sort | .[length/2|floor]),
+		materialized_t_ms: (map(.events[] | select(.event=="materialized") | .t_ms) | sort | .[length/2|floor]),
+		cleaned_t_ms: (map(.events[] | select(.event=="cleaned") | .t_ms) | sort | .[length/2|floor])}' -c
+
+echo
+echo "== 8 concurrent trivial runs, runs per second"
+start=$(date +%s%N)
+n=0
+for round in 1 2 3; do
+	for k in 1 2 3 4 5 6 7 8; do $SBXRUN --queue-timeout 30 "$W/true.json" >/dev/null 2>&1 & done
+	wait
+	n=$((n + 8))
+done
+end=$(date +%s%N)
+echo "$n runs in $(( (end - start) / 1000000 )) ms: $(( n * 1000000000 / (end - start) )) runs/s"
+
+echo
+echo "== collecting and validating 12 MB of outputs"
+printf '{"runtime_profile":"shell","code":"head -c 12000000 /dev/zero | tr \\"\\\\\\\\0\\" a > /work/out/big.txt","limits":{"output_bytes":13000000}}\n' > "$W/out.json"
+for i in 1 2 3 4 5; do $SBXRUN "$W/out.json" 2>/dev/null; done |
+	jq -s -c '{collect_ms: (map((.events[] | select(.event=="validated") | .t_ms) - (.events[] | select(.event=="exited") | .t_ms)) | sort | .[length/2|floor]), bytes: .[0].usage.output_bytes, status: .[0].status}'
