@@ -22,24 +22,25 @@
 #include "validate.h"
 
 /* Feed a chunk to the UTF-8/NUL check; -1 with a reason at the first fault. */
-static int text_feed(struct sbx_media_utf8 *u, const unsigned char *p, size_t n, uint64_t at,
-		     struct sbx_media_report *rep)
+static int text_feed(const char *what, struct sbx_media_utf8 *u, const unsigned char *p, size_t n,
+		     uint64_t at, struct sbx_media_report *rep)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (p[i] == 0)
-			return sbx_media_fail(rep, "text: NUL byte at offset %llu",
+			return sbx_media_fail(rep, "%s: NUL byte at offset %llu", what,
 					      (unsigned long long)(at + i));
 		if (!sbx_media_utf8_feed(u, p[i]))
-			return sbx_media_fail(rep, "text: invalid UTF-8 at offset %llu",
+			return sbx_media_fail(rep, "%s: invalid UTF-8 at offset %llu", what,
 					      (unsigned long long)(at + i));
 	}
 	return 0;
 }
 
-static int text_end(const struct sbx_media_utf8 *u, struct sbx_media_report *rep)
+static int text_end(const char *what, const struct sbx_media_utf8 *u,
+		    struct sbx_media_report *rep)
 {
 	if (!sbx_media_utf8_end(u))
-		return sbx_media_fail(rep, "text: truncated UTF-8 sequence at the end");
+		return sbx_media_fail(rep, "%s: truncated UTF-8 sequence at the end", what);
 	return 0;
 }
 
@@ -56,8 +57,8 @@ int sbx_media_text_validate(int fd, uint64_t size, struct sbx_media_report *rep)
 		if (k < 0)
 			return sbx_media_fail(rep, "text: read error");
 		if (k == 0)
-			return text_end(&u, rep);
-		if (text_feed(&u, p, (size_t)k, at, rep) < 0)
+			return text_end("text", &u, rep);
+		if (text_feed("text", &u, p, (size_t)k, at, rep) < 0)
 			return -1;
 	}
 }
@@ -185,7 +186,7 @@ int sbx_media_csv_validate(int fd, uint64_t size, struct sbx_media_report *rep)
 		}
 		if (k == 0)
 			break;
-		if (text_feed(&u, p, (size_t)k, at, rep) < 0)
+		if (text_feed("csv", &u, p, (size_t)k, at, rep) < 0)
 			return -1;
 		for (ssize_t i = 0; i < k; i++)
 			if (csv_byte(&s, p[i], at + (uint64_t)i, rep) < 0) {
@@ -193,7 +194,7 @@ int sbx_media_csv_validate(int fd, uint64_t size, struct sbx_media_report *rep)
 				goto out;
 			}
 	}
-	if (ret == 0 && text_end(&u, rep) < 0)
+	if (ret == 0 && text_end("csv", &u, rep) < 0)
 		ret = -1;
 	else if (ret == 0 && s.state == CSV_QUOTED)
 		ret = sbx_media_fail(rep, "csv: unterminated quoted field");
@@ -255,7 +256,8 @@ static size_t json_read_cb(void *buf, size_t len, void *data)
 
 	if (k < 0)
 		return (size_t)-1;
-	memcpy(buf, p, (size_t)k);
+	if (k > 0)
+		memcpy(buf, p, (size_t)k);
 	return (size_t)k;
 }
 
@@ -278,11 +280,11 @@ int sbx_media_json_validate(int fd, uint64_t size, struct sbx_media_report *rep)
 			return sbx_media_fail(rep, "json: read error");
 		if (k == 0)
 			break;
-		if (text_feed(&u, p, (size_t)k, at, rep) < 0 ||
+		if (text_feed("json", &u, p, (size_t)k, at, rep) < 0 ||
 		    json_scan_bytes(&j, p, (size_t)k, rep) < 0)
 			return -1;
 	}
-	if (text_end(&u, rep) < 0)
+	if (text_end("json", &u, rep) < 0)
 		return -1;
 
 	/* Pass 2: parse.  The tree is bounded by the file, itself capped. */

@@ -590,6 +590,46 @@ static void test_free_without_promote(void **state)
 	assert_int_equal(stat(qpath, &st), -1);
 }
 
+/* Quarantine on another filesystem than the artifacts (tmpfs /dev/shm vs
+ * the test root): rename fails with EXDEV and the file is copied, still
+ * O_EXCL and 0644. */
+static void test_promote_exdev(void **state)
+{
+	struct sbx_collect_limits lim = { 10, 1 << 20, 16, 255, SBX_COLLECT_ENTRIES_FOR(10) };
+	char *const allowed[] = { "text/plain", NULL };
+	char shm[] = "/dev/shm/sbx-test-collect-XXXXXX";
+	_cleanup_free_ char *art = rpath("art-exdev");
+	_cleanup_free_ char *two = rpath("art-exdev/sub/two.txt");
+	struct sbx_collection c = { 0 };
+	struct sbx_error err = { 0 };
+	struct stat a, b;
+	char buf[8] = { 0 };
+	int fd, sub;
+
+	assert_non_null(mkdtemp(shm));
+	assert_int_equal(stat(shm, &a), 0);
+	assert_int_equal(stat(root, &b), 0);
+	if (a.st_dev == b.st_dev)
+		print_message("# /dev/shm and the test root share a filesystem: rename path only\n");
+	sub = xmkdir(outfd, "sub");
+	xwrite_str(sub, "two.txt", "2\n");
+	close(sub);
+	umask(077);
+	assert_int_equal(sbx_collect(outfd, &lim, shm, &c, &err), 0);
+	assert_int_equal(sbx_collect_validate(&c, allowed, &err), 0);
+	assert_int_equal(sbx_collect_promote(&c, art, false, false, &err), 0);
+	umask(022);
+	expect_promoted(&c, "sub/two.txt", "text/plain");
+	assert_int_equal(stat(two, &a), 0);
+	assert_int_equal(a.st_mode & 07777, 0644);
+	fd = open(two, O_RDONLY | O_CLOEXEC);
+	assert_int_equal(sbx_read_all(fd, buf, sizeof(buf) - 1), 2);
+	assert_string_equal(buf, "2\n");
+	close(fd);
+	sbx_collection_free(&c);
+	assert_int_equal(rmdir(shm), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -601,6 +641,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_partial, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_free_without_promote, setup_root,
 						teardown_root),
+		cmocka_unit_test_setup_teardown(test_promote_exdev, setup_root, teardown_root),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
