@@ -38,6 +38,16 @@ static const char *const media_types[] = {
 	"text/csv", "text/plain", "application/json", "image/png", "image/jpeg", "application/pdf",
 };
 
+int sbx_catalog_sha256(const char *raw, size_t len, char out[65])
+{
+	unsigned char md[32];
+
+	if (!raw || !EVP_Digest(raw, len, md, NULL, EVP_sha256(), NULL))
+		return -1;
+	sbx_hex(md, sizeof(md), out);
+	return 0;
+}
+
 bool sbx_media_type_known(const char *type)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(media_types); i++)
@@ -784,6 +794,7 @@ static void profile_free(struct sbx_profile *pr)
 {
 	free(pr->name);
 	free(pr->file);
+	free(pr->raw);
 	free(pr->description);
 	sbx_strv_free(pr->argv);
 	free(pr->code_file);
@@ -808,6 +819,7 @@ static void network_free(struct sbx_netprofile *np)
 {
 	free(np->name);
 	free(np->file);
+	free(np->raw);
 	free(np->description);
 	for (size_t i = 0; i < np->n_allow; i++) {
 		free(np->allow[i].host);
@@ -821,6 +833,7 @@ static void seccomp_free(struct sbx_seccomp_policy *sp)
 {
 	free(sp->name);
 	free(sp->file);
+	free(sp->raw);
 	free(sp->description);
 	for (size_t i = 0; i < sp->n_rules; i++)
 		rule_free(&sp->rules[i]);
@@ -912,8 +925,6 @@ static int load_file(struct sbx_catalog *cat, enum kind kind, const char *sub,
 	_cleanup_free_ char *data = NULL;
 	_cleanup_json_ json_t *root = NULL;
 	struct sbx_jctx c = { .source = file, .code = SBX_EXIT_UNAVAILABLE, .err = err };
-	unsigned char md[32];
-	char hex[65];
 	size_t len;
 	int r;
 
@@ -926,10 +937,6 @@ static int load_file(struct sbx_catalog *cat, enum kind kind, const char *sub,
 	}
 	if (sbx_json_read(file, CATALOG_FILE_MAX, SBX_EXIT_UNAVAILABLE, &data, &len, err) < 0)
 		return -1;
-	/* The manifest names the exact bytes of the policy that applied. */
-	if (!EVP_Digest(data, len, md, NULL, EVP_sha256(), NULL))
-		return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0, "%s: SHA-256 failed", file);
-	sbx_hex(md, sizeof(md), hex);
 	root = sbx_json_parse(&c, data, len);
 	if (!root)
 		return -1;
@@ -942,7 +949,11 @@ static int load_file(struct sbx_catalog *cat, enum kind kind, const char *sub,
 		memset(pr, 0, sizeof(*pr));
 		pr->name = TAKE_PTR(name);
 		pr->file = TAKE_PTR(file);
-		memcpy(pr->sha256, hex, sizeof(hex));
+		/* The manifest names the exact bytes of the policy that
+		 * applied; they are hashed when it is written. */
+		pr->raw = sbx_xmalloc(len ? len : 1);
+		memcpy(pr->raw, data, len);
+		pr->raw_len = len;
 		c.source = pr->file;
 		r = parse_profile(&c, root, pr);
 		break;
@@ -954,7 +965,11 @@ static int load_file(struct sbx_catalog *cat, enum kind kind, const char *sub,
 		memset(np, 0, sizeof(*np));
 		np->name = TAKE_PTR(name);
 		np->file = TAKE_PTR(file);
-		memcpy(np->sha256, hex, sizeof(hex));
+		/* The manifest names the exact bytes of the policy that
+		 * applied; they are hashed when it is written. */
+		np->raw = sbx_xmalloc(len ? len : 1);
+		memcpy(np->raw, data, len);
+		np->raw_len = len;
 		c.source = np->file;
 		r = parse_network(&c, root, np);
 		break;
@@ -967,7 +982,11 @@ static int load_file(struct sbx_catalog *cat, enum kind kind, const char *sub,
 		memset(sp, 0, sizeof(*sp));
 		sp->name = TAKE_PTR(name);
 		sp->file = TAKE_PTR(file);
-		memcpy(sp->sha256, hex, sizeof(hex));
+		/* The manifest names the exact bytes of the policy that
+		 * applied; they are hashed when it is written. */
+		sp->raw = sbx_xmalloc(len ? len : 1);
+		memcpy(sp->raw, data, len);
+		sp->raw_len = len;
 		c.source = sp->file;
 		r = parse_seccomp(&c, root, sp);
 		break;

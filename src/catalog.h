@@ -35,7 +35,8 @@ struct sbx_symlink {
 struct sbx_profile {
 	char *name;
 	char *file;              /* path of the JSON file it came from */
-	char sha256[65];         /* hex digest of that file's bytes */
+	char *raw;               /* that file's bytes (sbx_catalog_sha256) */
+	size_t raw_len;
 	char *description;
 	char **argv;             /* with "{code}" and "{args}" placeholders */
 	char *code_file;         /* file name in /work, e.g. "main.py" */
@@ -66,7 +67,8 @@ struct sbx_egress_rule {
 struct sbx_netprofile {
 	char *name;
 	char *file;
-	char sha256[65];
+	char *raw;
+	size_t raw_len;
 	char *description;
 	enum sbx_net_kind kind;
 	struct sbx_egress_rule *allow;
@@ -100,7 +102,8 @@ struct sbx_seccomp_rule {
 struct sbx_seccomp_policy {
 	char *name;
 	char *file;
-	char sha256[65];
+	char *raw;
+	size_t raw_len;
 	char *description;
 	struct sbx_seccomp_rule *rules;
 	size_t n_rules;
@@ -129,6 +132,11 @@ const struct sbx_profile *sbx_catalog_profile(const struct sbx_catalog *cat, con
 const struct sbx_netprofile *sbx_catalog_network(const struct sbx_catalog *cat, const char *name);
 const struct sbx_seccomp_policy *sbx_catalog_seccomp(const struct sbx_catalog *cat,
 						     const char *name);
+
+/* Hex SHA-256 of a catalog file's bytes into @out; 0, or -1 on failure.
+ * Computed when the manifest is written, not at load: the first use of
+ * libcrypto costs milliseconds that a run spends off its critical path. */
+int sbx_catalog_sha256(const char *raw, size_t len, char out[65]);
 
 /* The media types sbx knows how to validate; catalogs may not list others. */
 bool sbx_media_type_known(const char *type);

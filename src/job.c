@@ -293,10 +293,14 @@ int sbx_job_parse(struct sbx_job *job, const char *source, const char *data, siz
 
 	memset(job, 0, sizeof(*job));
 	job->source = sbx_xstrdup(source);
-	/* Of the bytes as handed in, before any parsing, so the manifest
-	 * names exactly what the caller submitted, valid or not. */
-	if (!EVP_Digest(data, len, job->sha256, NULL, EVP_sha256(), NULL))
-		return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0, "%s: SHA-256 failed", source);
+	/* The digest is of the bytes as handed in, before any parsing, so the
+	 * manifest names exactly what the caller submitted, valid or not.  It
+	 * is computed when the manifest needs it (sbx_job_digest), not here:
+	 * the first use of libcrypto costs milliseconds of provider set-up,
+	 * which a run does off its critical path. */
+	job->raw = sbx_xmalloc(len ? len : 1);
+	memcpy(job->raw, data, len);
+	job->raw_len = len;
 	if (len > SBX_JOB_MAX_BYTES)
 		return sbx_error_set(err, SBX_EXIT_INVALID, 0, "%s: more than the %u bytes allowed",
 				     source, SBX_JOB_MAX_BYTES);
@@ -325,11 +329,22 @@ int sbx_job_load(struct sbx_job *job, const char *path, struct sbx_error *err)
 	return sbx_job_parse(job, source, data, len, err);
 }
 
+int sbx_job_digest(struct sbx_job *job)
+{
+	if (job->digested)
+		return 0;
+	if (!job->raw || !EVP_Digest(job->raw, job->raw_len, job->sha256, NULL, EVP_sha256(), NULL))
+		return -1;
+	job->digested = true;
+	return 0;
+}
+
 void sbx_job_free(struct sbx_job *job)
 {
 	if (!job)
 		return;
 	free_fields(job);
+	free(job->raw);
 	free(job->source);
 	memset(job, 0, sizeof(*job));
 }

@@ -32,7 +32,10 @@ enum sbx_partial { SBX_PARTIAL_DISCARD, SBX_PARTIAL_RETAIN };
 
 struct sbx_job {
 	char *source;            /* file name for messages ("job.json", "<stdin>") */
-	unsigned char sha256[32];/* of the raw job bytes as read */
+	unsigned char sha256[32];/* of the raw job bytes, after sbx_job_digest() */
+	bool digested;
+	char *raw;               /* the bytes as read */
+	size_t raw_len;
 	char **input_handles;    /* NULL-terminated, never NULL after parse */
 	char **extract;          /* subset of input_handles */
 	char *runtime_profile;
@@ -52,7 +55,7 @@ struct sbx_job {
  * sbx_job_parse() - parse job bytes.
  * @source: name used in messages.  On error returns -1 with @err set to
  * SBX_EXIT_INVALID and a message "<source>: <json path>: expected ..., got ...".
- * job->source and job->sha256 (of @data) are set even on error, so an
+ * job->source and job->raw (the bytes, for sbx_job_digest) are set even on error, so an
  * invalid job still gets a manifest; call sbx_job_free() in every case.
  */
 int sbx_job_parse(struct sbx_job *job, const char *source, const char *data, size_t len,
@@ -60,6 +63,10 @@ int sbx_job_parse(struct sbx_job *job, const char *source, const char *data, siz
 
 /* Read @path ("-" = stdin) with the size cap, then sbx_job_parse(). */
 int sbx_job_load(struct sbx_job *job, const char *path, struct sbx_error *err);
+
+/* Fill job->sha256 from the bytes as read (also after a parse error).
+ * Returns 0, or -1 when libcrypto fails or nothing was read. */
+int sbx_job_digest(struct sbx_job *job);
 
 void sbx_job_free(struct sbx_job *job);
 

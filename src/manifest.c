@@ -40,12 +40,17 @@ static json_t *cstr(const char *s)
 	return s ? clean(s, strlen(s), REASON_BYTES) : json_null();
 }
 
-static json_t *catalog_ref(const char *requested, const char *file_sha)
+/* {"name", "sha256"} of a catalog entry: the name the job asked for, and
+ * the digest of the file that applied (null when none did). */
+static json_t *catalog_ref(const char *requested, const char *raw, size_t raw_len)
 {
+	char sha[65];
+
 	if (!requested)
 		return json_null();
 	return json_pack("{s:o,s:o}", "name", cstr(requested), "sha256",
-			 file_sha ? json_string(file_sha) : json_null());
+			 raw && sbx_catalog_sha256(raw, raw_len, sha) == 0 ? json_string(sha) :
+									      json_null());
 }
 
 static const char *signal_name(int sig)
@@ -195,18 +200,20 @@ json_t *sbx_manifest_build(const struct sbx_run *run)
 	char job_sha[65] = "";
 	json_t *m;
 
-	if (job)
+	if (job && sbx_job_digest((struct sbx_job *)job) == 0)
 		sbx_hex(job->sha256, 32, job_sha);
 	m = json_pack("{s:i,s:s,s:s,s:o}", "manifest_version", MANIFEST_VERSION, "sbx_version",
 		      PACKAGE_VERSION, "run_id", run->run_id, "principal", cstr(run->principal));
-	json_object_set_new(m, "job_sha256", job ? json_string(job_sha) : json_null());
+	json_object_set_new(m, "job_sha256", job_sha[0] ? json_string(job_sha) : json_null());
 	json_object_set_new(m, "profile",
 			    catalog_ref(job ? job->runtime_profile : NULL,
-					run->admitted ? run->plan.profile->sha256 : NULL));
+					run->admitted ? run->plan.profile->raw : NULL,
+					run->admitted ? run->plan.profile->raw_len : 0));
 	json_object_set_new(m, "network_profile",
 			    catalog_ref(job ? (job->network_profile ? job->network_profile : "disabled") :
 					      NULL,
-					run->admitted ? run->plan.network->sha256 : NULL));
+					run->admitted ? run->plan.network->raw : NULL,
+					run->admitted ? run->plan.network->raw_len : 0));
 	json_object_set_new(m, "isolation", isolation(run));
 	json_object_set_new(m, "limits", limits(run));
 	json_object_set_new(m, "status", json_string(sbx_status_name(run->status)));

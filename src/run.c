@@ -30,6 +30,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -48,6 +49,54 @@
 #include "store.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct sbx_admission *, sbx_admission_release)
+
+/*
+ * The signing key is loaded on a second thread while the main thread
+ * reads the catalog and the job and builds the run's cgroup: the first
+ * use of libcrypto costs milliseconds of provider set-up that would
+ * otherwise sit on every run's start-up path.  The thread is joined
+ * before the clone (the broker is single-threaded when it forks) and
+ * before anything is signed; a key error then wins over any job error,
+ * as if the key had been loaded first.
+ */
+struct key_loader {
+	pthread_t thread;
+	bool started;
+	const char *explicit_path;
+	const char *config_path;
+	EVP_PKEY *key;
+	struct sbx_error err;
+};
+
+static void *load_key(void *p)
+{
+	struct key_loader *kl = p;
+	sbx_sign_default_key(kl->explicit_path, kl->config_path, &kl->key, &kl->err);
+	return NULL;
+}
+
+static void key_start(struct key_loader *kl)
+{
+	kl->started = pthread_create(&kl->thread, NULL, load_key, kl) == 0;
+	if (!kl->started)
+		load_key(kl);
+}
+
+/* Join the loader; the key moves into @run.  -1 with run->err on failure. */
+static int key_join(struct key_loader *kl, struct sbx_run *run)
+{
+	if (kl->started) {
+		pthread_join(kl->thread, NULL);
+		kl->started = false;
+	}
+	if (!kl->key && !run->key) {
+		run->err = kl->err;
+		return -1;
+	}
+	if (kl->key)
+		run->key = TAKE_PTR(kl->key);
+	return 0;
+}
 
 #define STREAM_CAP_DEFAULT (1u << 20)
 
@@ -325,6 +374,8 @@ static int execute(struct sbx_run *run, int sfd)
 	sp.code_len = run->job.code_len;
 	if (sbx_spawn_prepare(&sp, &run->plan, &run->job, &run->err) < 0)
 		goto out;
+	if (key_join(run->keys, run) < 0)
+		goto out;
 	if (sbx_spawn_start(&sp, sbx_cgroup_clone_fd(run->cg), &run->err) < 0)
 		goto out;
 	run->sandboxed = true;
@@ -404,6 +455,7 @@ static void cleanup(struct sbx_run *run)
 int sbx_cmd_run(const struct sbx_run_opts *o)
 {
 	struct sbx_run run = { .opts = o, .status = SBX_STATUS_ERROR };
+	struct key_loader keys = { 0 };
 	_cleanup_(sbx_admission_releasep) struct sbx_admission *slot = NULL;
 	_cleanup_free_ char *state_dir = NULL;
 	_cleanup_close_ int sfd = -1;
@@ -424,20 +476,34 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	run.artifacts_dir = o->artifacts ? sbx_xstrdup(o->artifacts) :
 					   sbx_xasprintf("sbx-runs/%s", run.run_id);
 	if (sbx_collect_check_artifacts_dir(run.artifacts_dir, &run.err) < 0 ||
-	    sbx_hostconfig_load(&run.cfg, o->common.config, &run.err) < 0 ||
-	    sbx_sign_default_key(o->key, run.cfg.signing_key, &run.key, &run.err) < 0 ||
-	    sbx_catalog_load(&run.cat, sbx_catalog_default_dir(o->common.policy, &run.cfg), &run.err) < 0 ||
-	    sbx_events_open(o->events, run.run_id, &run.ev, &run.err) < 0) {
+	    sbx_hostconfig_load(&run.cfg, o->common.config, &run.err) < 0) {
 		sbx_error_print(&run.err);
 		return run.err.code;
 	}
 	sfd = cancellation_fd();
+	keys.explicit_path = o->key;
+	keys.config_path = run.cfg.signing_key;
+	run.keys = &keys;
+	key_start(&keys);
+	if (sbx_catalog_load(&run.cat, sbx_catalog_default_dir(o->common.policy, &run.cfg), &run.err) < 0 ||
+	    sbx_events_open(o->events, run.run_id, &run.ev, &run.err) < 0) {
+		struct sbx_error catalog_err = run.err;
+		if (key_join(&keys, &run) == 0)
+			run.err = catalog_err;
+		sbx_error_print(&run.err);
+		EVP_PKEY_free(run.key);
+		return run.err.code;
+	}
 
 	/* From the job on, every outcome prints a manifest. */
 	if (sbx_job_load(&run.job, o->job, &run.err) < 0) {
 		run.job_read = run.err.code == SBX_EXIT_INVALID;
 		if (!run.job_read) {
+			struct sbx_error job_err = run.err;
+			if (key_join(&keys, &run) == 0)
+				run.err = job_err;
 			sbx_error_print(&run.err);
+			EVP_PKEY_free(run.key);
 			return run.err.code;
 		}
 		goto done;
@@ -465,16 +531,21 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 		goto done;
 	run.state = state;
 
-	if (execute(&run, sfd) < 0)
-		goto done;
-	goto cleaned;
+	execute(&run, sfd);
 
 done:
+	/* No manifest can be signed without the key; its error comes first,
+	 * as if it had been loaded before the job was read. */
+	if (key_join(&keys, &run) < 0) {
+		cleanup(&run);
+		sbx_error_print(&run.err);
+		code = run.err.code;
+		goto free_all;
+	}
 	if (run.err.code) {
 		sbx_error_print(&run.err);
 		fail_run(&run);
 	}
-cleaned:
 	cleanup(&run);
 	sbx_run_event(&run, "cleaned", NULL);
 	run.ended_at_ms = sbx_now_real_ms();
@@ -489,6 +560,7 @@ cleaned:
 		code = sbx_status_exit(run.status);
 	}
 	json_decref(manifest);
+free_all:
 	if (run.collected)
 		sbx_collection_free(&run.coll);
 	if (run.temp_dir) {

@@ -20,6 +20,7 @@
 #include "supervisor.h"
 
 struct sbx_events;
+struct key_loader;
 
 struct sbx_run {
 	const struct sbx_run_opts *opts;
@@ -32,6 +33,7 @@ struct sbx_run {
 
 	struct sbx_hostconfig cfg;
 	EVP_PKEY *key;
+	struct key_loader *keys;  /* the signing key while it loads */
 	struct sbx_catalog cat;
 	struct sbx_job job;
 	bool job_read;            /* from here on a manifest is printed */

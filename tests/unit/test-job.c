@@ -309,6 +309,7 @@ static void test_load(void **state)
 	close(fd);
 
 	assert_int_equal(sbx_job_load(&job, path, &err), 0);
+	assert_int_equal(sbx_job_digest(&job), 0);
 	sbx_hex(job.sha256, 32, hex);
 	assert_string_equal(hex, want);
 	assert_string_equal(job.source, path);
@@ -323,6 +324,7 @@ static void test_load(void **state)
 	dup2(saved, STDIN_FILENO);
 	close(saved);
 	assert_string_equal(job.source, "<stdin>");
+	assert_int_equal(sbx_job_digest(&job), 0);
 	sbx_hex(job.sha256, 32, hex);
 	assert_string_equal(hex, want);
 	sbx_job_free(&job);
