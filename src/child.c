@@ -38,6 +38,7 @@
 #include <linux/prctl.h>
 #include <linux/seccomp.h>
 #include <linux/securebits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -558,6 +559,14 @@ static _noreturn_ void exec_payload(const struct sbx_spec *spec, int status_fd, 
 	fail_to(status_fd, SBX_STAGE_EXEC, false, "execve %s", spec->argv[0]);
 }
 
+/* Has the broker closed its end of @sock (it died)? */
+static bool broker_gone(int sock)
+{
+	struct pollfd p = { .fd = sock, .events = POLLRDHUP };
+
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR));
+}
+
 /* Kill everything in the pid namespace but ourselves and reap it all. */
 static void kill_and_reap_all(void)
 {
@@ -626,6 +635,15 @@ void sbx_child_main(const struct sbx_spec *spec, int sock, int out_fd, int err_f
 	    setresgid(SBX_SANDBOX_GID, SBX_SANDBOX_GID, SBX_SANDBOX_GID) < 0 ||
 	    setresuid(SBX_SANDBOX_UID, SBX_SANDBOX_UID, SBX_SANDBOX_UID) < 0)
 		fail(SBX_STAGE_IDENTITY, "becoming uid %d", SBX_SANDBOX_UID);
+	/* The kernel clears the parent-death signal when the effective uid
+	 * or gid changes, which it just did when the sandbox user maps to
+	 * another host id than the broker's (root's runs).  Set it again,
+	 * and since the broker may have died in between, look for the
+	 * hang-up of its end of the socket. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		fail(SBX_STAGE_SYNC, "PR_SET_PDEATHSIG");
+	if (broker_gone(sock))
+		_exit(127);
 
 	setup_identity();
 	setup_net();
