@@ -158,7 +158,11 @@ int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const s
 	 * write budgets; the tmpfs caps are the real limit. */
 	spec->rlimit_fsize = ((ws << 20) > out_bytes ? (ws << 20) : out_bytes);
 	spec->rlimit_nofile = 1024;
-	spec->rlimit_nproc = plan->limits.v[SBX_LIMIT_PIDS];
+	/* nproc counts the same tasks as the pids cgroup (everything in the
+	 * sandbox runs as its user) and is checked earlier in fork: one
+	 * above pids.max keeps it a second line, so the cgroup is the limit
+	 * that refuses the fork and records it in pids.events. */
+	spec->rlimit_nproc = plan->limits.v[SBX_LIMIT_PIDS] + 1;
 
 	sp->argv = expand_argv(p, spec->code_path, job->args);
 	spec->argv = sp->argv;
