@@ -63,6 +63,33 @@
 
 static int report_sock = -1;
 
+/*
+ * The init is a fork of the broker, so /proc/1/cmdline would show the
+ * caller's command line (job path, store, principal) to the payload.
+ * glibc passes argc/argv/envp to constructors; remember where the
+ * argument and environment strings lie so the init can blank them.
+ */
+static char *args_begin, *args_end;
+
+static void __attribute__((constructor)) remember_args(int argc, char **argv, char **envp)
+{
+	char **last = NULL;
+
+	if (argc < 1 || !argv || !argv[0])
+		return;
+	last = &argv[argc - 1];
+	for (char **e = envp; e && *e; e++)
+		last = e;
+	args_begin = argv[0];
+	args_end = *last + strlen(*last) + 1;
+}
+
+static void scrub_args(void)
+{
+	if (args_begin && args_end > args_begin)
+		memset(args_begin, 0, (size_t)(args_end - args_begin));
+}
+
 static const char *const stage_names[_SBX_STAGE_MAX] = {
 	[SBX_STAGE_SYNC] = "sync",
 	[SBX_STAGE_IDENTITY] = "identity",
@@ -615,6 +642,7 @@ void sbx_child_main(const struct sbx_spec *spec, int sock, int out_fd, int err_f
 	ssize_t n;
 
 	report_sock = sock;
+	scrub_args();
 
 	/* If the broker dies, so does the sandbox: the init's death tears
 	 * down the whole pid namespace.  The broker may have died before

@@ -67,6 +67,7 @@ t loopback_host "python3 -c 'import socket; s=socket.create_connection((\"127.0.
 t external_net "python3 -c 'import socket; socket.create_connection((\"192.0.2.1\", 80), timeout=2)'"
 t secret_env 'env | grep -qE "SBXSECRE[T]|hunte[r]2"'
 t secret_proc 'grep -qsE "hunte[r]2" /proc/[0-9]*/environ /proc/[0-9]*/cmdline'
+echo "init_cmdline_bytes $(tr -d '\0' < /proc/1/cmdline | wc -c)"
 echo "uid $(id -u)"
 grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' /proc/self/status | tr -d '\t' | tr ':' ' '
 echo "ifaces $(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\n' ',')"
@@ -92,6 +93,8 @@ for mode in root user; do
 			not_ok "$mode: $name: $(grep "^$name " <<<"$got" || echo 'no result')"; fi
 	done
 	check "$mode: payload runs as uid 1000" grep -qx "uid 1000" <<<"$got"
+	check "$mode: the init's command line (the caller's paths) is blank" \
+		grep -qx "init_cmdline_bytes 0" <<<"$got"
 	for cap in CapInh CapPrm CapEff CapBnd CapAmb; do
 		check "$mode: $cap is empty" grep -qx "$cap 0000000000000000" <<<"$got"
 	done
