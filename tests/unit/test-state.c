@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -46,12 +47,30 @@ static int setup(void **state)
 	return 0;
 }
 
+static char *g_cgroups[3];
+
+/* After a failed cgroup test: kill and remove what it left. */
+static void cgroups_cleanup(void)
+{
+	for (int i = 0; g_cgroups[i]; i++) {
+		_cleanup_free_ char *cmd = sbx_xasprintf(
+			"d='%s'; for p in $(cat $d/payload/cgroup.procs $d/cgroup.procs 2>/dev/null); "
+			"do kill -9 $p; done; sleep 0.2; rmdir $d/payload $d 2>/dev/null",
+			g_cgroups[i]);
+		(void)!system(cmd);
+		free(g_cgroups[i]);
+		g_cgroups[i] = NULL;
+	}
+}
+
 static int teardown(void **state)
 {
 	struct fx *f = *state;
 	_cleanup_free_ char *cmd = sbx_xasprintf("chmod -R u+rwx '%s'; rm -rf '%s'", f->root, f->root);
-	int r = system(cmd);
+	int r;
 
+	cgroups_cleanup();
+	r = system(cmd);
 	unsetenv("TMPDIR");
 	free(f->root);
 	free(f->state);
@@ -361,6 +380,7 @@ static void test_gc_reaps_dead_keeps_live(void **state)
 
 	sbx_state_finish(live);
 	assert_int_equal(count_entries(runs), 0);
+	g_outside = NULL;
 }
 
 static void test_gc_nothing(void **state)
@@ -446,10 +466,13 @@ static void test_gc_concurrent(void **state)
 	struct fx *f = *state;
 	_cleanup_free_ char *runs = sbx_xasprintf("%s/runs", f->state);
 	enum { DEAD = 24, GCS = 3 };
+	_cleanup_free_ char *outside = sbx_xasprintf("%s/outside", f->root);
 	unsigned total = 0;
 	pid_t pids[GCS];
 	int fds[2];
 
+	assert_int_equal(mkdir(outside, 0700), 0);
+	g_outside = outside;
 	for (int i = 0; i < DEAD; i++) {
 		char id[SBX_RUN_ID_LEN + 1];
 		sbx_run_id_new(id);
@@ -486,6 +509,148 @@ static void test_gc_concurrent(void **state)
 	assert_int_equal(total, DEAD);
 	assert_int_equal(count_entries(runs), 0);
 	assert_int_equal(count_entries(f->tmp), 0);
+	assert_int_equal(count_entries(outside), 0);
+	g_outside = NULL;
+}
+
+/* --- gc against this host's cgroups ------------------------------------------ */
+
+/* g_cgroups: the cgroup dirs a dead run records: on v1 its pids and
+ * freezer cgroups under ours, on v2 one under ours; each with a nested
+ * child. */
+
+static char *own_cgroup(const char *controller)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	char line[1024];
+	char *r = NULL;
+
+	assert_non_null(f);
+	while (!r && fgets(line, sizeof(line), f)) {
+		char *ctl = strchr(line, ':'), *path;
+		if (!ctl)
+			continue;
+		path = strchr(++ctl, ':');
+		if (!path)
+			continue;
+		*path++ = '\0';
+		path[strcspn(path, "\n")] = '\0';
+		if (strcmp(ctl, controller) == 0)
+			r = sbx_xstrdup(strcmp(path, "/") ? path : "");
+	}
+	fclose(f);
+	return r;
+}
+
+static void make_cgroups_with_orphan(struct sbx_run_state *st)
+{
+	struct sbx_error err = { 0 };
+	int go[2];
+	pid_t pid;
+
+	for (int i = 0; g_cgroups[i]; i++) {
+		_cleanup_free_ char *nested = sbx_xasprintf("%s/payload", g_cgroups[i]);
+		if (sbx_state_add_cgroup(st, g_cgroups[i], &err) < 0 || mkdir(g_cgroups[i], 0755) < 0 ||
+		    mkdir(nested, 0755) < 0)
+			_exit(6);
+	}
+	if (pipe2(go, O_CLOEXEC) < 0)
+		_exit(7);
+	/* The payload: moves itself into the nested cgroups, forks a
+	 * second process there, and outlives this "sbx". */
+	pid = fork();
+	if (pid < 0)
+		_exit(8);
+	if (pid == 0) {
+		/* What exec (close-on-exec) or the sandbox's close_range
+		 * does: the run's lock must not outlive sbx in the payload. */
+		close_range(3, (unsigned)go[1] - 1, 0);
+		close_range((unsigned)go[1] + 1, ~0u, 0);
+		for (int i = 0; g_cgroups[i]; i++) {
+			_cleanup_free_ char *procs = sbx_xasprintf("%s/payload/cgroup.procs",
+								  g_cgroups[i]);
+			int fd = open(procs, O_WRONLY | O_CLOEXEC);
+			if (fd < 0 || write(fd, "0", 1) != 1)
+				_exit(9);
+			close(fd);
+		}
+		if (fork() == 0)
+			pause();
+		(void)!write(go[1], "r", 1);
+		pause();
+		_exit(0);
+	}
+	close(go[1]);
+	if (read(go[0], &pid, 1) != 1)
+		_exit(10);
+	if (sbx_state_set_pid(st, pid, &err) < 0)
+		_exit(11);
+}
+
+/*
+ * Against this host's real hierarchy, like the cgroup module's test: it
+ * needs root or a delegated cgroup, and fails saying so rather than
+ * skipping.
+ */
+static void test_gc_kills_cgroups(void **state)
+{
+	struct fx *f = *state;
+	struct sbx_error err = { 0 };
+	char id[SBX_RUN_ID_LEN + 1];
+	unsigned reaped = 0;
+	int n = 0, status, reaped_children = 0;
+	pid_t pid;
+
+	sbx_run_id_new(id);
+	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0) {
+		_cleanup_free_ char *own = own_cgroup("");
+		assert_non_null(own);
+		g_cgroups[n++] = sbx_xasprintf("/sys/fs/cgroup%s/sbx-%s", own, id);
+	} else {
+		_cleanup_free_ char *pids = own_cgroup("pids");
+		_cleanup_free_ char *frz = own_cgroup("freezer");
+		if (!pids || !frz)
+			fail_msg("this test needs the v1 pids and freezer controllers");
+		g_cgroups[n++] = sbx_xasprintf("/sys/fs/cgroup/pids%s/sbx-%s", pids, id);
+		g_cgroups[n++] = sbx_xasprintf("/sys/fs/cgroup/freezer%s/sbx-%s", frz, id);
+	}
+	g_cgroups[n] = NULL;
+	{
+		_cleanup_free_ char *parent = sbx_xstrdup(g_cgroups[0]);
+		*strrchr(parent, '/') = '\0';
+		if (access(parent, W_OK) < 0)
+			fail_msg("creating a cgroup under %s needs root or delegation (euid %d)",
+				 parent, (int)geteuid());
+	}
+
+	/* Orphans come back to us, so we can see how they died. */
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	dead_run(f->state, id, make_cgroups_with_orphan);
+	for (int i = 0; i < n; i++) {
+		_cleanup_free_ char *procs = sbx_xasprintf("%s/payload/cgroup.procs", g_cgroups[i]);
+		_cleanup_close_ int fd = open(procs, O_RDONLY | O_CLOEXEC);
+		char buf[256] = "";
+		assert_true(fd >= 0);
+		assert_true(read(fd, buf, sizeof(buf) - 1) > 0);
+		assert_non_null(strchr(buf, '\n')); /* two tasks in there */
+		assert_non_null(strchr(strchr(buf, '\n') + 1, '\n'));
+	}
+
+	assert_int_equal(sbx_state_gc(f->state, &reaped, &err), 0);
+	assert_int_equal(reaped, 1);
+	for (int i = 0; i < n; i++) {
+		assert_false(exists(g_cgroups[i]));
+		free(g_cgroups[i]);
+		g_cgroups[i] = NULL;
+	}
+	/* Both payload processes died of SIGKILL. */
+	while ((pid = waitpid(-1, &status, 0)) > 0) {
+		assert_true(WIFSIGNALED(status));
+		assert_int_equal(WTERMSIG(status), SIGKILL);
+		reaped_children++;
+	}
+	assert_int_equal(reaped_children, 2);
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
 }
 
 /* --- cancel ------------------------------------------------------------------------ */
@@ -610,6 +775,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_gc_tampered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gc_corrupt_entry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gc_concurrent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gc_kills_cgroups, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cancel_pid_reuse, setup, teardown),
 	};
