@@ -19,8 +19,9 @@
  *   4. drops every capability, sets no_new_privs, makes itself undumpable
  *      and loads the seccomp filter - so from here on it is no more
  *      powerful than the payload,
- *   5. forks the payload, which starts a session, takes its rlimits and
- *      fds, and execs the profile's interpreter,
+ *   5. sets the rlimits and spawns the payload in its own session with
+ *      only stdin (/dev/null), stdout and stderr open, exec'ing the
+ *      profile's interpreter,
  *   6. reaps: forwards SIGTERM/SIGINT/SIGHUP to every process in the
  *      namespace, and when the payload ends kills whatever it left behind
  *      and reports the payload's wait status to the broker.
@@ -40,6 +41,7 @@
 #include <linux/securebits.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -541,49 +543,64 @@ static void load_seccomp(const struct sbx_spec *spec)
 	}
 }
 
-static void set_rlimit(int fd, int resource, rlim_t value, const char *name)
+static void set_rlimit(int resource, rlim_t value, const char *name)
 {
 	struct rlimit rl = { .rlim_cur = value, .rlim_max = value };
 	if (setrlimit(resource, &rl) < 0)
-		fail_to(fd, SBX_STAGE_RLIMITS, false, "setrlimit %s", name);
+		fail(SBX_STAGE_RLIMITS, "setrlimit %s", name);
 }
 
-/* In the payload process, after fork: never returns. */
-static _noreturn_ void exec_payload(const struct sbx_spec *spec, int status_fd, int out_fd,
-				    int err_fd, const sigset_t *oldmask)
+static void setup_rlimits(const struct sbx_spec *spec)
 {
-	int devnull;
+	/* Set on the init and inherited by the payload.  Core dumps would
+	 * write the payload's memory into its workspace; nofile and fsize
+	 * bound what one process can hold and write; nproc is a second line
+	 * behind the pids cgroup (counted per user namespace). */
+	set_rlimit(RLIMIT_CORE, 0, "core");
+	set_rlimit(RLIMIT_NOFILE, spec->rlimit_nofile, "nofile");
+	set_rlimit(RLIMIT_FSIZE, spec->rlimit_fsize, "fsize");
+	set_rlimit(RLIMIT_NPROC, spec->rlimit_nproc, "nproc");
+}
 
-	/* Its own session: no controlling terminal shared with the caller,
-	 * and a process group the init can signal as a whole. */
-	if (setsid() < 0)
-		fail_to(status_fd, SBX_STAGE_EXEC, false, "setsid");
+/*
+ * Start the payload with posix_spawn: glibc's vfork-style clone shares the
+ * init's memory until the execve, so no page table is copied (a real fork
+ * of this copy of the broker costs milliseconds on some hosts), and it
+ * reports a failed execve as its return value.  The payload gets its own
+ * session (no controlling terminal shared with the caller, and a process
+ * group the init can signal as a whole), stdin /dev/null, the capture
+ * pipes, nothing else open, /work as its directory, default signal
+ * dispositions and the signal mask sbx started with.
+ */
+static pid_t spawn_payload(const struct sbx_spec *spec, int out_fd, int err_fd,
+			   const sigset_t *oldmask)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t all;
+	pid_t pid = -1;
+	int r;
 
-	/* Core dumps would write the payload's memory into its workspace;
-	 * nofile and fsize bound what one process can hold and write; nproc is
-	 * a second line behind the pids cgroup (counted per user namespace). */
-	set_rlimit(status_fd, RLIMIT_CORE, 0, "core");
-	set_rlimit(status_fd, RLIMIT_NOFILE, spec->rlimit_nofile, "nofile");
-	set_rlimit(status_fd, RLIMIT_FSIZE, spec->rlimit_fsize, "fsize");
-	set_rlimit(status_fd, RLIMIT_NPROC, spec->rlimit_nproc, "nproc");
-
-	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
-		fail_to(status_fd, SBX_STAGE_FDS, false, "stdio");
-	/* Everything else closes at exec; the status pipe too, which is how
-	 * the init learns that execve succeeded. */
-	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-		fail_to(status_fd, SBX_STAGE_FDS, false, "close_range");
-
-	if (chdir("/work") < 0)
-		fail_to(status_fd, SBX_STAGE_EXEC, false, "chdir /work");
-	if (sigprocmask(SIG_SETMASK, oldmask, NULL) < 0)
-		fail_to(status_fd, SBX_STAGE_EXEC, false, "sigprocmask");
-	for (int sig = 1; sig < NSIG; sig++)
-		signal(sig, SIG_DFL);
-
-	execve(spec->argv[0], spec->argv, spec->envp);
-	fail_to(status_fd, SBX_STAGE_EXEC, false, "execve %s", spec->argv[0]);
+	sigfillset(&all);
+	if (posix_spawn_file_actions_init(&fa) || posix_spawnattr_init(&attr))
+		fail(SBX_STAGE_FORK, "posix_spawn set-up");
+	if (posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) ||
+	    posix_spawn_file_actions_adddup2(&fa, out_fd, 1) ||
+	    posix_spawn_file_actions_adddup2(&fa, err_fd, 2) ||
+	    posix_spawn_file_actions_addclosefrom_np(&fa, 3) ||
+	    posix_spawn_file_actions_addchdir_np(&fa, "/work") ||
+	    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
+						POSIX_SPAWN_SETSIGDEF) ||
+	    posix_spawnattr_setsigmask(&attr, oldmask) || posix_spawnattr_setsigdefault(&attr, &all))
+		fail(SBX_STAGE_FDS, "posix_spawn attributes");
+	r = posix_spawn(&pid, spec->argv[0], &fa, &attr, spec->argv, spec->envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	if (r) {
+		errno = r;
+		fail(SBX_STAGE_EXEC, "execve %s", spec->argv[0]);
+	}
+	return pid;
 }
 
 /* Has the broker closed its end of @sock (it died)? */
@@ -635,7 +652,6 @@ static _noreturn_ void reap(pid_t payload, const sigset_t *mask)
 void sbx_child_main(const struct sbx_spec *spec, int sock, int out_fd, int err_fd)
 {
 	sigset_t mask, oldmask;
-	int status_pipe[2];
 	struct sbx_report rep;
 	char go;
 	pid_t pid;
@@ -698,30 +714,10 @@ void sbx_child_main(const struct sbx_spec *spec, int sock, int out_fd, int err_f
 	if (sigprocmask(SIG_BLOCK, &mask, &oldmask) < 0)
 		fail(SBX_STAGE_FORK, "sigprocmask");
 
-	if (pipe2(status_pipe, O_CLOEXEC) < 0)
-		fail(SBX_STAGE_FORK, "pipe");
-	pid = fork();
-	if (pid < 0)
-		fail(SBX_STAGE_FORK, "fork");
-	if (pid == 0) {
-		close(status_pipe[0]);
-		close(sock);
-		exec_payload(spec, status_pipe[1], out_fd, err_fd, &oldmask);
-	}
-	close(status_pipe[1]);
+	setup_rlimits(spec);
+	pid = spawn_payload(spec, out_fd, err_fd, &oldmask);
 	close(out_fd);
 	close(err_fd);
-
-	/* EOF without a record: the payload's execve succeeded. */
-	do
-		n = read(status_pipe[0], &rep, sizeof(rep));
-	while (n < 0 && errno == EINTR);
-	close(status_pipe[0]);
-	if (n == (ssize_t)sizeof(rep)) {
-		send_report(sock, &rep);
-		kill_and_reap_all();
-		_exit(127);
-	}
 	rep = (struct sbx_report){ .kind = SBX_REPORT_STARTED };
 	send_report(sock, &rep);
 	reap(pid, &mask);

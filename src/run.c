@@ -29,7 +29,9 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
@@ -115,7 +117,27 @@ void sbx_run_event(struct sbx_run *run, const char *event, const char *detail)
 
 static void on_supervisor_event(void *ud, const char *name, const char *detail)
 {
-	sbx_run_event(ud, name, detail);
+	struct sbx_run *run = ud;
+
+	if (!strcmp(name, "started"))
+		run->stage = "running";
+	else if (!strcmp(name, "soft_timeout"))
+		run->stage = "running (slow)";
+	else if (!strcmp(name, "terminating"))
+		run->stage = "terminating";
+	else if (!strcmp(name, "exited"))
+		run->stage = "exited";
+	sbx_run_event(run, name, detail);
+}
+
+/* Redraw the live status line: the cgroup's peak memory so far. */
+static void on_tick(void *ud)
+{
+	struct sbx_run *run = ud;
+	struct sbx_cgroup_stats st = { 0 };
+	bool mem = run->cg && sbx_cgroup_stats(run->cg, &st, NULL) == 0 && st.has_peak_memory;
+
+	sbx_status_line_show(&run->status_line, run->stage, mem, st.peak_memory_bytes);
 }
 
 static void on_queued(void *ud)
@@ -258,6 +280,25 @@ static void check_required(struct sbx_run *run)
 	}
 }
 
+/* Does the directory at @fd hold nothing but "." and ".."? */
+static bool dir_is_empty(int fd)
+{
+	char buf[1024];
+	_cleanup_close_ int d = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ssize_t n;
+
+	if (d < 0)
+		return false;
+	while ((n = getdents64(d, buf, sizeof(buf))) > 0)
+		for (ssize_t off = 0; off < n;) {
+			struct dirent64 *e = (struct dirent64 *)(buf + off);
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+				return false;
+			off += e->d_reclen;
+		}
+	return n == 0;
+}
+
 /* Tell the state entry where the run's cgroups will be, before they exist. */
 static int record_cgroups(struct sbx_run *run)
 {
@@ -332,23 +373,20 @@ static int execute(struct sbx_run *run, int sfd)
 		.signal_fd = sfd,
 		.event = on_supervisor_event,
 		.kill_all = kill_cgroup,
+		.tick = sbx_status_line_enabled(&run->status_line) ? on_tick : NULL,
+		.tick_ms = 250,
 		.ud = run,
 	};
 	_cleanup_free_ char *store_root = NULL;
 	_cleanup_close_ int principal_fd = -1;
 	int r = -1;
 
-	/* The run's private temp dir (quarantine), known to gc by its name
-	 * and recorded before it exists, so a crash leaves nothing unknown. */
+	/* The run's private temp dir (the quarantine), known to gc by its
+	 * name and recorded before it exists, so a crash leaves nothing
+	 * unknown.  It is created only when there are outputs to collect. */
 	run->temp_dir = sbx_state_temp_path(run->run_id, "");
 	if (sbx_state_add_temp(run->state, run->temp_dir, &run->err) < 0)
 		return -1;
-	if (mkdir(run->temp_dir, 0700) < 0) {
-		sbx_error_set(&run->err, SBX_EXIT_SOFTWARE, errno, "%s", run->temp_dir);
-		free(run->temp_dir);
-		run->temp_dir = NULL;
-		return -1;
-	}
 
 	/* Handles first: a refusal must come before anything is built. */
 	if (sbx_store_root(run->opts->store, run->cfg.store, &store_root, &run->err) < 0 ||
@@ -365,7 +403,7 @@ static int execute(struct sbx_run *run, int sfd)
 	}
 
 	if (sbx_cgroup_detect(&run->cg_host, &copts, &run->err) < 0 ||
-	    record_cgroups(run) < 0 ||
+	    record_cgroups(run) < 0 || sbx_state_save(run->state, &run->err) < 0 ||
 	    sbx_cgroup_create(&run->cg_host, run->run_id, &clim, &run->cg, &run->err) < 0 ||
 	    sbx_cgroup_describe(&run->cg_host, &run->cg_isolation) < 0)
 		return -1;
@@ -379,12 +417,17 @@ static int execute(struct sbx_run *run, int sfd)
 	if (sbx_spawn_start(&sp, sbx_cgroup_clone_fd(run->cg), &run->err) < 0)
 		goto out;
 	run->sandboxed = true;
-	sbx_state_set_pid(run->state, sp.pid, NULL);
-	/* cgroup v1 has no CLONE_INTO_CGROUP: place the init before it is
-	 * released, so nothing it runs is ever outside the limits. */
+	if (sbx_spawn_release(&sp, &run->err) < 0)
+		goto out;
+	/* cgroup v1 has no CLONE_INTO_CGROUP: place the init while it builds
+	 * the root (each cgroup.procs write waits for an RCU grace period,
+	 * so doing it in parallel saves milliseconds) and in any case before
+	 * it forks the payload, which waits for the go-ahead after the
+	 * inputs.  Nothing the payload runs is ever outside the limits. */
 	if (sbx_cgroup_clone_fd(run->cg) < 0 && sbx_cgroup_attach(run->cg, sp.pid, &run->err) < 0)
 		goto out;
-	if (sbx_spawn_release(&sp, &run->err) < 0 || sbx_spawn_receive_work(&sp, &run->err) < 0)
+	sbx_state_set_pid(run->state, sp.pid, NULL);
+	if (sbx_spawn_receive_work(&sp, &run->err) < 0)
 		goto out;
 	if (materialize(run, &sp.spec, principal_fd, sp.in_fd) < 0)
 		goto out;
@@ -402,7 +445,9 @@ static int execute(struct sbx_run *run, int sfd)
 		goto out;
 	}
 
+	run->stage = "starting";
 	r = sbx_supervise(&sp, &so, &run->outcome, &run->err);
+	sbx_status_line_clear(&run->status_line);
 	run->ran = true;
 	run->seccomp_applied = run->outcome.started;
 	if (sbx_cgroup_stats(run->cg, &run->stats, NULL) == 0)
@@ -421,6 +466,18 @@ static int execute(struct sbx_run *run, int sfd)
 			.max_name = 255,
 			.max_entries_seen = 4 * run->plan.limits.v[SBX_LIMIT_OUTPUT_FILES] + 64,
 		};
+		if (dir_is_empty(sp.outroot_fd)) {
+			/* Nothing to collect: no quarantine on the host. */
+			run->collected = true;
+			sbx_run_event(run, "collected", NULL);
+			sbx_run_event(run, "validated", NULL);
+			goto required;
+		}
+		if (mkdir(run->temp_dir, 0700) < 0) {
+			sbx_error_set(&run->err, SBX_EXIT_SOFTWARE, errno, "%s", run->temp_dir);
+			r = -1;
+			goto out;
+		}
 		if (sbx_collect(sp.outroot_fd, &lim, run->temp_dir, &run->coll, &run->err) < 0) {
 			r = -1;
 			goto out;
@@ -435,6 +492,7 @@ static int execute(struct sbx_run *run, int sfd)
 		}
 		sbx_run_event(run, "validated", NULL);
 	}
+required:
 	check_required(run);
 	r = 0;
 out:
@@ -481,6 +539,10 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 		return run.err.code;
 	}
 	sfd = cancellation_fd();
+	/* Events on stderr are the progress report then; a status line
+	 * redrawn between them would garble both. */
+	sbx_status_line_init(&run.status_line, STDERR_FILENO,
+			     o->events && !strcmp(o->events, "-") ? -1 : o->common.verbosity, run.t0_ns);
 	keys.explicit_path = o->key;
 	keys.config_path = run.cfg.signing_key;
 	run.keys = &keys;
@@ -564,7 +626,7 @@ free_all:
 	if (run.collected)
 		sbx_collection_free(&run.coll);
 	if (run.temp_dir) {
-		rmdir(run.temp_dir);
+		rmdir(run.temp_dir); /* ENOENT when nothing was collected */
 		free(run.temp_dir);
 	}
 	if (state)

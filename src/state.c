@@ -478,7 +478,9 @@ static int add_path(struct sbx_run_state *st, char ***list, const char *path, co
 	*list = sbx_xrealloc(*list, (n + 2) * sizeof(char *));
 	(*list)[n] = sbx_xstrdup(path);
 	(*list)[n + 1] = NULL;
-	return sbx_state_save(st, err);
+	/* Not saved here: a run records all its paths, then saves once
+	 * (each save is a write and a rename on the start-up path). */
+	return 0;
 }
 
 int sbx_state_add_cgroup(struct sbx_run_state *st, const char *path, struct sbx_error *err)

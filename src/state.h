@@ -74,10 +74,12 @@ int sbx_state_create(const char *state_dir, const char *run_id, const char *prin
 /*
  * sbx_state_set_pid() - record the payload's init pid (host view) and save.
  * sbx_state_add_cgroup() - record a cgroup directory (absolute, under
- *   /sys/fs/cgroup, one component containing the run id) and save.  Record
- *   it BEFORE creating it, so a crash in between leaves nothing unknown.
+ *   /sys/fs/cgroup, one component containing the run id).  Record it, and
+ *   sbx_state_save(), BEFORE creating it, so a crash in between leaves
+ *   nothing unknown.  Not saved by itself, so that a run records all its
+ *   paths with one save.
  * sbx_state_add_temp() - record a host temp directory (as returned by
- *   sbx_state_temp_path()) and save; likewise before creating it.
+ *   sbx_state_temp_path()); likewise save before creating it.
  * A path gc would refuse to touch is refused here already.
  * Errors: SBX_EXIT_SOFTWARE (70).
  */

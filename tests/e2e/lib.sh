@@ -137,6 +137,7 @@ sbx_run() {
 		--key "$KEY" --store "$M/store" --artifacts "$ART" "$@" "$job" >"$OUT" 2>"$ERR"
 	RC=$?
 	[ "$MODE" = user ] && chmod -R a+rX "$ART" 2>/dev/null
+	jq -r '.run_id // empty' "$OUT" >> "$T/run-ids" 2>/dev/null
 	return 0
 }
 
@@ -173,12 +174,16 @@ signature_ok() {
 nothing_left() {
 	local left=
 	if [ -d "$M/state/runs" ] && [ -n "$(ls -A "$M/state/runs" 2>/dev/null)" ]; then left="$left state:$(ls "$M/state/runs")"; fi
-	# Run cgroups are named sbx-<run id>.
-	local cgs
-	cgs=$(find /sys/fs/cgroup -maxdepth 6 -type d -regextype egrep -regex '.*/sbx-[0-9a-f]{32}' 2>/dev/null | head -3)
-	if [ -n "$cgs" ]; then left="$left cgroups:$(echo $cgs)"; fi
+	# Only this script's runs: other sbx users on the host are not ours to
+	# judge.  Run cgroups are named sbx-<run id>, temp dirs sbx-run-<run id>.
+	local id cgs tmps
+	for id in $(sort -u "$T/run-ids" 2>/dev/null); do
+		cgs=$(find /sys/fs/cgroup -maxdepth 6 -type d -name "sbx-$id" 2>/dev/null | head -3)
+		[ -n "$cgs" ] && left="$left cgroups:$(echo $cgs)"
+		tmps=$(ls -d /tmp/sbx-run-"$id"* 2>/dev/null | head -3)
+		[ -n "$tmps" ] && left="$left tmp:$(echo $tmps)"
+	done
 	if [ "$MODE" = user ] && pgrep -u "$SBX_TEST_USER" >/dev/null; then left="$left processes:$(pgrep -u "$SBX_TEST_USER" | tr '\n' ' ')"; fi
-	if ls -d /tmp/sbx-q* /tmp/sbx-run-* 2>/dev/null | grep -q .; then left="$left tmp:$(ls -d /tmp/sbx-q* /tmp/sbx-run-* 2>/dev/null | head -3 | tr '\n' ' ')"; fi
 	if [ -n "$left" ]; then diag "left behind:$left"; return 1; fi
 	return 0
 }

@@ -328,7 +328,7 @@ static void make_messy_temp(struct sbx_run_state *st)
 	_cleanup_free_ char *cmd = NULL;
 	struct sbx_error err = { 0 };
 
-	if (sbx_state_add_temp(st, t, &err) < 0)
+	if (sbx_state_add_temp(st, t, &err) < 0 || sbx_state_save(st, &err) < 0)
 		_exit(4);
 	cmd = sbx_xasprintf("set -e; cd '%s' && mkdir -p %s/a/b/c %s/locked/inner %s/ro && "
 			    "echo x > %s/a/b/c/f && echo y > %s/locked/inner/g && touch %s/ro/h && "
@@ -550,7 +550,8 @@ static void make_cgroups_with_orphan(struct sbx_run_state *st)
 
 	for (int i = 0; g_cgroups[i]; i++) {
 		_cleanup_free_ char *nested = sbx_xasprintf("%s/payload", g_cgroups[i]);
-		if (sbx_state_add_cgroup(st, g_cgroups[i], &err) < 0 || mkdir(g_cgroups[i], 0755) < 0 ||
+		if (sbx_state_add_cgroup(st, g_cgroups[i], &err) < 0 || sbx_state_save(st, &err) < 0 ||
+		    mkdir(g_cgroups[i], 0755) < 0 ||
 		    mkdir(nested, 0755) < 0)
 			_exit(6);
 	}
