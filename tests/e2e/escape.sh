@@ -161,4 +161,18 @@ check "no user namespaces: a Hint line names the setting" grep -q "^sbx: Hint: .
 check "no user namespaces: manifest says isolation_unavailable, payload never ran" \
 	eval '[ "$(jq -r .status "$M/never.out")" = isolation_unavailable ] && [ "$(jq -r .exit "$M/never.out")" = null ] && ! grep -q PAYLOAD-RAN "$M/never.out"'
 
+# 6. Fail closed when the kernel lacks what the security argument needs:
+#    with clone3 or openat2 forced to ENOSYS (sbx's own test hook), sbx
+#    refuses with 69 and a Hint, and the payload never runs.
+MODE=root
+M="$T/root"
+KEY="$M/key"
+mkjob "$M/never.json" shell 'echo PAYLOAD-RAN'
+for sc in clone3 openat2; do
+	SBX_EXTRA_ENV="SBX_TEST_ENOSYS=$sc" sbx_run "$M/never.json"
+	check "$sc missing: exit 69 with a Hint, payload never ran" \
+		eval '[ $RC -eq 69 ] && grep -q "^sbx: Hint: " "$ERR" && [ "$(jqm .status)" = isolation_unavailable ] && ! grep -q PAYLOAD-RAN "$OUT"'
+done
+check "nothing left behind after the refusals" nothing_left
+
 finish
