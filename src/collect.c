@@ -106,7 +106,8 @@ static size_t clean_char(const unsigned char *s, size_t left)
 		return 0;
 	if (s[0] == 0xd8 && s[1] == 0x9c)
 		return 0;
-	if (s[0] == 0xe2 && s[1] == 0x80 && (s[2] == 0x8e || s[2] == 0x8f || (s[2] >= 0xaa && s[2] <= 0xae)))
+	if (s[0] == 0xe2 && s[1] == 0x80 &&
+	    (s[2] == 0x8e || s[2] == 0x8f || (s[2] >= 0xaa && s[2] <= 0xae)))
 		return 0;
 	if (s[0] == 0xe2 && s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9)
 		return 0;

@@ -214,38 +214,22 @@ int sbx_media_reader_skip(struct sbx_media_reader *r, uint64_t n)
 
 /* --- streaming UTF-8 ------------------------------------------------------- */
 
-bool sbx_media_utf8_feed(struct sbx_media_utf8 *u, unsigned char c)
+size_t sbx_media_ascii_span(const unsigned char *p, size_t n)
 {
-	if (u->bad)
-		return false;
-	if (u->need == 0) {
-		if (c < 0x80)
-			return true;
-		if ((c & 0xe0) == 0xc0) {
-			u->need = 1, u->cp = c & 0x1f, u->min = 0x80;
-		} else if ((c & 0xf0) == 0xe0) {
-			u->need = 2, u->cp = c & 0x0f, u->min = 0x800;
-		} else if ((c & 0xf8) == 0xf0) {
-			u->need = 3, u->cp = c & 0x07, u->min = 0x10000;
-		} else {
-			u->bad = true;
-			return false;
-		}
-		return true;
+	const uint64_t high = 0x8080808080808080ull, ones = 0x0101010101010101ull;
+	size_t i = 0;
+
+	/* A word passes when no byte has the top bit set and none is zero. */
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, p + i, sizeof(w));
+		if ((w & high) || ((w - ones) & ~w & high))
+			break;
 	}
-	if ((c & 0xc0) != 0x80) {
-		u->bad = true;
-		return false;
-	}
-	u->cp = (u->cp << 6) | (c & 0x3f);
-	if (--u->need == 0) {
-		/* Overlong forms, UTF-16 surrogates and anything past U+10FFFF. */
-		if (u->cp < u->min || (u->cp >= 0xd800 && u->cp <= 0xdfff) || u->cp > 0x10ffff) {
-			u->bad = true;
-			return false;
-		}
-	}
-	return true;
+	while (i < n && p[i] && p[i] < 0x80)
+		i++;
+	return i;
 }
 
 bool sbx_media_utf8_end(const struct sbx_media_utf8 *u)

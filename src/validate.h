@@ -126,8 +126,40 @@ struct sbx_media_utf8 {
 	unsigned need;  /* continuation bytes still expected */
 	bool bad;
 };
-/* Feed one byte; false once the input is not valid UTF-8. */
-bool sbx_media_utf8_feed(struct sbx_media_utf8 *u, unsigned char c);
+/* Feed one byte; false once the input is not valid UTF-8.  Inline: text
+ * validators call it for every byte that is not plain ASCII. */
+static inline bool sbx_media_utf8_feed(struct sbx_media_utf8 *u, unsigned char c)
+{
+	if (u->bad)
+		return false;
+	if (u->need == 0) {
+		if (c < 0x80)
+			return true;
+		if ((c & 0xe0) == 0xc0) {
+			u->need = 1, u->cp = c & 0x1f, u->min = 0x80;
+		} else if ((c & 0xf0) == 0xe0) {
+			u->need = 2, u->cp = c & 0x0f, u->min = 0x800;
+		} else if ((c & 0xf8) == 0xf0) {
+			u->need = 3, u->cp = c & 0x07, u->min = 0x10000;
+		} else {
+			u->bad = true;
+		}
+		return !u->bad;
+	}
+	if ((c & 0xc0) != 0x80) {
+		u->bad = true;
+		return false;
+	}
+	u->cp = (u->cp << 6) | (c & 0x3f);
+	/* Overlong forms, UTF-16 surrogates and anything past U+10FFFF. */
+	if (--u->need == 0 &&
+	    (u->cp < u->min || (u->cp >= 0xd800 && u->cp <= 0xdfff) || u->cp > 0x10ffff))
+		u->bad = true;
+	return !u->bad;
+}
+
+/* Leading bytes of @p that are ASCII and not NUL, eight at a time. */
+size_t sbx_media_ascii_span(const unsigned char *p, size_t n);
 bool sbx_media_utf8_end(const struct sbx_media_utf8 *u);
 
 int sbx_media_png_validate(int fd, uint64_t size, struct sbx_media_report *rep);

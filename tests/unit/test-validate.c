@@ -362,9 +362,11 @@ static const char *const texts[] = {
 	/* 25 */ "",
 	/* 26 */ "{\"a\": \"\\\"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"}",
 	/* 27 */ "a,b\n1,2\n\n",
+	/* 28 */ "0123456789abcdef0123456789abcdef01234\0tail",
+	/* 29 */ "0123456789abcdef0123456789abcdef01234\xc3\xa9 then \x80 bad",
 };
 static const size_t text_len[] = {
-	[1] = 12, [18] = 8,
+	[1] = 12, [18] = 8, [28] = 42,
 };
 
 static struct buf mk_text(int i)
@@ -430,6 +432,9 @@ static const struct vcase vcases[] = {
 	{ "text surrogate", "text/plain", mk_text, 4, -1, "invalid UTF-8", -1 },
 	{ "text cut sequence", "text/plain", mk_text, 5, -1, "truncated UTF-8", -1 },
 	{ "text empty", "text/plain", mk_text, 25, 0, NULL, -1 },
+	{ "text NUL past words", "text/plain", mk_text, 28, -1, "NUL byte at offset 37", -1 },
+	{ "text stray continuation", "text/plain", mk_text, 29, -1, "invalid UTF-8 at offset 45",
+	  -1 },
 
 	{ "csv rfc4180", "text/csv", mk_text, 6, 0, NULL, 0 },
 	{ "csv ragged", "text/csv", mk_text, 7, -1, "record 3 has 2 fields, expected 3", -1 },
