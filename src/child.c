@@ -16,9 +16,10 @@
  *   3. hands directory fds of /work/in and /work/out to the broker, which
  *      copies the inputs in and later collects the outputs without ever
  *      resolving a path through the sandbox,
- *   4. drops every capability, sets no_new_privs, makes itself undumpable
- *      and loads the seccomp filter - so from here on it is no more
- *      powerful than the payload,
+ *   4. drops every capability, sets no_new_privs, makes itself undumpable,
+ *      restricts itself with Landlock where the kernel has it and loads
+ *      the seccomp filter - so from here on it is no more powerful than
+ *      the payload,
  *   5. sets the rlimits and spawns the payload in its own session with
  *      only stdin (/dev/null), stdout and stderr open, exec'ing the
  *      profile's interpreter,
@@ -534,6 +535,76 @@ static void drop_credentials(void)
 		fail(SBX_STAGE_CREDENTIALS, "PR_SET_DUMPABLE");
 }
 
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14) /* ABI 3 */
+#endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15) /* ABI 5 */
+#endif
+
+static void landlock_allow(int ruleset, const char *path, uint64_t access)
+{
+	struct landlock_path_beneath_attr rule = { .allowed_access = access };
+
+	rule.parent_fd = open(path, O_PATH | O_CLOEXEC);
+	if (rule.parent_fd < 0)
+		fail(SBX_STAGE_LANDLOCK, "landlock: %s", path);
+	if (sbx_landlock_add_rule(ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) < 0)
+		fail(SBX_STAGE_LANDLOCK, "landlock rule for %s", path);
+	close(rule.parent_fd);
+}
+
+/*
+ * Landlock, as defense in depth behind the mounts: the whole tree is
+ * readable and executable, only the scratch mounts (/tmp, /work with
+ * /work/out, /dev/shm) may be written, /dev and /proc files may be opened
+ * for writing (/dev/null, /proc/self/...), and device nodes can be made
+ * nowhere.  The mounts already say the same; this holds even if a mount
+ * were wrong.  Best effort by ABI version: a kernel without Landlock runs
+ * without it (the policy does not require it) and the manifest says null.
+ * Returns the ABI applied, or 0.
+ */
+static int apply_landlock(void)
+{
+	const uint64_t read = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE |
+			      LANDLOCK_ACCESS_FS_READ_DIR;
+	uint64_t all = (1ULL << 13) - 1; /* ABI 1: EXECUTE .. MAKE_SYM */
+	uint64_t scratch, dev;
+	struct landlock_ruleset_attr attr;
+	int abi, ruleset;
+
+	abi = sbx_landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	if (abi < 0) {
+		if (errno == ENOSYS || errno == EOPNOTSUPP)
+			return 0;
+		fail(SBX_STAGE_LANDLOCK, "landlock ABI version");
+	}
+	if (abi >= 2)
+		all |= LANDLOCK_ACCESS_FS_REFER;
+	if (abi >= 3)
+		all |= LANDLOCK_ACCESS_FS_TRUNCATE;
+	if (abi >= 5)
+		all |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	scratch = all & ~(LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK);
+	dev = read | LANDLOCK_ACCESS_FS_WRITE_FILE | (all & (LANDLOCK_ACCESS_FS_TRUNCATE |
+							     LANDLOCK_ACCESS_FS_IOCTL_DEV));
+
+	attr.handled_access_fs = all;
+	ruleset = sbx_landlock_create_ruleset(&attr, sizeof(attr), 0);
+	if (ruleset < 0)
+		fail(SBX_STAGE_LANDLOCK, "landlock ruleset");
+	landlock_allow(ruleset, "/", read);
+	landlock_allow(ruleset, "/tmp", scratch);
+	landlock_allow(ruleset, "/work", scratch);
+	landlock_allow(ruleset, "/dev/shm", scratch);
+	landlock_allow(ruleset, "/dev", dev);
+	landlock_allow(ruleset, "/proc", dev);
+	if (sbx_landlock_restrict_self(ruleset, 0) < 0)
+		fail(SBX_STAGE_LANDLOCK, "landlock_restrict_self");
+	close(ruleset);
+	return abi;
+}
+
 static void load_seccomp(const struct sbx_spec *spec)
 {
 	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &spec->seccomp, 0, 0) < 0) {
@@ -652,6 +723,7 @@ static _noreturn_ void reap(pid_t payload, const sigset_t *mask)
 void sbx_child_main(const struct sbx_spec *spec, int sock, int out_fd, int err_fd)
 {
 	sigset_t mask, oldmask;
+	int landlock_abi;
 	struct sbx_report rep;
 	char go;
 	pid_t pid;
@@ -702,6 +774,7 @@ void sbx_child_main(const struct sbx_spec *spec, int sock, int out_fd, int err_f
 	setup_pivot();
 	close_inherited((int[3]){ sock, out_fd, err_fd });
 	drop_credentials();
+	landlock_abi = apply_landlock();
 	load_seccomp(spec);
 
 	/* Signals are taken synchronously by the reaper; the payload gets the
@@ -718,7 +791,8 @@ void sbx_child_main(const struct sbx_spec *spec, int sock, int out_fd, int err_f
 	pid = spawn_payload(spec, out_fd, err_fd, &oldmask);
 	close(out_fd);
 	close(err_fd);
-	rep = (struct sbx_report){ .kind = SBX_REPORT_STARTED };
+	/* The report says what was applied: the Landlock ABI, or 0. */
+	rep = (struct sbx_report){ .kind = SBX_REPORT_STARTED, .status = landlock_abi };
 	send_report(sock, &rep);
 	reap(pid, &mask);
 }

@@ -59,7 +59,8 @@ const char *sbx_stage_name(enum sbx_stage s);
 /* Messages from the sandbox's init to the broker (SOCK_SEQPACKET). */
 enum sbx_report_kind {
 	SBX_REPORT_FAILED = 1, /* a setup step failed: stage, err, msg */
-	SBX_REPORT_STARTED,    /* the payload's execve succeeded */
+	SBX_REPORT_STARTED,    /* the payload's execve succeeded; status: the
+				* Landlock ABI applied, 0 for none */
 	SBX_REPORT_EXITED,     /* the payload ended: status (wait status) */
 };
 
