@@ -354,6 +354,38 @@ static int materialize(struct sbx_run *run, const struct sbx_spec *spec, int pri
 	return r;
 }
 
+/*
+ * The program named by code_handle: a file of the principal's store,
+ * resolved like any input (so it is refused, 77, on the same terms) and
+ * read with the cap that applies to inline code.
+ */
+static int read_code_handle(struct sbx_run *run, int principal_fd, char **code, size_t *len)
+{
+	const char *h = run->job.code_handle;
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	struct stat st;
+	ssize_t n;
+
+	if (sbx_store_resolve(principal_fd, run->principal, h, &fd, &st, &run->err) < 0) {
+		sbx_error_prefix(&run->err, "code_handle: ");
+		return -1;
+	}
+	/* One byte past the cap, so that a file that grew since fstat is
+	 * noticed without reading it all. */
+	buf = sbx_xmalloc(SBX_JOB_MAX_CODE_BYTES + 1);
+	n = sbx_read_all(fd, buf, SBX_JOB_MAX_CODE_BYTES + 1);
+	if (n < 0)
+		return sbx_error_set(&run->err, SBX_EXIT_SOFTWARE, errno, "code_handle: \"%s\": read", h);
+	if ((size_t)n > SBX_JOB_MAX_CODE_BYTES)
+		return sbx_error_set(&run->err, SBX_EXIT_REFUSED, 0,
+				     "code_handle: \"%s\": larger than the limit of %u bytes", h,
+				     (unsigned)SBX_JOB_MAX_CODE_BYTES);
+	*code = TAKE_PTR(buf);
+	*len = (size_t)n;
+	return 0;
+}
+
 /* Materialization and execution: from the cgroup to the payload's end. */
 static int execute(struct sbx_run *run, int sfd)
 {
@@ -379,6 +411,8 @@ static int execute(struct sbx_run *run, int sfd)
 	};
 	_cleanup_free_ char *store_root = NULL;
 	_cleanup_close_ int principal_fd = -1;
+	_cleanup_free_ char *code = NULL;
+	size_t code_len = 0;
 	int r = -1;
 
 	/* The run's private temp dir (the quarantine), known to gc by its
@@ -401,6 +435,8 @@ static int execute(struct sbx_run *run, int sfd)
 			return -1;
 		}
 	}
+	if (run->job.code_handle && read_code_handle(run, principal_fd, &code, &code_len) < 0)
+		return -1;
 
 	if (sbx_cgroup_detect(&run->cg_host, &copts, &run->err) < 0 ||
 	    record_cgroups(run) < 0 || sbx_state_save(run->state, &run->err) < 0 ||
@@ -408,8 +444,8 @@ static int execute(struct sbx_run *run, int sfd)
 	    sbx_cgroup_describe(&run->cg_host, &run->cg_isolation) < 0)
 		return -1;
 
-	sp.code = run->job.code;
-	sp.code_len = run->job.code_len;
+	sp.code = code ? code : run->job.code;
+	sp.code_len = code ? code_len : run->job.code_len;
 	if (sbx_spawn_prepare(&sp, &run->plan, &run->job, &run->err) < 0)
 		goto out;
 	if (key_join(run->keys, run) < 0)
