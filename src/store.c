@@ -12,6 +12,8 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
+#include <grp.h>
+#include <sys/fsuid.h>
 #include <sys/sendfile.h>
 #include <sys/wait.h>
 
@@ -292,6 +294,49 @@ static char *extractor_path(void)
 }
 
 /*
+ * As root, the helper must not be root: it runs as the ids the caller
+ * set as its fsuid/fsgid (the id the sandbox user maps to, see run.c), so
+ * that the parser holds no privilege and what it creates in the run's
+ * /work/in is owned by an id that exists in the sandbox's user namespace
+ * (tmpfs refuses other owners with EOVERFLOW).  posix_spawn cannot change
+ * ids, so this is fork and execve, with only async-signal-safe calls in
+ * the child.  Returns 0 or an errno value, like posix_spawn.
+ */
+static int spawn_unprivileged(pid_t *pid, const char *path, int a, int wr, int d, char **argv,
+			      char **envp)
+{
+	/* setfsuid/setfsgid with an invalid id change nothing and return
+	 * the current value. */
+	uid_t uid = (uid_t)setfsuid((uid_t)-1);
+	gid_t gid = (gid_t)setfsgid((gid_t)-1);
+	sigset_t none;
+	pid_t p;
+
+	if (uid == 0 || gid == 0)
+		return EPERM; /* the caller forgot to pick an id: never run as root */
+	/* What posix_spawn would report, before there is a child to fail. */
+	if (access(path, X_OK) < 0)
+		return errno;
+	sigemptyset(&none);
+	p = fork();
+	if (p < 0)
+		return errno;
+	if (p == 0) {
+		for (int sig = 1; sig < NSIG; sig++)
+			signal(sig, SIG_DFL);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (dup2(a, 0) < 0 || dup2(wr, 1) < 0 || dup2(d, 3) < 0 ||
+		    setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+		    setresuid(uid, uid, uid) < 0)
+			_exit(127);
+		execve(path, argv, envp);
+		_exit(127);
+	}
+	*pid = p;
+	return 0;
+}
+
+/*
  * Validate and extract @archive_fd into @dst_fd with the sbx-extract
  * helper.  The helper gets the archive as fd 0, the destination as fd 3
  * and its status pipe as fd 1, an empty environment and nothing else:
@@ -356,7 +401,10 @@ static int run_extractor(int archive_fd, int dst_fd, const struct sbx_archive_li
 	posix_spawnattr_setsigmask(&attr, &mask);
 	posix_spawnattr_setsigdefault(&attr, &defaults);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	r = posix_spawn(&pid, path, &fa, &attr, argv, envp);
+	if (geteuid() == 0)
+		r = spawn_unprivileged(&pid, path, a, wr, d, argv, envp);
+	else
+		r = posix_spawn(&pid, path, &fa, &attr, argv, envp);
 	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
 	if (r != 0) {

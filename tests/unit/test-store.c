@@ -16,12 +16,44 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cmocka.h>
 
 #include "store.h"
+
+/* As root, sbx writes /work/in as the id the sandbox user maps to (run.c
+ * sets fsuid/fsgid), and the archive helper then runs as that id: the
+ * test does what run.c does. */
+#define SANDBOX_OUTER_ID 65534
+
+static void own_in(const char *in)
+{
+	if (geteuid() == 0)
+		assert_int_equal(chown(in, SANDBOX_OUTER_ID, SANDBOX_OUTER_ID), 0);
+}
+
+static int materialize_as_sandbox(int principal_fd, const char *principal, char *const *handles,
+				  char *const *extract, int in_dirfd, uint64_t per_input_max,
+				  uint64_t total_max, struct sbx_error *err)
+{
+	bool root = geteuid() == 0;
+	int r;
+
+	if (root) {
+		setfsgid(SANDBOX_OUTER_ID);
+		setfsuid(SANDBOX_OUTER_ID);
+	}
+	r = sbx_store_materialize(principal_fd, principal, handles, extract, in_dirfd,
+				  per_input_max, total_max, err);
+	if (root) {
+		setfsuid(0);
+		setfsgid(0);
+	}
+	return r;
+}
 
 struct fixture {
 	char *root;      /* STORE */
@@ -78,6 +110,7 @@ static int setup(void **state)
 	assert_int_equal(mkdir(alice, 0755), 0);
 	assert_int_equal(mkdir(bob, 0755), 0);
 	assert_int_equal(mkdir(f->in, 0755), 0);
+	own_in(f->in);
 	write_file(alice, "data.csv", "a,b\n1,2\n", 8);
 	memset(big, 'x', sizeof(big));
 	write_file(alice, "big.txt", big, sizeof(big));
@@ -303,7 +336,7 @@ static void test_materialize_refusals(void **state)
 	struct sbx_error err = { 0 };
 
 	/* A bad handle anywhere: nothing at all is written. */
-	assert_int_equal(sbx_store_materialize(f->alice, "alice", bad_second, none, f->in_fd,
+	assert_int_equal(materialize_as_sandbox(f->alice, "alice", bad_second, none, f->in_fd,
 					       1 << 20, 1 << 20, &err),
 			 -1);
 	assert_int_equal(err.code, SBX_EXIT_REFUSED);
@@ -313,14 +346,14 @@ static void test_materialize_refusals(void **state)
 
 	/* Per-input and total caps are checked before writing too. */
 	err = (struct sbx_error){ 0 };
-	assert_int_equal(sbx_store_materialize(f->alice, "alice", too_big, none, f->in_fd, 4000,
+	assert_int_equal(materialize_as_sandbox(f->alice, "alice", too_big, none, f->in_fd, 4000,
 					       1 << 20, &err),
 			 -1);
 	assert_int_equal(err.code, SBX_EXIT_REFUSED);
 	assert_non_null(strstr(err.msg, "input_handles[1]: \"big.txt\" is 4096 bytes"));
 	assert_int_equal(count_in(f), 0);
 	err = (struct sbx_error){ 0 };
-	assert_int_equal(sbx_store_materialize(f->alice, "alice", too_big, none, f->in_fd, 4096,
+	assert_int_equal(materialize_as_sandbox(f->alice, "alice", too_big, none, f->in_fd, 4096,
 					       4100, &err),
 			 -1);
 	assert_int_equal(err.code, SBX_EXIT_REFUSED);
@@ -329,14 +362,14 @@ static void test_materialize_refusals(void **state)
 
 	/* extract must name an input handle. */
 	err = (struct sbx_error){ 0 };
-	assert_int_equal(sbx_store_materialize(f->alice, "alice", too_big, evil + 1, f->in_fd,
+	assert_int_equal(materialize_as_sandbox(f->alice, "alice", too_big, evil + 1, f->in_fd,
 					       1 << 20, 1 << 20, &err),
 			 -1);
 	assert_int_equal(err.code, SBX_EXIT_INVALID);
 
 	/* A hostile archive is refused by the helper, naming the entry. */
 	err = (struct sbx_error){ 0 };
-	assert_int_equal(sbx_store_materialize(f->alice, "alice", evil, evil + 1, f->in_fd,
+	assert_int_equal(materialize_as_sandbox(f->alice, "alice", evil, evil + 1, f->in_fd,
 					       1 << 20, 1 << 20, &err),
 			 -1);
 	assert_int_equal(err.code, SBX_EXIT_REFUSED);
@@ -359,7 +392,7 @@ static void test_materialize(void **state)
 	struct stat st;
 	int fd;
 
-	if (sbx_store_materialize(f->alice, "alice", handles, extract, f->in_fd, 1 << 20, 1 << 20,
+	if (materialize_as_sandbox(f->alice, "alice", handles, extract, f->in_fd, 1 << 20, 1 << 20,
 				  &err) < 0)
 		fail_msg("materialize: %s (%s)", err.msg, err.hint);
 	assert_int_equal(count_in(f), 4);
@@ -371,6 +404,9 @@ static void test_materialize(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(fstat(fd, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0644);
+	/* As root, the helper ran as the sandbox's id, not as root. */
+	if (geteuid() == 0)
+		assert_int_equal(st.st_uid, SANDBOX_OUTER_ID);
 	assert_int_equal(read(fd, buf, sizeof(buf)), 7);
 	assert_memory_equal(buf, "inside\n", 7);
 	close(fd);
@@ -384,10 +420,11 @@ static void test_materialize(void **state)
 	extract[1] = NULL;
 	nftw(f->in, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	assert_int_equal(mkdir(f->in, 0755), 0);
+	own_in(f->in);
 	close(f->in_fd);
 	f->in_fd = open(f->in, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	err = (struct sbx_error){ 0 };
-	assert_int_equal(sbx_store_materialize(f->alice, "alice", handles, extract, f->in_fd,
+	assert_int_equal(materialize_as_sandbox(f->alice, "alice", handles, extract, f->in_fd,
 					       1 << 20, 4100, &err),
 			 -1);
 	assert_int_equal(err.code, SBX_EXIT_REFUSED);
