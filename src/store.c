@@ -491,6 +491,8 @@ int sbx_store_materialize(int principal_fd, const char *principal, char *const *
 	_cleanup_free_ int *fds = sbx_xcalloc(n, sizeof(int));
 	_cleanup_free_ struct stat *sts = sbx_xcalloc(n, sizeof(struct stat));
 	uint64_t planned = 0, used = 0;
+	uid_t write_uid;
+	gid_t write_gid;
 	int r = -1;
 
 	for (size_t i = 0; i < n; i++)
@@ -500,6 +502,13 @@ int sbx_store_materialize(int principal_fd, const char *principal, char *const *
 			return sbx_error_set(err, SBX_EXIT_INVALID, 0,
 					     "extract[%zu]: \"%s\" is not one of input_handles", j,
 					     extract[j]);
+
+	/* The caller may write /work/in as another id than its own (run.c,
+	 * as root, sets the fsuid to the sandbox's); the store is the
+	 * caller's, so handles are opened with its own rights and only the
+	 * writes are done as that id.  setfs*id return the previous value. */
+	write_uid = (uid_t)setfsuid(geteuid());
+	write_gid = (gid_t)setfsgid(getegid());
 
 	/* Pass 1: resolve everything and check what can be checked without
 	 * writing, so that a refused job leaves /work/in untouched. */
@@ -535,6 +544,9 @@ int sbx_store_materialize(int principal_fd, const char *principal, char *const *
 		}
 	}
 
+	setfsgid(write_gid);
+	setfsuid(write_uid);
+
 	/* Pass 2: copy or extract, each against what is left of the caps
 	 * (sizes are measured again while copying: files may change). */
 	for (size_t i = 0; i < n; i++) {
@@ -569,6 +581,8 @@ int sbx_store_materialize(int principal_fd, const char *principal, char *const *
 	}
 	r = 0;
 out:
+	setfsgid(write_gid);
+	setfsuid(write_uid);
 	close_all(fds, n);
 	return r;
 }
