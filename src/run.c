@@ -490,10 +490,12 @@ static int execute(struct sbx_run *run, int sfd)
 		run->have_stats = true;
 	if (r < 0)
 		goto out;
+	/* Before the status: a failing payload that filled the output root
+	 * is limit_exceeded, not failed. */
+	run->output_quota_hit = output_root_full(sp.outroot_fd);
 	decide_status(run);
 
 	/* Collection and validation. */
-	run->output_quota_hit = output_root_full(sp.outroot_fd);
 	{
 		struct sbx_collect_limits lim = {
 			.max_files = run->plan.limits.v[SBX_LIMIT_OUTPUT_FILES],
