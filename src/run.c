@@ -251,6 +251,9 @@ static void decide_status(struct sbx_run *run)
 					"output: the output quota (output_bytes/output_files) was exhausted");
 			return;
 		}
+		/* A payload that ran to its own end is complete, only
+		 * unsuccessful: partial_outputs is for runs cut short. */
+		run->partial = false;
 		run->status = SBX_STATUS_FAILED;
 		if (WIFEXITED(o->wait_status))
 			snprintf(run->reason, sizeof(run->reason), "payload exited with code %d",
