@@ -663,6 +663,7 @@ done:
 		code = sbx_status_exit(run.status);
 	}
 	json_decref(manifest);
+	sbx_outcome_free(&run.outcome);
 free_all:
 	if (run.collected)
 		sbx_collection_free(&run.coll);
