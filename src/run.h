@@ -17,6 +17,7 @@
 #include "job.h"
 #include "policy.h"
 #include "state.h"
+#include "status-line.h"
 #include "supervisor.h"
 
 struct sbx_events;
@@ -65,6 +66,8 @@ struct sbx_run {
 
 	struct sbx_events *ev;
 	json_t *events;           /* [{"event", "t_ms"}] for the manifest */
+	struct sbx_status_line status_line; /* on a terminal, while the payload runs */
+	const char *stage;        /* what the status line says */
 };
 
 /* manifest.c: the manifest of @run as a JSON object (unsigned). */

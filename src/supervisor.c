@@ -6,7 +6,8 @@
  * the report socket (started / exited / a setup failure), the payload's
  * stdout and stderr pipes, a signalfd (SIGINT, SIGTERM, SIGHUP to sbx:
  * cancellation) and three timerfds (soft deadline, hard deadline, end of
- * the grace period).  Timeout and cancellation share one termination path:
+ * the grace period), plus an optional periodic tick for a live status
+ * line.  Timeout and cancellation share one termination path:
  * SIGTERM to the init, which forwards it to every process in the sandbox,
  * then SIGKILL when the grace period ends.  The first reason recorded is
  * the one reported.
@@ -26,9 +27,10 @@
 
 #include "supervisor.h"
 
-enum { SRC_PIDFD, SRC_SOCK, SRC_OUT, SRC_ERR, SRC_SIGNAL, SRC_SOFT, SRC_HARD, SRC_GRACE };
+enum { SRC_PIDFD, SRC_SOCK, SRC_OUT, SRC_ERR, SRC_SIGNAL, SRC_SOFT, SRC_HARD, SRC_GRACE, SRC_TICK };
 
-static int arm_timer(uint64_t ms)
+/* A timer that fires after @ms, then every @interval_ms (0: once). */
+static int arm_timer(uint64_t ms, uint64_t interval_ms)
 {
 	struct itimerspec its = { 0 };
 	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -39,6 +41,8 @@ static int arm_timer(uint64_t ms)
 	its.it_value.tv_nsec = (long)(ms % 1000) * 1000000L;
 	if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
 		its.it_value.tv_nsec = 1;
+	its.it_interval.tv_sec = (time_t)(interval_ms / 1000);
+	its.it_interval.tv_nsec = (long)(interval_ms % 1000) * 1000000L;
 	if (timerfd_settime(fd, 0, &its, NULL) < 0) {
 		close(fd);
 		return -1;
@@ -117,7 +121,7 @@ static void terminate(struct sbx_spawn *sp, const struct sbx_supervise_opts *o,
 	     why == SBX_TERM_TIMEOUT ? "timed_out" : why == SBX_TERM_CANCEL ? "cancelled" : "limit");
 	/* The init forwards SIGTERM to every process of the namespace. */
 	pidfd_send_signal(sp->pidfd, SIGTERM, NULL, 0);
-	*grace_fd = arm_timer(o->grace_ms);
+	*grace_fd = arm_timer(o->grace_ms, 0);
 	if (*grace_fd >= 0)
 		watch(ep, *grace_fd, SRC_GRACE);
 }
@@ -135,7 +139,7 @@ static void kill_now(struct sbx_spawn *sp, const struct sbx_supervise_opts *o,
 int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, struct sbx_outcome *out,
 		  struct sbx_error *err)
 {
-	_cleanup_close_ int ep = -1, soft_fd = -1, hard_fd = -1, grace_fd = -1;
+	_cleanup_close_ int ep = -1, soft_fd = -1, hard_fd = -1, grace_fd = -1, tick_fd = -1;
 	bool init_gone = false, out_open = true, err_open = true, sock_open = true;
 	int r = 0;
 
@@ -147,9 +151,9 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	if (ep < 0)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "epoll_create1");
-	hard_fd = arm_timer(o->wall_ms);
+	hard_fd = arm_timer(o->wall_ms, 0);
 	if (o->soft_ms && o->soft_ms < o->wall_ms)
-		soft_fd = arm_timer(o->soft_ms);
+		soft_fd = arm_timer(o->soft_ms, 0);
 	if (hard_fd < 0 || (o->soft_ms && o->soft_ms < o->wall_ms && soft_fd < 0))
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "timerfd");
 	fcntl(sp->out_rd, F_SETFL, O_NONBLOCK);
@@ -159,6 +163,12 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 	    watch(ep, hard_fd, SRC_HARD) < 0 || (soft_fd >= 0 && watch(ep, soft_fd, SRC_SOFT) < 0) ||
 	    (o->signal_fd >= 0 && watch(ep, o->signal_fd, SRC_SIGNAL) < 0))
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "epoll_ctl");
+	/* The tick is cosmetic: without a timer there is just no redraw. */
+	if (o->tick && o->tick_ms) {
+		tick_fd = arm_timer(o->tick_ms, o->tick_ms);
+		if (tick_fd >= 0)
+			watch(ep, tick_fd, SRC_TICK);
+	}
 
 	/* Run until the init is gone and both pipes are at EOF (every writer
 	 * lived inside the namespace, so EOF follows the init's death). */
@@ -246,6 +256,10 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 				 * the init is only finishing its clean-up. */
 				if (!init_gone && !out->exited)
 					terminate(sp, o, out, SBX_TERM_TIMEOUT, ep, &grace_fd);
+				break;
+			case SRC_TICK:
+				(void)!read(tick_fd, &ticks, sizeof(ticks));
+				o->tick(o->ud);
 				break;
 			case SRC_GRACE:
 				(void)!read(grace_fd, &ticks, sizeof(ticks));

@@ -59,6 +59,10 @@ struct sbx_supervise_opts {
 	/* Called once when termination starts: e.g. to kill the cgroup after
 	 * the grace period; may be NULL (the pid namespace goes with init). */
 	void (*kill_all)(void *ud);
+	/* Called every @tick_ms while the loop runs (e.g. to redraw a live
+	 * status line); NULL or 0: no tick. */
+	void (*tick)(void *ud);
+	uint64_t tick_ms;
 	void *ud;
 };
 
