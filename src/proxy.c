@@ -1,0 +1,942 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * proxy.c - the egress proxy's event loop (see proxy.h for the design).
+ *
+ * Every fd lives in one epoll set.  A connection moves through
+ *   HEAD        reading the request head from the payload
+ *   RESOLVING   a helper thread runs getaddrinfo (deadline: resolve_ms)
+ *   CONNECTING  non-blocking connect to a checked address (connect_ms)
+ *   RELAY       splice through one pipe per direction
+ * and is freed at the end of the dispatch pass that closed it, so that an
+ * event later in the same batch never touches freed memory.
+ *
+ * Lookups outlive connections: a lookup holds a reference of its own and
+ * reports back by writing its address into a pipe the loop reads; a
+ * connection that gave up on it (timeout, close, teardown) only clears the
+ * back pointer, and the last of the two references frees it.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+
+#include "proxy.h"
+
+#define MAX_OPEN 64            /* connections open at once (4 fds + 2 sockets each) */
+#define MAX_ADDRS 16           /* resolved addresses considered */
+#define MAX_DECISIONS 64       /* listed in the manifest */
+#define DEFAULT_MAX_CONNECTIONS 1024
+#define PIPE_BYTES (256 * 1024)
+#define TICK_MS 100
+
+enum conn_state { C_HEAD, C_RESOLVING, C_CONNECTING, C_RELAY, C_DEAD };
+
+struct half {
+	int pipe[2];
+	size_t pending;  /* bytes in the pipe */
+	bool eof;        /* nothing more will be read from the source */
+	bool shut;       /* the destination's write side was shut down */
+	uint64_t bytes;  /* read from the source */
+};
+
+struct lookup;
+struct conn;
+
+/* What an epoll event points at. */
+struct endpoint {
+	struct conn *c;  /* NULL for the proxy's own fds */
+	int which;       /* 0 client, 1 upstream; or a SRC_* */
+};
+
+enum { SRC_LISTEN = 2, SRC_LOOKUP, SRC_TIMER };
+
+struct conn {
+	struct sbx_proxy *p;
+	struct conn *next, *prev;
+	struct endpoint ep[2];
+	int client, upstream;
+	uint32_t ev[2];            /* current epoll interest */
+	enum conn_state state;
+	char *head;                /* HEAD: bytes read so far */
+	size_t head_len;
+	struct sbx_proxy_request req;
+	bool parsed;
+	bool allowed;              /* passed the policy */
+	const char *refuse_reason; /* refuse once the head is read */
+	struct lookup *lookup;
+	struct sockaddr_storage addrs[MAX_ADDRS];
+	size_t n_addrs, next_addr;
+	char addr[INET6_ADDRSTRLEN];
+	uint64_t deadline_ns;
+	uint64_t body_left;        /* plain HTTP: request body still to forward */
+	struct half up, down;      /* client->upstream, upstream->client */
+	int status;                /* HTTP status the client got from sbx, 0 for none */
+	const char *end_reason;
+};
+
+struct lookup {
+	atomic_int refs;
+	struct conn *conn;         /* loop only; NULL once abandoned */
+	struct lookup *next;       /* pending list (loop only) */
+	char host[SBX_HOST_MAX];
+	int notify;                /* the thread's own write end */
+	int gai;
+	struct addrinfo *res;
+};
+
+struct sbx_proxy {
+	const struct sbx_netprofile *np;
+	struct sbx_proxy_hooks hooks;
+	int ep, listen_fd, timer_fd, lookup_rd, lookup_wr;
+	struct endpoint src[3];
+	struct conn *conns;
+	struct conn *dead;
+	size_t n_open;
+	struct lookup *pending;
+	uint64_t resolve_ms, connect_ms, head_ms;
+	uint64_t max_connections, max_bytes;
+	uint64_t accepted, n_allowed, n_refused, bytes_up, bytes_down, total_bytes;
+	bool budget_spent;
+	json_t *decisions;
+	size_t n_decisions_dropped;
+};
+
+/* ---- lookups ---------------------------------------------------------- */
+
+static void lookup_unref(struct lookup *l)
+{
+	if (atomic_fetch_sub(&l->refs, 1) != 1)
+		return;
+	if (l->res)
+		freeaddrinfo(l->res);
+	free(l);
+}
+
+static void *lookup_thread(void *arg)
+{
+	struct lookup *l = arg;
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+
+	l->gai = getaddrinfo(l->host, NULL, &hints, &l->res);
+	/* The loop may have gone (its read end closed): EPIPE, and the
+	 * signal it raises stays blocked on this thread, which then ends. */
+	(void)!write(l->notify, &l, sizeof(l));
+	close(l->notify);
+	lookup_unref(l);
+	return NULL;
+}
+
+static int lookup_start(struct sbx_proxy *p, struct conn *c)
+{
+	struct lookup *l = sbx_xcalloc(1, sizeof(*l));
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_t t;
+	int r;
+
+	atomic_init(&l->refs, 2);
+	l->conn = c;
+	snprintf(l->host, sizeof(l->host), "%s", c->req.host);
+	l->notify = fcntl(p->lookup_wr, F_DUPFD_CLOEXEC, 3);
+	if (l->notify < 0) {
+		free(l);
+		return -1;
+	}
+	/* The thread must never take the broker's signals (SIGINT, SIGTERM
+	 * are read from a signalfd by the main thread), nor SIGPIPE. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	r = pthread_create(&t, &attr, lookup_thread, l);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r) {
+		close(l->notify);
+		free(l);
+		return -1;
+	}
+	l->next = p->pending;
+	p->pending = l;
+	c->lookup = l;
+	return 0;
+}
+
+/* The loop lets go of @l (it reported, or the proxy is torn down). */
+static void lookup_forget(struct sbx_proxy *p, struct lookup *l)
+{
+	for (struct lookup **pp = &p->pending; *pp; pp = &(*pp)->next)
+		if (*pp == l) {
+			*pp = l->next;
+			break;
+		}
+	if (l->conn)
+		l->conn->lookup = NULL;
+	lookup_unref(l);
+}
+
+/* ---- bookkeeping -------------------------------------------------------- */
+
+static void emit(struct sbx_proxy *p, const char *name, json_t *detail)
+{
+	if (p->hooks.event)
+		p->hooks.event(p->hooks.ud, name, detail);
+	else
+		json_decref(detail);
+}
+
+static json_t *describe(const struct conn *c)
+{
+	json_t *o = json_object();
+
+	if (c->parsed) {
+		json_object_set_new(o, "host", json_string(c->req.host));
+		json_object_set_new(o, "port", json_integer(c->req.port));
+		json_object_set_new(o, "method", json_string(c->req.connect ? "CONNECT" : "HTTP"));
+	}
+	if (c->addr[0])
+		json_object_set_new(o, "address", json_string(c->addr));
+	return o;
+}
+
+static void record(struct sbx_proxy *p, const struct conn *c)
+{
+	json_t *o;
+
+	if (json_array_size(p->decisions) >= MAX_DECISIONS) {
+		p->n_decisions_dropped++;
+		return;
+	}
+	o = describe(c);
+	json_object_set_new(o, "decision", json_string(c->allowed ? "allowed" : "refused"));
+	if (c->status)
+		json_object_set_new(o, "status", json_integer(c->status));
+	if (c->end_reason)
+		json_object_set_new(o, "reason", json_string(c->end_reason));
+	if (c->allowed) {
+		json_object_set_new(o, "bytes_up", json_integer((json_int_t)c->up.bytes));
+		json_object_set_new(o, "bytes_down", json_integer((json_int_t)c->down.bytes));
+	}
+	json_array_append_new(p->decisions, o);
+}
+
+static void watch(struct conn *c, int which, uint32_t events)
+{
+	int fd = which ? c->upstream : c->client;
+	struct epoll_event ev = { .events = events, .data.ptr = &c->ep[which] };
+
+	if (fd < 0 || c->ev[which] == events)
+		return;
+	epoll_ctl(c->p->ep, EPOLL_CTL_MOD, fd, &ev);
+	c->ev[which] = events;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* End @c: record it, close its fds; it is freed after this pass. */
+static void conn_close(struct conn *c)
+{
+	struct sbx_proxy *p = c->p;
+
+	if (c->state == C_DEAD)
+		return;
+	if (c->allowed) {
+		json_t *d = describe(c);
+		json_object_set_new(d, "bytes_up", json_integer((json_int_t)c->up.bytes));
+		json_object_set_new(d, "bytes_down", json_integer((json_int_t)c->down.bytes));
+		if (c->status)
+			json_object_set_new(d, "status", json_integer(c->status));
+		if (c->end_reason)
+			json_object_set_new(d, "reason", json_string(c->end_reason));
+		emit(p, "net_closed", d);
+	}
+	if (c->parsed || c->allowed || c->status)
+		record(p, c);
+	if (c->lookup) {
+		c->lookup->conn = NULL;
+		c->lookup = NULL;
+	}
+	close_fd(&c->client);
+	close_fd(&c->upstream);
+	close_fd(&c->up.pipe[0]);
+	close_fd(&c->up.pipe[1]);
+	close_fd(&c->down.pipe[0]);
+	close_fd(&c->down.pipe[1]);
+	c->state = C_DEAD;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		p->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	c->next = p->dead;
+	c->prev = NULL;
+	p->dead = c;
+	p->n_open--;
+}
+
+static void conn_free(struct conn *c)
+{
+	sbx_proxy_request_free(&c->req);
+	free(c->head);
+	free(c);
+}
+
+static const char *status_text(int status)
+{
+	switch (status) {
+	case 400: return "Bad Request";
+	case 403: return "Forbidden";
+	case 411: return "Length Required";
+	case 431: return "Request Header Fields Too Large";
+	case 501: return "Not Implemented";
+	case 502: return "Bad Gateway";
+	case 504: return "Gateway Timeout";
+	default: return "Error";
+	}
+}
+
+/* Answer the client with @status and close.  The response is small and
+ * the socket fresh, so one non-blocking write carries it. */
+static void respond(struct conn *c, int status, const char *why)
+{
+	char body[384], buf[640];
+	int bn, n;
+
+	c->status = status;
+	c->end_reason = why;
+	bn = snprintf(body, sizeof(body), "sbx egress proxy: %s\n", why);
+	n = snprintf(buf, sizeof(buf),
+		     "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n"
+		     "Connection: close\r\n\r\n%s",
+		     status, status_text(status), bn, body);
+	if (c->client >= 0 && n > 0)
+		(void)!send(c->client, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	conn_close(c);
+}
+
+static void refuse(struct conn *c, int status, const char *why)
+{
+	json_t *d = describe(c);
+
+	c->p->n_refused++;
+	json_object_set_new(d, "reason", json_string(why));
+	json_object_set_new(d, "status", json_integer(status));
+	emit(c->p, "net_refused", d);
+	respond(c, status, why);
+}
+
+/* ---- connecting --------------------------------------------------------- */
+
+static void start_relay(struct conn *c);
+
+static void connect_next(struct conn *c)
+{
+	struct sbx_proxy *p = c->p;
+
+	close_fd(&c->upstream);
+	while (c->next_addr < c->n_addrs) {
+		const struct sockaddr_storage *ss = &c->addrs[c->next_addr++];
+		socklen_t len = ss->ss_family == AF_INET ? sizeof(struct sockaddr_in) :
+							   sizeof(struct sockaddr_in6);
+		struct epoll_event ev = { .events = EPOLLOUT, .data.ptr = &c->ep[1] };
+		int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+		if (fd < 0)
+			continue;
+		if (ss->ss_family == AF_INET)
+			inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, c->addr,
+				  sizeof(c->addr));
+		else
+			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, c->addr,
+				  sizeof(c->addr));
+		if (connect(fd, (const struct sockaddr *)ss, len) < 0 && errno != EINPROGRESS) {
+			close(fd);
+			continue;
+		}
+		if (epoll_ctl(p->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			close(fd);
+			continue;
+		}
+		c->upstream = fd;
+		c->ev[1] = EPOLLOUT;
+		c->state = C_CONNECTING;
+		c->deadline_ns = sbx_now_mono_ns() + p->connect_ms * 1000000ull;
+		watch(c, 0, 0);
+		return;
+	}
+	c->end_reason = "upstream connection failed";
+	respond(c, 502, "upstream connection failed");
+}
+
+static void connect_done(struct conn *c)
+{
+	int e = 0;
+	socklen_t el = sizeof(e);
+
+	if (getsockopt(c->upstream, SOL_SOCKET, SO_ERROR, &e, &el) < 0 || e) {
+		connect_next(c);
+		return;
+	}
+	emit(c->p, "net_allowed", describe(c));
+	start_relay(c);
+}
+
+/* All of @c's addresses are known: check every one, then connect. */
+static void addresses_ready(struct conn *c)
+{
+	char why[256];
+	const char *cls;
+
+	if (c->n_addrs == 0) {
+		refuse(c, 502, "the name did not resolve");
+		return;
+	}
+	for (size_t i = 0; i < c->n_addrs; i++) {
+		const struct sockaddr *sa = (const struct sockaddr *)&c->addrs[i];
+		char a[INET6_ADDRSTRLEN] = "";
+
+		if (sbx_netcheck_address_allowed(c->p->np, sa, &cls))
+			continue;
+		if (sa->sa_family == AF_INET)
+			inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, a, sizeof(a));
+		else if (sa->sa_family == AF_INET6)
+			inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, a, sizeof(a));
+		snprintf(c->addr, sizeof(c->addr), "%s", a);
+		/* The reason must outlive this frame: keep it in the head buffer
+		 * (no longer needed once parsed). */
+		snprintf(why, sizeof(why), "address %s is %s", a, cls);
+		free(c->head);
+		c->head = sbx_xstrdup(why);
+		refuse(c, 403, c->head);
+		return;
+	}
+	c->allowed = true;
+	c->p->n_allowed++;
+	connect_next(c);
+}
+
+static void add_addr(struct conn *c, const struct sockaddr *sa, uint16_t port)
+{
+	struct sockaddr_storage *ss;
+
+	if (c->n_addrs == MAX_ADDRS || (sa->sa_family != AF_INET && sa->sa_family != AF_INET6))
+		return;
+	ss = &c->addrs[c->n_addrs++];
+	memset(ss, 0, sizeof(*ss));
+	if (sa->sa_family == AF_INET) {
+		memcpy(ss, sa, sizeof(struct sockaddr_in));
+		((struct sockaddr_in *)ss)->sin_port = htons(port);
+	} else {
+		memcpy(ss, sa, sizeof(struct sockaddr_in6));
+		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+	}
+}
+
+static void lookup_done(struct sbx_proxy *p, struct lookup *l)
+{
+	struct conn *c = l->conn;
+
+	if (c && c->state == C_RESOLVING) {
+		c->lookup = NULL;
+		if (l->gai == 0)
+			for (struct addrinfo *ai = l->res; ai; ai = ai->ai_next)
+				add_addr(c, ai->ai_addr, c->req.port);
+		if (l->gai)
+			refuse(c, 502, "the name did not resolve");
+		else
+			addresses_ready(c);
+	}
+	lookup_forget(p, l);
+}
+
+/* A request head was parsed: decide by name and port, then resolve. */
+static void decide(struct conn *c)
+{
+	struct sbx_proxy *p = c->p;
+
+	if (c->refuse_reason) {
+		refuse(c, 403, c->refuse_reason);
+		return;
+	}
+	switch (sbx_netcheck_match(p->np, c->req.host, c->req.port)) {
+	case SBX_HOST_NOT_LISTED:
+		refuse(c, 403, "host not in the network profile's allowlist");
+		return;
+	case SBX_HOST_BAD_PORT:
+		refuse(c, 403, "port not allowed for this host");
+		return;
+	case SBX_HOST_ALLOWED:
+		break;
+	}
+	if (c->req.host_kind != SBX_HOST_NAME) {
+		struct sockaddr_storage ss = { 0 };
+
+		if (c->req.host_kind == SBX_HOST_IPV4) {
+			struct sockaddr_in *s = (struct sockaddr_in *)&ss;
+			s->sin_family = AF_INET;
+			inet_pton(AF_INET, c->req.host, &s->sin_addr);
+		} else {
+			struct sockaddr_in6 *s = (struct sockaddr_in6 *)&ss;
+			s->sin6_family = AF_INET6;
+			inet_pton(AF_INET6, c->req.host, &s->sin6_addr);
+		}
+		add_addr(c, (struct sockaddr *)&ss, c->req.port);
+		addresses_ready(c);
+		return;
+	}
+	c->state = C_RESOLVING;
+	c->deadline_ns = sbx_now_mono_ns() + p->resolve_ms * 1000000ull;
+	watch(c, 0, 0);
+	if (lookup_start(p, c) < 0)
+		refuse(c, 502, "cannot start a name lookup");
+}
+
+/* ---- reading the head --------------------------------------------------- */
+
+static void read_head(struct conn *c)
+{
+	const char *why;
+	ssize_t n;
+	int r;
+
+	if (!c->head)
+		c->head = sbx_xmalloc(SBX_PROXY_HEAD_MAX);
+	n = recv(c->client, c->head + c->head_len, SBX_PROXY_HEAD_MAX - c->head_len, 0);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		conn_close(c); /* the client gave up before asking anything */
+		return;
+	}
+	c->head_len += (size_t)n;
+	r = sbx_proxy_parse(c->head, c->head_len, &c->req, &why);
+	if (r == 0)
+		return;
+	if (r != 1) {
+		refuse(c, r, why);
+		return;
+	}
+	c->parsed = true;
+	decide(c);
+}
+
+/* ---- relaying ------------------------------------------------------------- */
+
+static bool budget_left(struct sbx_proxy *p, size_t *want)
+{
+	uint64_t left;
+
+	if (!p->max_bytes)
+		return true;
+	if (p->total_bytes >= p->max_bytes)
+		return false;
+	left = p->max_bytes - p->total_bytes;
+	if (*want > left)
+		*want = (size_t)left;
+	return true;
+}
+
+/* Move what can move from @src through @h to @dst.  -1: the connection
+ * failed; -2: the byte budget is spent. */
+static int pump(struct conn *c, struct half *h, int src, int dst, bool body_limited, bool may_shut)
+{
+	struct sbx_proxy *p = c->p;
+
+	for (;;) {
+		ssize_t n;
+		size_t want = PIPE_BYTES;
+
+		if (h->pending) {
+			n = splice(h->pipe[0], NULL, dst, NULL, h->pending,
+				   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+			if (n > 0) {
+				h->pending -= (size_t)n;
+				continue;
+			}
+			if (n < 0 && (errno == EAGAIN || errno == EINTR))
+				break;
+			return -1;
+		}
+		if (h->eof)
+			break;
+		if (body_limited) {
+			if (c->body_left == 0) {
+				h->eof = true;
+				break;
+			}
+			if (want > c->body_left)
+				want = (size_t)c->body_left;
+		}
+		if (!budget_left(p, &want))
+			return -2;
+		n = splice(src, NULL, h->pipe[1], NULL, want, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+		if (n > 0) {
+			h->pending += (size_t)n;
+			h->bytes += (uint64_t)n;
+			p->total_bytes += (uint64_t)n;
+			if (h == &c->up)
+				p->bytes_up += (uint64_t)n;
+			else
+				p->bytes_down += (uint64_t)n;
+			if (body_limited)
+				c->body_left -= (uint64_t)n;
+			continue;
+		}
+		if (n == 0) {
+			h->eof = true;
+			continue;
+		}
+		if (errno == EAGAIN || errno == EINTR)
+			break;
+		if (h == &c->up && (errno == ECONNRESET || errno == EPIPE))
+			return -1;
+		h->eof = true;
+	}
+	if (h->eof && !h->pending && !h->shut && may_shut) {
+		shutdown(dst, SHUT_WR);
+		h->shut = true;
+	}
+	return 0;
+}
+
+static void relay(struct conn *c)
+{
+	bool http = !c->req.connect;
+	int r = pump(c, &c->up, c->client, c->upstream, http, !http);
+
+	if (r == 0)
+		r = pump(c, &c->down, c->upstream, c->client, false, true);
+	if (r == -2) {
+		c->p->budget_spent = true;
+		c->end_reason = "max_bytes reached";
+		conn_close(c);
+		return;
+	}
+	if (r < 0) {
+		c->end_reason = "connection reset";
+		conn_close(c);
+		return;
+	}
+	/* A plain HTTP exchange ends with the response; a tunnel when both
+	 * directions are done. */
+	if (c->down.eof && !c->down.pending && (http || (c->up.eof && !c->up.pending))) {
+		conn_close(c);
+		return;
+	}
+	watch(c, 0, (!c->up.eof && !c->up.pending ? EPOLLIN : 0) | (c->down.pending ? EPOLLOUT : 0));
+	watch(c, 1, (!c->down.eof && !c->down.pending ? EPOLLIN : 0) | (c->up.pending ? EPOLLOUT : 0));
+}
+
+/* Prime a pipe with bytes the proxy itself produces or already read. */
+static int prime(struct half *h, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(h->pipe[1], buf, len);
+		if (n <= 0)
+			return -1;
+		h->pending += (size_t)n;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void start_relay(struct conn *c)
+{
+	static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	size_t extra = c->head_len - c->req.head_len;
+	const char *rest = c->head + c->req.head_len;
+
+	if (pipe2(c->up.pipe, O_CLOEXEC | O_NONBLOCK) < 0 ||
+	    pipe2(c->down.pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+		c->end_reason = "out of pipes";
+		respond(c, 502, "out of resources");
+		return;
+	}
+	fcntl(c->up.pipe[1], F_SETPIPE_SZ, PIPE_BYTES);
+	fcntl(c->down.pipe[1], F_SETPIPE_SZ, PIPE_BYTES);
+	c->state = C_RELAY;
+	c->status = 0;
+	if (c->req.connect) {
+		c->status = 200;
+		if (prime(&c->down, established, sizeof(established) - 1) < 0 ||
+		    prime(&c->up, rest, extra) < 0)
+			goto fail;
+		c->up.bytes += extra;
+	} else {
+		/* Anything after the declared body would be a second request
+		 * on a connection that was checked for one: dropped. */
+		size_t body = extra < c->req.body_len ? extra : (size_t)c->req.body_len;
+
+		if (prime(&c->up, c->req.upstream, c->req.upstream_len) < 0 ||
+		    prime(&c->up, rest, body) < 0)
+			goto fail;
+		c->up.bytes += c->req.upstream_len + body;
+		c->body_left = c->req.body_len - body;
+	}
+	c->p->bytes_up += c->up.bytes;
+	c->p->total_bytes += c->up.bytes;
+	relay(c);
+	return;
+fail:
+	c->end_reason = "relay set-up failed";
+	conn_close(c);
+}
+
+/* ---- the loop --------------------------------------------------------------- */
+
+static void accept_all(struct sbx_proxy *p)
+{
+	for (;;) {
+		int fd = accept4(p->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct epoll_event ev = { .events = EPOLLIN };
+		struct conn *c;
+
+		if (fd < 0)
+			return;
+		if (p->n_open >= MAX_OPEN) {
+			/* No memory or fds for more: refuse without reading. */
+			p->n_refused++;
+			emit(p, "net_refused",
+			     json_pack("{s:s}", "reason", "too many open connections"));
+			close(fd);
+			continue;
+		}
+		c = sbx_xcalloc(1, sizeof(*c));
+		c->p = p;
+		c->client = fd;
+		c->upstream = -1;
+		c->up.pipe[0] = c->up.pipe[1] = c->down.pipe[0] = c->down.pipe[1] = -1;
+		c->ep[0] = (struct endpoint){ c, 0 };
+		c->ep[1] = (struct endpoint){ c, 1 };
+		c->state = C_HEAD;
+		c->deadline_ns = sbx_now_mono_ns() + p->head_ms * 1000000ull;
+		/* The caps are answered with a 403 once the request is read,
+		 * so the payload sees why. */
+		if (++p->accepted > p->max_connections)
+			c->refuse_reason = "max_connections reached";
+		else if (p->budget_spent)
+			c->refuse_reason = "max_bytes reached";
+		ev.data.ptr = &c->ep[0];
+		c->ev[0] = EPOLLIN;
+		if (epoll_ctl(p->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			close(fd);
+			free(c);
+			continue;
+		}
+		c->next = p->conns;
+		if (p->conns)
+			p->conns->prev = c;
+		p->conns = c;
+		p->n_open++;
+	}
+}
+
+static void sweep(struct sbx_proxy *p)
+{
+	uint64_t now = sbx_now_mono_ns();
+
+	for (struct conn *c = p->conns, *next; c; c = next) {
+		next = c->next;
+		if (c->state == C_RELAY || now < c->deadline_ns)
+			continue;
+		if (c->state == C_HEAD) {
+			c->end_reason = "request head not received in time";
+			conn_close(c);
+		} else if (c->state == C_RESOLVING) {
+			refuse(c, 504, "name resolution timed out");
+		} else if (c->state == C_CONNECTING) {
+			c->end_reason = "upstream connect timed out";
+			respond(c, 504, "upstream connect timed out");
+		}
+	}
+}
+
+static void handle(struct conn *c, int which, uint32_t events)
+{
+	switch (c->state) {
+	case C_HEAD:
+		if (which == 0)
+			read_head(c);
+		break;
+	case C_CONNECTING:
+		if (which == 1) {
+			connect_done(c);
+		} else if (events & (EPOLLHUP | EPOLLERR)) {
+			c->end_reason = "the client went away";
+			conn_close(c);
+		}
+		break;
+	case C_RELAY: {
+		uint64_t before = c->up.bytes + c->down.bytes + c->up.pending + c->down.pending;
+		bool eofs = c->up.eof && c->down.eof;
+
+		relay(c);
+		/* A hang-up or error that moved nothing would be reported
+		 * again at once by the level-triggered set: end it here. */
+		if (c->state == C_RELAY && (events & (EPOLLHUP | EPOLLERR)) &&
+		    before == c->up.bytes + c->down.bytes + c->up.pending + c->down.pending &&
+		    eofs == (c->up.eof && c->down.eof))
+			conn_close(c);
+		break;
+	}
+	case C_RESOLVING:
+		/* The client's interest is empty while waiting, but a reset
+		 * is still reported: the payload gave up. */
+		if (which == 0 && (events & (EPOLLHUP | EPOLLERR))) {
+			c->end_reason = "the client went away";
+			conn_close(c);
+		}
+		break;
+	case C_DEAD:
+		break;
+	}
+}
+
+void sbx_proxy_dispatch(struct sbx_proxy *p)
+{
+	struct epoll_event evs[32];
+	int n = epoll_wait(p->ep, evs, ARRAY_SIZE(evs), 0);
+
+	for (int i = 0; i < n; i++) {
+		struct endpoint *e = evs[i].data.ptr;
+
+		if (e->c) {
+			handle(e->c, e->which, evs[i].events);
+			continue;
+		}
+		if (e->which == SRC_LISTEN) {
+			accept_all(p);
+		} else if (e->which == SRC_TIMER) {
+			uint64_t ticks;
+			(void)!read(p->timer_fd, &ticks, sizeof(ticks));
+			sweep(p);
+		} else if (e->which == SRC_LOOKUP) {
+			struct lookup *l;
+			while (read(p->lookup_rd, &l, sizeof(l)) == sizeof(l))
+				lookup_done(p, l);
+		}
+	}
+	while (p->dead) {
+		struct conn *c = p->dead;
+		p->dead = c->next;
+		conn_free(c);
+	}
+}
+
+int sbx_proxy_fd(const struct sbx_proxy *p)
+{
+	return p->ep;
+}
+
+void sbx_proxy_set_timeouts(struct sbx_proxy *p, uint64_t resolve_ms, uint64_t connect_ms,
+			    uint64_t head_ms)
+{
+	p->resolve_ms = resolve_ms;
+	p->connect_ms = connect_ms;
+	p->head_ms = head_ms;
+}
+
+int sbx_proxy_new(const struct sbx_netprofile *np, int listen_fd,
+		  const struct sbx_proxy_hooks *hooks, struct sbx_proxy **out, struct sbx_error *err)
+{
+	struct sbx_proxy *p = sbx_xcalloc(1, sizeof(*p));
+	struct itimerspec its = { .it_interval = { 0, TICK_MS * 1000000L },
+				  .it_value = { 0, TICK_MS * 1000000L } };
+	int fds[2];
+
+	p->np = np;
+	if (hooks)
+		p->hooks = *hooks;
+	p->listen_fd = listen_fd;
+	p->ep = p->timer_fd = p->lookup_rd = p->lookup_wr = -1;
+	p->resolve_ms = 5000;
+	p->connect_ms = 10000;
+	p->head_ms = 30000;
+	p->max_connections = np->max_connections ? np->max_connections : DEFAULT_MAX_CONNECTIONS;
+	p->max_bytes = np->max_bytes;
+	p->decisions = json_array();
+	p->src[0] = (struct endpoint){ NULL, SRC_LISTEN };
+	p->src[1] = (struct endpoint){ NULL, SRC_LOOKUP };
+	p->src[2] = (struct endpoint){ NULL, SRC_TIMER };
+	*out = NULL;
+
+	p->ep = epoll_create1(EPOLL_CLOEXEC);
+	p->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (p->ep < 0 || p->timer_fd < 0 || pipe2(fds, O_CLOEXEC) < 0)
+		goto fail;
+	p->lookup_rd = fds[0];
+	p->lookup_wr = fds[1];
+	fcntl(p->lookup_rd, F_SETFL, O_NONBLOCK);
+	fcntl(p->listen_fd, F_SETFL, O_NONBLOCK);
+	if (timerfd_settime(p->timer_fd, 0, &its, NULL) < 0 ||
+	    epoll_ctl(p->ep, EPOLL_CTL_ADD, p->listen_fd,
+		      &(struct epoll_event){ .events = EPOLLIN, .data.ptr = &p->src[0] }) < 0 ||
+	    epoll_ctl(p->ep, EPOLL_CTL_ADD, p->lookup_rd,
+		      &(struct epoll_event){ .events = EPOLLIN, .data.ptr = &p->src[1] }) < 0 ||
+	    epoll_ctl(p->ep, EPOLL_CTL_ADD, p->timer_fd,
+		      &(struct epoll_event){ .events = EPOLLIN, .data.ptr = &p->src[2] }) < 0)
+		goto fail;
+	*out = p;
+	return 0;
+fail:
+	sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "egress proxy: setting up its event loop");
+	sbx_proxy_free(p);
+	return -1;
+}
+
+json_t *sbx_proxy_summary(const struct sbx_proxy *p)
+{
+	return json_pack("{s:I,s:I,s:I,s:I,s:O,s:b}", "connections_allowed",
+			 (json_int_t)p->n_allowed, "connections_refused", (json_int_t)p->n_refused,
+			 "bytes_up", (json_int_t)p->bytes_up, "bytes_down", (json_int_t)p->bytes_down,
+			 "decisions", p->decisions, "decisions_truncated", p->n_decisions_dropped > 0);
+}
+
+void sbx_proxy_stop(struct sbx_proxy *p)
+{
+	if (!p)
+		return;
+	close_fd(&p->listen_fd);
+	while (p->conns) {
+		if (!p->conns->end_reason)
+			p->conns->end_reason = "the sandbox ended";
+		conn_close(p->conns);
+	}
+	while (p->dead) {
+		struct conn *c = p->dead;
+		p->dead = c->next;
+		conn_free(c);
+	}
+}
+
+void sbx_proxy_free(struct sbx_proxy *p)
+{
+	if (!p)
+		return;
+	sbx_proxy_stop(p);
+	while (p->pending)
+		lookup_forget(p, p->pending);
+	close_fd(&p->timer_fd);
+	close_fd(&p->lookup_rd);
+	close_fd(&p->lookup_wr);
+	close_fd(&p->ep);
+	json_decref(p->decisions);
+	free(p);
+}

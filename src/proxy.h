@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * proxy.h - the broker's egress proxy for network profiles of kind
+ * "egress".
+ *
+ * The sandbox's init creates a listening TCP socket on 127.0.0.1:3128
+ * inside the sandbox's network namespace and hands it to the broker with
+ * the /work fds.  The broker accepts on it directly: the accepted sockets
+ * live in the sandbox's namespace, the upstream sockets the proxy opens
+ * live in the broker's, so the payload reaches the outside only through
+ * the decisions made here.  One epoll set, no thread per connection; the
+ * supervisor's loop watches sbx_proxy_fd() and calls sbx_proxy_dispatch().
+ * Names are resolved on short-lived helper threads (getaddrinfo has no
+ * asynchronous form worth its cost), with a timeout.
+ *
+ * Per connection: read the request head (capped), parse it (CONNECT
+ * host:port for TLS, which is relayed and never decrypted; or a plain
+ * HTTP request with an absolute http:// URI, rewritten to origin form),
+ * match host and port against the allowlist, resolve, refuse if ANY
+ * address is internal (netcheck.h) unless inside allow_cidrs, connect to
+ * an address that was checked (never resolving twice), then relay bytes
+ * with splice(2) through a pipe per direction until both sides are done
+ * or the profile's max_bytes is spent.
+ */
+#ifndef SBX_PROXY_H
+#define SBX_PROXY_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "catalog.h"
+#include "error.h"
+#include "netcheck.h"
+
+/* Where the payload finds the proxy, inside its own network namespace. */
+#define SBX_PROXY_ADDR "127.0.0.1"
+#define SBX_PROXY_PORT 3128
+#define SBX_PROXY_URL "http://127.0.0.1:3128"
+
+/* A request head larger than this is refused (431). */
+#define SBX_PROXY_HEAD_MAX 16384
+
+/* The parsed head of one proxy request. */
+struct sbx_proxy_request {
+	bool connect;              /* CONNECT host:port */
+	char host[SBX_HOST_MAX];   /* normalized (netcheck) */
+	enum sbx_host_kind host_kind;
+	uint16_t port;
+	size_t head_len;           /* bytes of the head, through the empty line */
+	uint64_t body_len;         /* plain HTTP: Content-Length, else 0 */
+	char *upstream;            /* plain HTTP: the head to send upstream */
+	size_t upstream_len;
+};
+
+/*
+ * sbx_proxy_parse() - parse the request head at the start of @buf.
+ * Returns 0 when more bytes are needed (no complete head yet and fewer than
+ * SBX_PROXY_HEAD_MAX), 1 with @req filled (free with
+ * sbx_proxy_request_free()), or the HTTP status to refuse with: 400
+ * (malformed, unsupported scheme, Host header not matching the target,
+ * userinfo in the URI), 411 (Transfer-Encoding in a request), 431 (head
+ * too large), 501 (an absolute https:// URI or a non-HTTP/1.x version);
+ * then @reason says why in a few words.
+ */
+int sbx_proxy_parse(const char *buf, size_t len, struct sbx_proxy_request *req,
+		    const char **reason);
+void sbx_proxy_request_free(struct sbx_proxy_request *req);
+
+/* Decisions as the proxy records them (events and manifest). */
+struct sbx_proxy_hooks {
+	/* One event: "net_allowed", "net_refused" or "net_closed", with
+	 * @detail (stolen) holding host, port, address, reason, bytes. */
+	void (*event)(void *ud, const char *name, json_t *detail);
+	void *ud;
+};
+
+struct sbx_proxy;
+
+/*
+ * sbx_proxy_new() - a proxy serving @listen_fd (taken; closed by
+ * sbx_proxy_free() or on error) under @np, which must outlive it.
+ * Errors: SBX_EXIT_SOFTWARE (epoll, timerfd, socketpair).
+ */
+int sbx_proxy_new(const struct sbx_netprofile *np, int listen_fd,
+		  const struct sbx_proxy_hooks *hooks, struct sbx_proxy **out, struct sbx_error *err);
+
+/* The fd to watch for EPOLLIN (an epoll set of its own). */
+int sbx_proxy_fd(const struct sbx_proxy *p);
+
+/* Handle whatever is ready, without blocking. */
+void sbx_proxy_dispatch(struct sbx_proxy *p);
+
+/* Per-connection timeouts: name resolution and connect (ms), and the
+ * time a client may take to send its request head.  Defaults 5000,
+ * 10000, 30000; tests shorten them. */
+void sbx_proxy_set_timeouts(struct sbx_proxy *p, uint64_t resolve_ms, uint64_t connect_ms,
+			    uint64_t head_ms);
+
+/*
+ * sbx_proxy_summary() - the manifest's "network" object: counts of
+ * connections allowed and refused, bytes up and down, and the first
+ * decisions in order (bounded; "decisions_truncated" says when more were
+ * made).  A new reference.
+ */
+json_t *sbx_proxy_summary(const struct sbx_proxy *p);
+
+/* Close the listener and every connection (each is recorded and gets its
+ * net_closed event); call before sbx_proxy_summary() at the run's end. */
+void sbx_proxy_stop(struct sbx_proxy *p);
+
+/* Stop, forget pending lookups (their threads free them), free @p.  NULL
+ * is a no-op. */
+void sbx_proxy_free(struct sbx_proxy *p);
+
+#endif

@@ -1,0 +1,488 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-proxy.c - the proxy's request parser (table) and its event loop
+ * against servers on this host's loopback, reached only because the test
+ * profile names 127.0.0.1 in allow_cidrs.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <cmocka.h>
+
+#include "proxy.h"
+
+/* ---- parser ------------------------------------------------------------ */
+
+static const struct {
+	const char *req;
+	int want;            /* 0 more, 1 ok, else status */
+	bool connect;
+	const char *host;
+	uint16_t port;
+	const char *upstream; /* plain HTTP: the rewritten head */
+} parse_cases[] = {
+	{ "CONNECT pypi.org:443 HTTP/1.1\r\nHost: pypi.org:443\r\n\r\n", 1, true, "pypi.org", 443, NULL },
+	{ "CONNECT PyPI.org.:443 HTTP/1.1\r\n\r\n", 1, true, "pypi.org", 443, NULL },
+	{ "CONNECT [2001:db8::1]:443 HTTP/1.1\r\n\r\n", 1, true, "2001:db8::1", 443, NULL },
+	{ "CONNECT 198.51.100.2:8443 HTTP/1.0\r\n\r\n", 1, true, "198.51.100.2", 8443, NULL },
+	{ "GET http://a.test:8080/x?y=1 HTTP/1.1\r\nHost: a.test:8080\r\nAccept: */*\r\n\r\n", 1, false,
+	  "a.test", 8080,
+	  "GET /x?y=1 HTTP/1.1\r\nHost: a.test:8080\r\nAccept: */*\r\nConnection: close\r\n\r\n" },
+	{ "GET http://a.test HTTP/1.1\r\nHost: A.TEST\r\nProxy-Connection: keep-alive\r\n"
+	  "Connection: keep-alive\r\nProxy-Authorization: x\r\n\r\n",
+	  1, false, "a.test", 80, "GET / HTTP/1.1\r\nHost: A.TEST\r\nConnection: close\r\n\r\n" },
+	{ "HEAD HTTP://a.test?q HTTP/1.0\r\nhost: a.test:80\r\n\r\n", 1, false, "a.test", 80,
+	  "HEAD /?q HTTP/1.0\r\nhost: a.test:80\r\nConnection: close\r\n\r\n" },
+	{ "POST http://a.test/p HTTP/1.1\r\nHost: a.test\r\nContent-Length: 5\r\n\r\nhello", 1, false,
+	  "a.test", 80, "POST /p HTTP/1.1\r\nHost: a.test\r\nContent-Length: 5\r\nConnection: close\r\n\r\n" },
+	/* incomplete */
+	{ "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n", 0, false, NULL, 0, NULL },
+	{ "CONN", 0, false, NULL, 0, NULL },
+	/* Host header disagreeing with the target */
+	{ "GET http://a.test/ HTTP/1.1\r\nHost: b.test\r\n\r\n", 400, false, NULL, 0, NULL },
+	{ "GET http://a.test/ HTTP/1.1\r\nHost: a.test:8080\r\n\r\n", 400, false, NULL, 0, NULL },
+	{ "GET http://a.test:8080/ HTTP/1.1\r\nHost: a.test\r\n\r\n", 400, false, NULL, 0, NULL },
+	{ "CONNECT a.test:443 HTTP/1.1\r\nHost: b.test:443\r\n\r\n", 400, true, NULL, 0, NULL },
+	{ "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\n\r\n", 400, false, NULL, 0, NULL },
+	{ "GET http://a.test/ HTTP/1.1\r\n\r\n", 400, false, NULL, 0, NULL },
+	/* not a proxy request, or not one we speak */
+	{ "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n", 400, false, NULL, 0, NULL },
+	{ "GET https://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n", 501, false, NULL, 0, NULL },
+	{ "GET ftp://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n", 400, false, NULL, 0, NULL },
+	{ "GET http://u:p@a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n", 400, false, NULL, 0, NULL },
+	{ "GET http://a.test/#f HTTP/1.1\r\nHost: a.test\r\n\r\n", 400, false, NULL, 0, NULL },
+	{ "CONNECT a.test HTTP/1.1\r\n\r\n", 400, true, NULL, 0, NULL },
+	{ "CONNECT a.test:0 HTTP/1.1\r\n\r\n", 400, true, NULL, 0, NULL },
+	{ "CONNECT a.test:65536 HTTP/1.1\r\n\r\n", 400, true, NULL, 0, NULL },
+	{ "CONNECT 2001:db8::1:443 HTTP/1.1\r\n\r\n", 400, true, NULL, 0, NULL },
+	{ "CONNECT 2130706433:443 HTTP/1.1\r\n\r\n", 400, true, NULL, 0, NULL },
+	{ "GET http://a.test/ HTTP/2.0\r\nHost: a.test\r\n\r\n", 400, false, NULL, 0, NULL },
+	{ "POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\n\r\n", 411,
+	  false, NULL, 0, NULL },
+	{ "POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+	  400, false, NULL, 0, NULL },
+	{ "POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nContent-Length: -1\r\n\r\n", 400, false,
+	  NULL, 0, NULL },
+	/* garbage and smuggling shapes */
+	{ "\x16\x03\x01\x02\x01\x01\x01\xfc\x03\x03\r\n\r\n", 400, false, NULL, 0, NULL },
+	{ "GET http://a.test/ HTTP/1.1\nHost: a.test\r\n\r\n", 400, false, NULL, 0, NULL },
+	{ "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n folded\r\n\r\n", 400, false, NULL, 0, NULL },
+	{ "GET http://a.test/ HTTP/1.1\r\nHost a.test\r\n\r\n", 400, false, NULL, 0, NULL },
+	{ "GET  http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n", 400, false, NULL, 0, NULL },
+	{ "G(T http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n", 400, false, NULL, 0, NULL },
+	{ "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\nX: a\x01z\r\n\r\n", 400, false, NULL, 0, NULL },
+	{ "\r\n\r\n", 400, false, NULL, 0, NULL },
+};
+
+static void test_parse_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(parse_cases); i++) {
+		struct sbx_proxy_request req;
+		const char *why = NULL;
+		int r = sbx_proxy_parse(parse_cases[i].req, strlen(parse_cases[i].req), &req, &why);
+
+		if (r != parse_cases[i].want)
+			fail_msg("case %zu (%.40s): got %d (%s), want %d", i, parse_cases[i].req, r,
+				 why ? why : "-", parse_cases[i].want);
+		if (r > 1)
+			assert_non_null(why);
+		if (r != 1)
+			continue;
+		assert_int_equal(req.connect, parse_cases[i].connect);
+		assert_string_equal(req.host, parse_cases[i].host);
+		assert_int_equal(req.port, parse_cases[i].port);
+		if (parse_cases[i].upstream) {
+			assert_int_equal(req.upstream_len, strlen(parse_cases[i].upstream));
+			assert_memory_equal(req.upstream, parse_cases[i].upstream, req.upstream_len);
+		} else {
+			assert_null(req.upstream);
+		}
+		sbx_proxy_request_free(&req);
+	}
+}
+
+static void test_parse_sizes(void **state)
+{
+	struct sbx_proxy_request req;
+	const char *why;
+	char *big = sbx_xmalloc(SBX_PROXY_HEAD_MAX + 100);
+	static const char start[] = "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\nX: ";
+
+	(void)state;
+	memcpy(big, start, sizeof(start) - 1);
+	memset(big + sizeof(start) - 1, 'a', SBX_PROXY_HEAD_MAX + 100 - (sizeof(start) - 1));
+	/* Less than the cap without an end: wait; at the cap: 431. */
+	assert_int_equal(sbx_proxy_parse(big, SBX_PROXY_HEAD_MAX - 1, &req, &why), 0);
+	assert_int_equal(sbx_proxy_parse(big, SBX_PROXY_HEAD_MAX, &req, &why), 431);
+	assert_int_equal(sbx_proxy_parse(big, SBX_PROXY_HEAD_MAX + 100, &req, &why), 431);
+	/* An end just past the cap is still too large. */
+	memcpy(big + SBX_PROXY_HEAD_MAX - 2, "\r\n\r\n", 4);
+	assert_int_equal(sbx_proxy_parse(big, SBX_PROXY_HEAD_MAX + 2, &req, &why), 431);
+	/* The head's length does not include the body that follows. */
+	{
+		static const char r[] = "CONNECT a.test:443 HTTP/1.1\r\n\r\n\x16\x03\x01";
+		assert_int_equal(sbx_proxy_parse(r, sizeof(r) - 1, &req, &why), 1);
+		assert_int_equal(req.head_len, sizeof(r) - 1 - 3);
+		sbx_proxy_request_free(&req);
+	}
+	/* A NUL anywhere in what was read is refused at once. */
+	assert_int_equal(sbx_proxy_parse("GET \0", 5, &req, &why), 400);
+	free(big);
+}
+
+/* ---- the loop against loopback servers ----------------------------------- */
+
+static int listen_on(uint16_t *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 16), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+static int connect_to(uint16_t port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+/* An upstream server: for each connection, read a request head and answer
+ * "ok <first line>", or echo (for tunnels) until EOF. */
+struct server {
+	int fd;
+	uint16_t port;
+	bool echo;
+	size_t bulk;     /* answer with this many bytes */
+	int conns;
+	pthread_t t;
+};
+
+static void *serve(void *arg)
+{
+	struct server *s = arg;
+	int c;
+
+	while ((c = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+		char buf[8192];
+		size_t len = 0;
+		ssize_t n;
+
+		s->conns++;
+		if (s->echo) {
+			while ((n = read(c, buf, sizeof(buf))) > 0)
+				sbx_write_all(c, buf, (size_t)n);
+			close(c);
+			continue;
+		}
+		while (len < sizeof(buf) - 1 && (n = read(c, buf + len, sizeof(buf) - 1 - len)) > 0) {
+			len += (size_t)n;
+			buf[len] = '\0';
+			if (strstr(buf, "\r\n\r\n"))
+				break;
+		}
+		buf[len] = '\0';
+		if (s->bulk) {
+			char *blk = sbx_xcalloc(1, 65536);
+			size_t left = s->bulk;
+			dprintf(c, "HTTP/1.0 200 OK\r\nContent-Length: %zu\r\n\r\n", s->bulk);
+			while (left) {
+				size_t k = left < 65536 ? left : 65536;
+				if (sbx_write_all(c, blk, k) < 0)
+					break;
+				left -= k;
+			}
+			free(blk);
+		} else {
+			char *eol = strstr(buf, "\r\n");
+			if (eol)
+				*eol = '\0';
+			dprintf(c, "HTTP/1.0 200 OK\r\n\r\nok %s|%s", buf, eol ? eol + 2 : "");
+		}
+		close(c);
+	}
+	return NULL;
+}
+
+static void server_start(struct server *s)
+{
+	s->fd = listen_on(&s->port);
+	assert_int_equal(pthread_create(&s->t, NULL, serve, s), 0);
+}
+
+static void server_stop(struct server *s)
+{
+	shutdown(s->fd, SHUT_RDWR);
+	pthread_join(s->t, NULL);
+	close(s->fd);
+}
+
+/* One exchange through the proxy, on a thread while the main thread runs
+ * the loop. */
+struct exchange {
+	uint16_t proxy_port;
+	const char *send;
+	size_t send_len;
+	bool half_close;
+	char reply[65536];
+	size_t reply_len;
+	uint64_t bulk_read;
+	bool done;
+	pthread_t t;
+};
+
+static void *client(void *arg)
+{
+	struct exchange *x = arg;
+	int fd = connect_to(x->proxy_port);
+	ssize_t n;
+
+	sbx_write_all(fd, x->send, x->send_len);
+	if (x->half_close)
+		shutdown(fd, SHUT_WR);
+	for (;;) {
+		char buf[65536];
+		size_t keep;
+
+		n = read(fd, buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		keep = sizeof(x->reply) - 1 - x->reply_len;
+		if (keep > (size_t)n)
+			keep = (size_t)n;
+		memcpy(x->reply + x->reply_len, buf, keep);
+		x->reply_len += keep;
+		x->bulk_read += (uint64_t)n;
+	}
+	x->reply[x->reply_len] = '\0';
+	close(fd);
+	__atomic_store_n(&x->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void run_until_done(struct sbx_proxy *p, struct exchange *x)
+{
+	uint64_t deadline = sbx_now_mono_ns() + 10ull * 1000000000ull;
+
+	while (!__atomic_load_n(&x->done, __ATOMIC_ACQUIRE)) {
+		struct pollfd pfd = { .fd = sbx_proxy_fd(p), .events = POLLIN };
+
+		assert_true(sbx_now_mono_ns() < deadline);
+		if (poll(&pfd, 1, 50) > 0)
+			sbx_proxy_dispatch(p);
+	}
+	pthread_join(x->t, NULL);
+	sbx_proxy_dispatch(p);
+}
+
+static void exchange(struct sbx_proxy *p, uint16_t proxy_port, const char *req,
+		     struct exchange *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->proxy_port = proxy_port;
+	x->send = req;
+	x->send_len = strlen(req);
+	assert_int_equal(pthread_create(&x->t, NULL, client, x), 0);
+	run_until_done(p, x);
+}
+
+struct events {
+	int allowed, refused, closed;
+	char last_reason[256];
+};
+
+static void on_event(void *ud, const char *name, json_t *detail)
+{
+	struct events *e = ud;
+	const char *r = json_string_value(json_object_get(detail, "reason"));
+
+	if (!strcmp(name, "net_allowed"))
+		e->allowed++;
+	else if (!strcmp(name, "net_refused"))
+		e->refused++;
+	else if (!strcmp(name, "net_closed"))
+		e->closed++;
+	if (r)
+		snprintf(e->last_reason, sizeof(e->last_reason), "%s", r);
+	json_decref(detail);
+}
+
+static void test_loop(void **state)
+{
+	struct server up = { 0 }, echo = { .echo = true };
+	struct events ev = { 0 };
+	struct sbx_proxy_hooks hooks = { .event = on_event, .ud = &ev };
+	struct sbx_error err = { 0 };
+	struct sbx_proxy *p = NULL;
+	struct exchange x;
+	uint16_t pport, ports[1], eports[1], nports[1] = { 1 };
+	char *cidrs[] = { "127.0.0.1/32", NULL };
+	struct sbx_egress_rule rules[3];
+	struct sbx_netprofile np = { .allow = rules, .n_allow = 3, .allow_cidrs = cidrs,
+				     .max_connections = 12 };
+	char req[512];
+	json_t *sum;
+	int lfd;
+
+	(void)state;
+	server_start(&up);
+	server_start(&echo);
+	ports[0] = up.port;
+	eports[0] = echo.port;
+	rules[0] = (struct sbx_egress_rule){ .host = "127.0.0.1", .ports = ports, .n_ports = 1 };
+	rules[1] = (struct sbx_egress_rule){ .host = "localhost", .ports = eports, .n_ports = 1 };
+	rules[2] = (struct sbx_egress_rule){ .host = "127.0.0.2", .ports = nports, .n_ports = 1 };
+	lfd = listen_on(&pport);
+	assert_int_equal(sbx_proxy_new(&np, lfd, &hooks, &p, &err), 0);
+
+	/* 1. Plain HTTP, rewritten to origin form. */
+	snprintf(req, sizeof(req), "GET http://127.0.0.1:%u/a?b HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
+		 "Proxy-Connection: keep-alive\r\n\r\n", up.port, up.port);
+	exchange(p, pport, req, &x);
+	assert_non_null(strstr(x.reply, "ok GET /a?b HTTP/1.1|"));
+	assert_non_null(strstr(x.reply, "Connection: close"));
+	assert_null(strstr(x.reply, "Proxy-Connection"));
+	assert_int_equal(ev.allowed, 1);
+
+	/* 2. CONNECT by name (resolved on a helper thread): a tunnel. */
+	snprintf(req, sizeof(req), "CONNECT localhost:%u HTTP/1.1\r\nHost: localhost:%u\r\n\r\n"
+		 "ping through the tunnel", echo.port, echo.port);
+	memset(&x, 0, sizeof(x));
+	x.proxy_port = pport;
+	x.send = req;
+	x.send_len = strlen(req);
+	x.half_close = true;
+	assert_int_equal(pthread_create(&x.t, NULL, client, &x), 0);
+	run_until_done(p, &x);
+	assert_non_null(strstr(x.reply, "HTTP/1.1 200 Connection established\r\n\r\nping through"));
+	assert_int_equal(ev.allowed, 2);
+
+	/* 3. Not on the allowlist. */
+	exchange(p, pport, "CONNECT example.org:443 HTTP/1.1\r\n\r\n", &x);
+	assert_non_null(strstr(x.reply, "HTTP/1.1 403 Forbidden"));
+	assert_string_equal(ev.last_reason, "host not in the network profile's allowlist");
+
+	/* 4. Listed host, unlisted port. */
+	snprintf(req, sizeof(req), "CONNECT 127.0.0.1:%u HTTP/1.1\r\n\r\n", echo.port);
+	exchange(p, pport, req, &x);
+	assert_non_null(strstr(x.reply, "HTTP/1.1 403"));
+	assert_string_equal(ev.last_reason, "port not allowed for this host");
+
+	/* 5. Listed, but the address is loopback outside allow_cidrs. */
+	exchange(p, pport, "CONNECT 127.0.0.2:1 HTTP/1.1\r\n\r\n", &x);
+	assert_non_null(strstr(x.reply, "HTTP/1.1 403"));
+	assert_string_equal(ev.last_reason, "address 127.0.0.2 is loopback");
+
+	/* 6. Host header mismatch, and garbage. */
+	snprintf(req, sizeof(req), "GET http://127.0.0.1:%u/ HTTP/1.1\r\nHost: example.org\r\n\r\n",
+		 up.port);
+	exchange(p, pport, req, &x);
+	assert_non_null(strstr(x.reply, "HTTP/1.1 400"));
+	exchange(p, pport, "\x16\x03\x01 hello\r\n\r\n", &x);
+	assert_non_null(strstr(x.reply, "HTTP/1.1 400"));
+
+	/* 7. The upstream refuses the connection: 502. */
+	{
+		uint16_t dead;
+		int dfd = listen_on(&dead);
+		close(dfd); /* nothing listens there any more */
+		ports[0] = dead;
+		snprintf(req, sizeof(req), "GET http://127.0.0.1:%u/ HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
+			 dead, dead);
+		exchange(p, pport, req, &x);
+		assert_non_null(strstr(x.reply, "HTTP/1.1 502"));
+		ports[0] = up.port;
+	}
+
+	/* 8. The upstream server saw exactly the allowed connections. */
+	assert_int_equal(up.conns, 1);
+	assert_int_equal(echo.conns, 1);
+
+	sbx_proxy_stop(p);
+	sum = sbx_proxy_summary(p);
+	assert_int_equal(json_integer_value(json_object_get(sum, "connections_allowed")), 3);
+	assert_int_equal(json_integer_value(json_object_get(sum, "connections_refused")), 5);
+	assert_true(json_integer_value(json_object_get(sum, "bytes_down")) > 0);
+	assert_true(json_integer_value(json_object_get(sum, "bytes_up")) > 0);
+	assert_int_equal(json_array_size(json_object_get(sum, "decisions")), 8);
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(json_object_get(sum, "decisions"), 2), "decision")),
+			    "refused");
+	json_decref(sum);
+	sbx_proxy_free(p);
+	server_stop(&up);
+	server_stop(&echo);
+}
+
+/* max_connections and max_bytes. */
+static void test_caps(void **state)
+{
+	struct server up = { .bulk = 1 << 20 };
+	struct events ev = { 0 };
+	struct sbx_proxy_hooks hooks = { .event = on_event, .ud = &ev };
+	struct sbx_error err = { 0 };
+	struct sbx_proxy *p = NULL;
+	struct exchange x;
+	uint16_t pport, ports[1];
+	char *cidrs[] = { "127.0.0.0/8", NULL };
+	struct sbx_egress_rule rule;
+	struct sbx_netprofile np = { .allow = &rule, .n_allow = 1, .allow_cidrs = cidrs,
+				     .max_connections = 2, .max_bytes = 300000 };
+	char req[256];
+	int lfd;
+
+	(void)state;
+	server_start(&up);
+	ports[0] = up.port;
+	rule = (struct sbx_egress_rule){ .host = "127.0.0.1", .ports = ports, .n_ports = 1 };
+	lfd = listen_on(&pport);
+	assert_int_equal(sbx_proxy_new(&np, lfd, &hooks, &p, &err), 0);
+	snprintf(req, sizeof(req), "GET http://127.0.0.1:%u/ HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
+		 up.port, up.port);
+
+	/* 1 MiB offered, 300000 bytes allowed in all: cut short. */
+	exchange(p, pport, req, &x);
+	assert_true(x.bulk_read > 0);
+	assert_true(x.bulk_read <= 300000);
+	assert_string_equal(ev.last_reason, "max_bytes reached");
+	/* The budget is spent: the next connection is refused. */
+	exchange(p, pport, req, &x);
+	assert_non_null(strstr(x.reply, "403"));
+	assert_non_null(strstr(x.reply, "max_bytes reached"));
+	/* And the third is over max_connections. */
+	exchange(p, pport, req, &x);
+	assert_non_null(strstr(x.reply, "max_connections reached"));
+	sbx_proxy_free(p);
+	server_stop(&up);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_table),
+		cmocka_unit_test(test_parse_sizes),
+		cmocka_unit_test(test_loop),
+		cmocka_unit_test(test_caps),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
