@@ -15,7 +15,9 @@
  *      /work/out, and pivots into it,
  *   3. hands directory fds of /work/in and /work/out to the broker, which
  *      copies the inputs in and later collects the outputs without ever
- *      resolving a path through the sandbox,
+ *      resolving a path through the sandbox (and, for an egress network
+ *      profile, the proxy's listening socket on 127.0.0.1:3128, which the
+ *      broker serves from outside),
  *   4. drops every capability, sets no_new_privs, makes itself undumpable,
  *      restricts itself with Landlock where the kernel has it and loads
  *      the seccomp filter - so from here on it is no more powerful than
@@ -38,6 +40,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/prctl.h>
+#include <netinet/in.h>
 #include <linux/seccomp.h>
 #include <linux/securebits.h>
 #include <poll.h>
@@ -56,6 +59,7 @@
 #include <unistd.h>
 
 #include "netns.h"
+#include "proxy.h"
 #include "sandbox.h"
 #include "syscalls.h"
 
@@ -225,13 +229,29 @@ static void setup_identity(void)
 		fail(SBX_STAGE_IDENTITY, "sethostname");
 }
 
-static void setup_net(void)
+static int proxy_listen_fd = -1;
+
+static void setup_net(const struct sbx_spec *spec)
 {
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(SBX_PROXY_PORT),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	int r = sbx_netns_lo_up();
+
 	if (r < 0) {
 		errno = -r;
 		fail(SBX_STAGE_NET, "bringing up lo");
 	}
+	if (!spec->proxy_listener)
+		return;
+	/* An egress profile: the payload's only way out is this listener.
+	 * It belongs to the sandbox's namespace (the only one the payload can
+	 * reach) but is served by the broker, which gets it with the /work
+	 * fds and accepts on it from outside; nothing is relayed in here.
+	 * No SO_REUSEADDR or SO_REUSEPORT: nothing else may bind the port. */
+	proxy_listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (proxy_listen_fd < 0 || bind(proxy_listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(proxy_listen_fd, 128) < 0)
+		fail(SBX_STAGE_NET, "proxy listener on 127.0.0.1:%d", SBX_PROXY_PORT);
 }
 
 static void setup_root(void)
@@ -429,7 +449,7 @@ static void hand_over_work(int sock)
 	char byte = 'W';
 	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
 	union {
-		char buf[CMSG_SPACE(2 * sizeof(int))];
+		char buf[CMSG_SPACE(3 * sizeof(int))];
 		struct cmsghdr align;
 	} u = { 0 };
 	struct msghdr msg = {
@@ -438,22 +458,29 @@ static void hand_over_work(int sock)
 		.msg_control = u.buf,
 		.msg_controllen = sizeof(u.buf),
 	};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-	int fds[2];
+	struct cmsghdr *c;
+	int fds[3] = { -1, -1, proxy_listen_fd };
+	size_t nfds = proxy_listen_fd >= 0 ? 3 : 2;
 	ssize_t n;
 
 	fds[0] = open(NEWROOT "/work/in", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	fds[1] = open(NEWROOT "/work/out", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fds[0] < 0 || fds[1] < 0)
 		fail(SBX_STAGE_INPUTS, "opening /work/in and /work/out");
+	msg.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+	c = CMSG_FIRSTHDR(&msg);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(fds));
-	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
 	if (sendmsg(sock, &msg, 0) != 1)
 		fail(SBX_STAGE_INPUTS, "handing /work to the broker");
 	close(fds[0]);
 	close(fds[1]);
+	/* The listener is the broker's alone from here on. */
+	if (proxy_listen_fd >= 0)
+		close(proxy_listen_fd);
+	proxy_listen_fd = -1;
 	do
 		n = read(sock, &byte, 1);
 	while (n < 0 && errno == EINTR);
@@ -762,7 +789,7 @@ void sbx_child_main(const struct sbx_spec *spec, int sock, int out_fd, int err_f
 		_exit(127);
 
 	setup_identity();
-	setup_net();
+	setup_net(spec);
 	setup_root();
 	setup_binds(spec);
 	setup_etc(spec);

@@ -214,6 +214,8 @@ json_t *sbx_manifest_build(const struct sbx_run *run)
 					      NULL,
 					run->admitted ? run->plan.network->raw : NULL,
 					run->admitted ? run->plan.network->raw_len : 0));
+	/* What the egress proxy decided; null when the profile has none. */
+	json_object_set_new(m, "network", run->network ? json_incref(run->network) : json_null());
 	json_object_set_new(m, "isolation", isolation(run));
 	json_object_set_new(m, "limits", limits(run));
 	json_object_set_new(m, "status", json_string(sbx_status_name(run->status)));

@@ -14,6 +14,7 @@
 
 #include "json.h"
 #include "policy.h"
+#include "proxy.h"
 
 static bool strv_contains(char *const *v, const char *s)
 {
@@ -73,13 +74,37 @@ static int admit_limits(struct sbx_plan *plan, const struct sbx_job *job,
 	return 0;
 }
 
+/* An egress profile's proxy, as the payload finds it (proxy.h).  Both
+ * spellings: curl reads lower case for http, python and others either.
+ * NO_PROXY empty: nothing bypasses the proxy (nothing else is reachable). */
+static const char *const proxy_env[] = {
+	"HTTP_PROXY=" SBX_PROXY_URL, "HTTPS_PROXY=" SBX_PROXY_URL, "ALL_PROXY=" SBX_PROXY_URL,
+	"http_proxy=" SBX_PROXY_URL, "https_proxy=" SBX_PROXY_URL, "all_proxy=" SBX_PROXY_URL,
+	"NO_PROXY=",                 "no_proxy=",
+};
+
+/* Set KEY=VALUE @kv in @env (k entries), replacing an existing KEY. */
+static void env_put(char **env, size_t *k, const char *kv)
+{
+	size_t keylen = strcspn(kv, "=");
+
+	for (size_t j = 0; j < *k; j++)
+		if (strncmp(env[j], kv, keylen + 1) == 0) {
+			free(env[j]);
+			env[j] = sbx_xstrdup(kv);
+			return;
+		}
+	env[(*k)++] = sbx_xstrdup(kv);
+}
+
 /* Profile env first, then the job's: a job key is only here when it is in
- * env_allow, and then it may replace the profile's value (TZ, LANG...). */
+ * env_allow, and then it may replace the profile's value (TZ, LANG...).
+ * The proxy variables come last and win over both. */
 static void build_env(struct sbx_plan *plan, const struct sbx_job *job,
 		      const struct sbx_profile *pr)
 {
 	size_t n = sbx_strv_length(pr->env), m = sbx_strv_length(job->env);
-	char **env = sbx_xcalloc(n + m + 1, sizeof(char *));
+	char **env = sbx_xcalloc(n + m + ARRAY_SIZE(proxy_env) + 1, sizeof(char *));
 	size_t k = 0;
 
 	for (size_t i = 0; i < n; i++)
@@ -98,6 +123,9 @@ static void build_env(struct sbx_plan *plan, const struct sbx_job *job,
 		if (!replaced)
 			env[k++] = sbx_xstrdup(job->env[i]);
 	}
+	if (plan->network && plan->network->kind == SBX_NET_EGRESS)
+		for (size_t i = 0; i < ARRAY_SIZE(proxy_env); i++)
+			env_put(env, &k, proxy_env[i]);
 	plan->env = env;
 }
 

@@ -45,6 +45,7 @@
 
 #include "admission.h"
 #include "events.h"
+#include "proxy.h"
 #include "run.h"
 #include "sign.h"
 #include "sandbox.h"
@@ -138,6 +139,32 @@ static void on_tick(void *ud)
 	bool mem = run->cg && sbx_cgroup_stats(run->cg, &st, NULL) == 0 && st.has_peak_memory;
 
 	sbx_status_line_show(&run->status_line, run->stage, mem, st.peak_memory_bytes);
+}
+
+/* The proxy's decisions go to the events stream; the manifest gets the
+ * summary at the end. */
+static void on_net_event(void *ud, const char *name, json_t *detail)
+{
+	struct sbx_run *run = ud;
+	sbx_events_emit(run->ev, name, detail);
+}
+
+static void on_net_ready(void *ud)
+{
+	struct sbx_run *run = ud;
+	sbx_proxy_dispatch(run->proxy);
+}
+
+/* End the proxy with the sandbox: every connection closed and recorded. */
+static void stop_proxy(struct sbx_run *run)
+{
+	if (!run->proxy)
+		return;
+	sbx_proxy_stop(run->proxy);
+	if (!run->network)
+		run->network = sbx_proxy_summary(run->proxy);
+	sbx_proxy_free(run->proxy);
+	run->proxy = NULL;
 }
 
 static void on_queued(void *ud)
@@ -468,6 +495,14 @@ static int execute(struct sbx_run *run, int sfd)
 	sbx_state_set_pid(run->state, sp.pid, NULL);
 	if (sbx_spawn_receive_work(&sp, &run->err) < 0)
 		goto out;
+	if (sp.proxy_fd >= 0) {
+		struct sbx_proxy_hooks hooks = { .event = on_net_event, .ud = run };
+		if (sbx_proxy_new(run->plan.network, TAKE_FD(sp.proxy_fd), &hooks, &run->proxy,
+				  &run->err) < 0)
+			goto out;
+		so.net_fd = sbx_proxy_fd(run->proxy);
+		so.net_ready = on_net_ready;
+	}
 	if (materialize(run, &sp.spec, principal_fd, sp.in_fd) < 0)
 		goto out;
 	if (sbx_spawn_continue(&sp, &run->err) < 0)
@@ -486,6 +521,7 @@ static int execute(struct sbx_run *run, int sfd)
 
 	run->stage = "starting";
 	r = sbx_supervise(&sp, &so, &run->outcome, &run->err);
+	stop_proxy(run);
 	sbx_status_line_clear(&run->status_line);
 	run->ran = true;
 	run->seccomp_applied = run->outcome.started;
@@ -537,6 +573,7 @@ required:
 	check_required(run);
 	r = 0;
 out:
+	stop_proxy(run);
 	sbx_spawn_free(&sp);
 	return r;
 }
@@ -675,6 +712,7 @@ free_all:
 		sbx_state_finish(state);
 	json_decref(run.events);
 	json_decref(run.cg_isolation);
+	json_decref(run.network);
 	sbx_events_close(run.ev);
 	EVP_PKEY_free(run.key);
 	sbx_plan_free(&run.plan);

@@ -22,6 +22,7 @@
 
 struct sbx_events;
 struct key_loader;
+struct sbx_proxy;
 
 struct sbx_run {
 	const struct sbx_run_opts *opts;
@@ -60,6 +61,11 @@ struct sbx_run {
 	struct sbx_cgroup_stats stats;
 	bool have_stats;
 	bool output_quota_hit;
+
+	/* Network: the egress proxy while the payload runs, and its summary
+	 * for the manifest ("network"; NULL for a disabled profile). */
+	struct sbx_proxy *proxy;
+	json_t *network;
 
 	struct sbx_run_state *state;
 	char *temp_dir;           /* $TMPDIR/sbx-run-<id>: the quarantine */

@@ -168,6 +168,8 @@ int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const s
 	spec->argv = sp->argv;
 	spec->envp = plan->env;
 
+	spec->proxy_listener = plan->network && plan->network->kind == SBX_NET_EGRESS;
+
 	if (sbx_seccomp_compile(plan->seccomp, &spec->seccomp, err) < 0)
 		return -1;
 
@@ -351,21 +353,25 @@ int sbx_spawn_recv_report(int sock, struct sbx_report *rep, int *fds, size_t nfd
 int sbx_spawn_receive_work(struct sbx_spawn *sp, struct sbx_error *err)
 {
 	struct sbx_report rep;
-	int fds[2] = { -1, -1 };
-	int n = sbx_spawn_recv_report(sp->sock, &rep, fds, 2);
+	int fds[3] = { -1, -1, -1 };
+	int n = sbx_spawn_recv_report(sp->sock, &rep, fds, 3);
 
-	if (n == (int)sizeof(rep) && rep.kind == SBX_REPORT_FAILED)
+	if (n == (int)sizeof(rep) && rep.kind == SBX_REPORT_FAILED) {
+		for (int i = 0; i < 3; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
 		return report_error(&rep, err);
-	if (n != 1 || fds[0] < 0 || fds[1] < 0) {
-		if (fds[0] >= 0)
-			close(fds[0]);
-		if (fds[1] >= 0)
-			close(fds[1]);
+	}
+	if (n != 1 || fds[0] < 0 || fds[1] < 0 || (sp->spec.proxy_listener != (fds[2] >= 0))) {
+		for (int i = 0; i < 3; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, n < 0 ? errno : 0,
 				     "sandbox setup: the init ended before handing over /work");
 	}
 	sp->in_fd = fds[0];
 	sp->outroot_fd = fds[1];
+	sp->proxy_fd = fds[2];
 	return 0;
 }
 
@@ -413,7 +419,9 @@ void sbx_spawn_free(struct sbx_spawn *sp)
 		close(sp->in_fd);
 	if (sp->outroot_fd >= 0)
 		close(sp->outroot_fd);
-	sp->sock = sp->out_rd = sp->err_rd = sp->in_fd = sp->outroot_fd = -1;
+	if (sp->proxy_fd >= 0)
+		close(sp->proxy_fd);
+	sp->sock = sp->out_rd = sp->err_rd = sp->in_fd = sp->outroot_fd = sp->proxy_fd = -1;
 	sbx_seccomp_free(&sp->spec.seccomp);
 	sbx_strv_free(sp->argv);
 	sp->argv = NULL;

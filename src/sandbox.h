@@ -115,6 +115,10 @@ struct sbx_spec {
 	uint64_t rlimit_nofile;
 	uint64_t rlimit_nproc;
 
+	/* Network: an egress profile's proxy listener on 127.0.0.1:3128 in the
+	 * new namespace, created by the init and handed to the broker. */
+	bool proxy_listener;
+
 	/* The payload */
 	char *const *argv;
 	char *const *envp;
@@ -152,11 +156,12 @@ struct sbx_spawn {
 	int err_rd;      /* payload stderr */
 	int in_fd;       /* /work/in until inputs are in */
 	int outroot_fd;  /* /work/out, kept after the sandbox is gone */
+	int proxy_fd;    /* the proxy listener (spec.proxy_listener), or -1 */
 	uint64_t t_clone_ns;
 };
 
 #define SBX_SPAWN_INIT { .pid = -1, .pidfd = -1, .sock = -1, .out_rd = -1, .err_rd = -1, \
-			 .in_fd = -1, .outroot_fd = -1 }
+			 .in_fd = -1, .outroot_fd = -1, .proxy_fd = -1 }
 
 int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const struct sbx_job *job,
 		      struct sbx_error *err);

@@ -27,7 +27,8 @@
 
 #include "supervisor.h"
 
-enum { SRC_PIDFD, SRC_SOCK, SRC_OUT, SRC_ERR, SRC_SIGNAL, SRC_SOFT, SRC_HARD, SRC_GRACE, SRC_TICK };
+enum { SRC_PIDFD, SRC_SOCK, SRC_OUT, SRC_ERR, SRC_SIGNAL, SRC_SOFT, SRC_HARD, SRC_GRACE, SRC_TICK,
+       SRC_NET };
 
 /* A timer that fires after @ms, then every @interval_ms (0: once). */
 static int arm_timer(uint64_t ms, uint64_t interval_ms)
@@ -163,6 +164,8 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 	    watch(ep, hard_fd, SRC_HARD) < 0 || (soft_fd >= 0 && watch(ep, soft_fd, SRC_SOFT) < 0) ||
 	    (o->signal_fd >= 0 && watch(ep, o->signal_fd, SRC_SIGNAL) < 0))
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "epoll_ctl");
+	if (o->net_ready && watch(ep, o->net_fd, SRC_NET) < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "epoll_ctl");
 	/* The tick is cosmetic: without a timer there is just no redraw. */
 	if (o->tick && o->tick_ms) {
 		tick_fd = arm_timer(o->tick_ms, o->tick_ms);
@@ -256,6 +259,9 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 				 * the init is only finishing its clean-up. */
 				if (!init_gone && !out->exited)
 					terminate(sp, o, out, SBX_TERM_TIMEOUT, ep, &grace_fd);
+				break;
+			case SRC_NET:
+				o->net_ready(o->ud);
 				break;
 			case SRC_TICK:
 				(void)!read(tick_fd, &ticks, sizeof(ticks));

@@ -63,6 +63,10 @@ struct sbx_supervise_opts {
 	 * status line); NULL or 0: no tick. */
 	void (*tick)(void *ud);
 	uint64_t tick_ms;
+	/* An extra fd to watch for EPOLLIN (the egress proxy's epoll set),
+	 * and what to call when it is ready; unused when @net_ready is NULL. */
+	int net_fd;
+	void (*net_ready)(void *ud);
 	void *ud;
 };
 
