@@ -271,6 +271,16 @@ int sbx_admission_reserve(const char *state_dir, const struct sbx_admission_limi
 			  void (*on_queued)(void *), void *userdata, struct sbx_admission **res,
 			  struct sbx_error *err)
 {
+	return sbx_admission_reserve_cancellable(state_dir, lim, memory_mib, queue_timeout_ms,
+						 run_id, -1, on_queued, userdata, res, err);
+}
+
+int sbx_admission_reserve_cancellable(const char *state_dir,
+				      const struct sbx_admission_limits *lim, uint64_t memory_mib,
+				      uint64_t queue_timeout_ms, const char *run_id, int cancel_fd,
+				      void (*on_queued)(void *), void *userdata,
+				      struct sbx_admission **res, struct sbx_error *err)
+{
 	_cleanup_free_ char *slots = sbx_xasprintf("%s/slots", state_dir);
 	_cleanup_close_ int slots_fd = -1, ino_fd = -1;
 	uint64_t deadline = sbx_now_mono_ns() + queue_timeout_ms * 1000000ull;
@@ -302,7 +312,7 @@ int sbx_admission_reserve(const char *state_dir, const struct sbx_admission_limi
 
 	for (;;) {
 		uint64_t now;
-		struct pollfd pfd;
+		struct pollfd pfd[2];
 		char evbuf[4096];
 		int timeout;
 
@@ -320,9 +330,13 @@ int sbx_admission_reserve(const char *state_dir, const struct sbx_admission_limi
 		timeout = (int)((deadline - now + 999999) / 1000000);
 		if (timeout > POLL_BACKSTOP_MS)
 			timeout = POLL_BACKSTOP_MS;
-		pfd = (struct pollfd){ .fd = ino_fd, .events = POLLIN };
-		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
+		/* poll ignores a negative fd: no cancel_fd, no cancellation. */
+		pfd[0] = (struct pollfd){ .fd = ino_fd, .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = cancel_fd, .events = POLLIN };
+		if (poll(pfd, 2, timeout) < 0 && errno != EINTR)
 			return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "admission: poll");
+		if (pfd[1].revents & POLLIN)
+			return sbx_error_set(err, SBX_EXIT_CANCELLED, 0, "admission: cancelled while queued");
 		while (read(ino_fd, evbuf, sizeof(evbuf)) > 0)
 			;
 	}

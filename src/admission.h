@@ -63,6 +63,20 @@ int sbx_admission_reserve(const char *state_dir, const struct sbx_admission_limi
 			  void (*on_queued)(void *), void *userdata, struct sbx_admission **res,
 			  struct sbx_error *err);
 
+/*
+ * sbx_admission_reserve_cancellable() - sbx_admission_reserve(), but a
+ * wait in the queue also ends when @cancel_fd becomes readable (the
+ * caller's signalfd for SIGINT/SIGTERM/SIGHUP; -1: none).  Nothing is
+ * read from @cancel_fd.
+ * Errors: as sbx_admission_reserve(), and SBX_EXIT_CANCELLED (130)
+ * "admission: cancelled while queued".
+ */
+int sbx_admission_reserve_cancellable(const char *state_dir,
+				      const struct sbx_admission_limits *lim, uint64_t memory_mib,
+				      uint64_t queue_timeout_ms, const char *run_id, int cancel_fd,
+				      void (*on_queued)(void *), void *userdata,
+				      struct sbx_admission **res, struct sbx_error *err);
+
 /* Give the slot back.  NULL is a no-op. */
 void sbx_admission_release(struct sbx_admission *res);
 

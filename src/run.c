@@ -661,9 +661,10 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 		struct sbx_admission_limits lim;
 		if (sbx_admission_limits_default(&lim, run.cfg.max_concurrent, run.cfg.memory_budget_mib,
 						 &run.err) < 0 ||
-		    sbx_admission_reserve(state_dir, &lim, run.plan.limits.v[SBX_LIMIT_MEMORY_MIB],
-					  o->queue_timeout_ms, run.run_id, on_queued, &run, &slot,
-					  &run.err) < 0)
+		    sbx_admission_reserve_cancellable(state_dir, &lim,
+						      run.plan.limits.v[SBX_LIMIT_MEMORY_MIB],
+						      o->queue_timeout_ms, run.run_id, sfd, on_queued,
+						      &run, &slot, &run.err) < 0)
 			goto done;
 	}
 	sbx_run_event(&run, "admitted", NULL);
