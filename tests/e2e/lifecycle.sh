@@ -131,14 +131,14 @@ for mode in root user; do
 		eval '[ "$(jqm .status)" = limit_exceeded ] && [[ "$(jqm .reason)" == memory* ]]'
 	check "$mode: memory hog: peak memory >= 0.9 x limit ($(jqm .usage.peak_memory_bytes) bytes)" \
 		test "$(jqm '.usage.peak_memory_bytes >= 0.9 * 64 * 1048576')" = true
-	check "$mode: memory hog: killed by SIGKILL, manifest signed" \
-		eval '[ "$(jqm .exit.signal)" = SIGKILL ] && signature_ok'
+	check "$mode: memory hog: killed by SIGKILL, an OOM kill counted, manifest signed" \
+		eval '[ "$(jqm .exit.signal)" = SIGKILL ] && [ "$(jqm ".usage.oom_kills >= 1")" = true ] && signature_ok'
 	check "$mode: memory hog: nothing left behind" nothing_left_here
 
 	# 2. A payload that ignores SIGTERM: killed after the grace period,
 	#    124 within wall + grace + 1 s.
 	mkjob "$M/noterm.json" probe 'exec /opt/sbx-probe ignore-term' \
-		'{limits: {wall_seconds: 2, grace_seconds: 1}}'
+		'{limits: {wall_seconds: 2, soft_seconds: 1, grace_seconds: 1}}'
 	t0=$(now_ms)
 	sbx_run "$M/noterm.json"
 	took=$(($(now_ms) - t0))
@@ -149,8 +149,13 @@ for mode in root user; do
 	check "$mode: ignores SIGTERM: done within wall+grace+1 s ($took ms), at least wall+grace" \
 		eval '[ $took -ge 3000 ] && [ $took -le 4000 ]'
 	check "$mode: ignores SIGTERM: exit is SIGKILL" test "$(jqm .exit.signal)" = SIGKILL
-	check "$mode: ignores SIGTERM: terminating event says timed_out" \
-		test "$(jqm '[.events[] | select(.event=="terminating") | .detail] | join(",")')" = timed_out
+	check "$mode: ignores SIGTERM: soft_timeout at ~1 s, then terminating (timed_out) at ~2 s" \
+		test "$(jqm '[.events[] | select(.event=="soft_timeout" or .event=="terminating") |
+			"\(.event):\(.detail // ""):\(if .t_ms >= 900 + 1000 * (if .event == "terminating" then 1 else 0 end) and
+			.t_ms <= 1600 + 1000 * (if .event == "terminating" then 1 else 0 end) then "ontime" else .t_ms end)"] | join(",")')" \
+		= "soft_timeout::ontime,terminating:timed_out:ontime"
+	check "$mode: ignores SIGTERM: timing.wall_ms is the payload's 3 s ($(jqm .timing.wall_ms) ms)" \
+		test "$(jqm '.timing.wall_ms >= 2900 and .timing.wall_ms <= 3600')" = true
 	check "$mode: ignores SIGTERM: nothing left behind" nothing_left_here
 
 	# 3. A fork bomb under pids 32: fork fails inside, the payload spins
@@ -190,6 +195,8 @@ for mode in root user; do
 		expect_rc 130 "$mode: SIGINT to sbx ($policy)"
 		check "$mode: SIGINT ($policy): cancelled, reason says so, signature verifies" \
 			eval '[ "$(jqm .status)" = cancelled ] && [[ "$(jqm .reason)" == *cancel* ]] && signature_ok'
+		check "$mode: SIGINT ($policy): one terminating event, detail cancelled" \
+			test "$(jqm '[.events[] | select(.event=="terminating") | .detail] | join(",")')" = cancelled
 		if [ $policy = retain ]; then
 			check "$mode: SIGINT (retain): a.txt promoted, marked partial" \
 				eval '[ "$(jqm ".artifacts[] | select(.path==\"a.txt\") | .status + \" \" + (.partial|tostring)")" = "promoted true" ] && grep -qx partial "$ART/a.txt"'
@@ -198,10 +205,35 @@ for mode in root user; do
 				eval '[ "$(jqm ".artifacts[] | select(.path==\"a.txt\") | .status")" = discarded ] && [ ! -e "$ART/a.txt" ]'
 		fi
 	done
+	# SIGTERM and SIGHUP to sbx cancel too.
+	mkjob "$M/long.json" shell 'sleep 30'
+	for sig in TERM HUP; do
+		start "sig$sig" "$M/long.json"
+		wait_for 10 has_event "sig$sig" started
+		pid=$(sbx_pid "sig$sig")
+		[ -n "$pid" ] && kill -$sig "$pid"
+		collect "sig$sig"
+		check "$mode: SIG$sig to sbx: 130 cancelled" eval '[ $RC -eq 130 ] && [ "$(jqm .status)" = cancelled ]'
+	done
+	# Asked twice: the second SIGINT does not wait for the grace period
+	# of a payload that ignores SIGTERM.
+	mkjob "$M/twice.json" probe 'exec /opt/sbx-probe ignore-term' '{limits: {wall_seconds: 60, grace_seconds: 20}}'
+	start twice "$M/twice.json"
+	wait_for 10 has_event twice started && sleep 0.2
+	pid=$(sbx_pid twice)
+	[ -n "$pid" ] && kill -INT "$pid"
+	sleep 0.5
+	check "$mode: one SIGINT: a payload ignoring SIGTERM gets its grace period" eval '[ ! -s "$M/twice.rc" ] && has_event twice terminating'
+	t0=$(now_ms)
+	[ -n "$pid" ] && kill -INT "$pid"
+	wait_for 5 test -s "$M/twice.rc"
+	took=$(($(now_ms) - t0))
+	collect twice
+	check "$mode: a second SIGINT kills at once ($took ms): 130 cancelled, SIGKILL" \
+		eval '[ $took -lt 1000 ] && [ $RC -eq 130 ] && [ "$(jqm .status)" = cancelled ] && [ "$(jqm .exit.signal)" = SIGKILL ]'
 	check "$mode: SIGINT: nothing left behind" nothing_left_here
 
 	# 6. sbx cancel RUN_ID from another shell.
-	mkjob "$M/long.json" shell 'sleep 30'
 	start cancel "$M/long.json"
 	wait_for 10 has_event cancel started
 	id=$(run_id_of cancel)
@@ -253,7 +285,7 @@ for mode in root user; do
 	#    a third waits in the queue and runs when the first ends.
 	jq '. + {max_concurrent: 1}' "$M/config.json" > "$M/config1.json"
 	chmod 0644 "$M/config1.json"
-	mkjob "$M/first.json" shell 'sleep 3'
+	mkjob "$M/first.json" shell 'sleep 4'
 	mkjob "$M/quick.json" shell 'echo quick'
 	CFG="$M/config1.json"
 	start first "$M/first.json"
@@ -267,9 +299,32 @@ for mode in root user; do
 	check "$mode: second run: rejected_capacity, signed, at once ($took ms)" \
 		eval '[ "$(jqm .status)" = rejected_capacity ] && signature_ok && [ $took -lt 1000 ]'
 	start third "$M/quick.json" --queue-timeout 10
+	third_bg=$BG
 	wait_for 5 has_event third queued
 	check "$mode: third run is queued while the first runs" has_event third queued
+	# gc while runs are live and queued reaps nothing of theirs.
+	as_mode timeout 20 "$SBX" gc --config "$M/config.json" >/dev/null 2>&1
+	grc=$?
+	check "$mode: sbx gc during a live run exits 0 and keeps its state entry" \
+		eval '[ $grc -eq 0 ] && [ -d "$M/state/runs/$(run_id_of first)" ]'
 	check "$mode: third run has not started while the first runs" eval '! has_event third started && ! has_event first exited'
+	# A queued run is cancelled at once by SIGINT, not when it would
+	# have been admitted.
+	start fourth "$M/quick.json" --queue-timeout 20
+	wait_for 5 has_event fourth queued
+	t0=$(now_ms)
+	pid=$(sbx_pid fourth)
+	[ -n "$pid" ] && kill -INT "$pid"
+	wait_for 5 test -s "$M/fourth.rc"
+	took=$(($(now_ms) - t0))
+	fourth_bg=$BG
+	check "$mode: SIGINT to a queued run: 130 within 1 s ($took ms), while the first still runs" \
+		eval '[ "$(cat "$M/fourth.rc" 2>/dev/null)" = 130 ] && [ $took -lt 1000 ] && ! has_event first exited'
+	BG=$fourth_bg
+	collect fourth
+	check "$mode: SIGINT to a queued run: status cancelled, signed, never admitted" \
+		eval '[ "$(jqm .status)" = cancelled ] && signature_ok && ! has_event fourth admitted'
+	BG=$third_bg
 	collect third
 	expect_rc 0 "$mode: third run succeeds after the first ends"
 	check "$mode: third run's events: queued then admitted, started after the first exited" \
