@@ -35,7 +35,7 @@
 #define MAX_ADDRS 16           /* resolved addresses considered */
 #define MAX_DECISIONS 64       /* listed in the manifest */
 #define DEFAULT_MAX_CONNECTIONS 1024
-#define PIPE_BYTES (256 * 1024)
+#define PIPE_BYTES (1024 * 1024)
 #define TICK_MS 100
 
 enum conn_state { C_HEAD, C_RESOLVING, C_CONNECTING, C_RELAY, C_DEAD };
@@ -45,6 +45,7 @@ struct half {
 	size_t pending;  /* bytes in the pipe */
 	bool eof;        /* nothing more will be read from the source */
 	bool shut;       /* the destination's write side was shut down */
+	bool stalled;    /* no room in the pipe until the destination drains */
 	uint64_t bytes;  /* read from the source */
 };
 
@@ -79,6 +80,7 @@ struct conn {
 	uint64_t deadline_ns;
 	uint64_t body_left;        /* plain HTTP: request body still to forward */
 	struct half up, down;      /* client->upstream, upstream->client */
+	size_t pipe_cap;           /* bytes each pipe holds */
 	int status;                /* HTTP status the client got from sbx, 0 for none */
 	const char *end_reason;
 };
@@ -552,61 +554,70 @@ static bool budget_left(struct sbx_proxy *p, size_t *want)
 	return true;
 }
 
-/* Move what can move from @src through @h to @dst.  -1: the connection
- * failed; -2: the byte budget is spent. */
+/* Move what can move from @src through @h to @dst: drain the pipe and
+ * refill it in the same pass, so both sockets stay busy.  -1: the
+ * connection failed; -2: the byte budget is spent. */
 static int pump(struct conn *c, struct half *h, int src, int dst, bool body_limited, bool may_shut)
 {
 	struct sbx_proxy *p = c->p;
 
 	for (;;) {
+		bool moved = false;
 		ssize_t n;
-		size_t want = PIPE_BYTES;
 
 		if (h->pending) {
 			n = splice(h->pipe[0], NULL, dst, NULL, h->pending,
 				   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
 			if (n > 0) {
 				h->pending -= (size_t)n;
-				continue;
+				h->stalled = false;
+				moved = true;
+			} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+				return -1;
 			}
-			if (n < 0 && (errno == EAGAIN || errno == EINTR))
-				break;
-			return -1;
 		}
-		if (h->eof)
-			break;
-		if (body_limited) {
-			if (c->body_left == 0) {
-				h->eof = true;
-				break;
+		if (!h->eof && !h->stalled && h->pending < c->pipe_cap) {
+			size_t want = c->pipe_cap - h->pending;
+
+			if (body_limited) {
+				if (want > c->body_left)
+					want = (size_t)c->body_left;
+				if (want == 0)
+					h->eof = true;
 			}
-			if (want > c->body_left)
-				want = (size_t)c->body_left;
+			if (!h->eof && !budget_left(p, &want))
+				return -2;
+			if (!h->eof) {
+				n = splice(src, NULL, h->pipe[1], NULL, want,
+					   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+				if (n > 0) {
+					h->pending += (size_t)n;
+					h->bytes += (uint64_t)n;
+					p->total_bytes += (uint64_t)n;
+					if (h == &c->up)
+						p->bytes_up += (uint64_t)n;
+					else
+						p->bytes_down += (uint64_t)n;
+					if (body_limited)
+						c->body_left -= (uint64_t)n;
+					moved = true;
+				} else if (n == 0) {
+					h->eof = true;
+				} else if (errno == EAGAIN && h->pending) {
+					/* The source may be empty, or the pipe
+					 * full in pages before it is in bytes:
+					 * wait for the destination either way,
+					 * rather than spin on a readable source. */
+					h->stalled = true;
+				} else if (errno != EAGAIN && errno != EINTR) {
+					if (h == &c->up && (errno == ECONNRESET || errno == EPIPE))
+						return -1;
+					h->eof = true;
+				}
+			}
 		}
-		if (!budget_left(p, &want))
-			return -2;
-		n = splice(src, NULL, h->pipe[1], NULL, want, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
-		if (n > 0) {
-			h->pending += (size_t)n;
-			h->bytes += (uint64_t)n;
-			p->total_bytes += (uint64_t)n;
-			if (h == &c->up)
-				p->bytes_up += (uint64_t)n;
-			else
-				p->bytes_down += (uint64_t)n;
-			if (body_limited)
-				c->body_left -= (uint64_t)n;
-			continue;
-		}
-		if (n == 0) {
-			h->eof = true;
-			continue;
-		}
-		if (errno == EAGAIN || errno == EINTR)
+		if (!moved)
 			break;
-		if (h == &c->up && (errno == ECONNRESET || errno == EPIPE))
-			return -1;
-		h->eof = true;
 	}
 	if (h->eof && !h->pending && !h->shut && may_shut) {
 		shutdown(dst, SHUT_WR);
@@ -639,8 +650,10 @@ static void relay(struct conn *c)
 		conn_close(c);
 		return;
 	}
-	watch(c, 0, (!c->up.eof && !c->up.pending ? EPOLLIN : 0) | (c->down.pending ? EPOLLOUT : 0));
-	watch(c, 1, (!c->down.eof && !c->down.pending ? EPOLLIN : 0) | (c->up.pending ? EPOLLOUT : 0));
+	watch(c, 0, (!c->up.eof && !c->up.stalled && c->up.pending < c->pipe_cap ? EPOLLIN : 0) |
+			    (c->down.pending ? EPOLLOUT : 0));
+	watch(c, 1, (!c->down.eof && !c->down.stalled && c->down.pending < c->pipe_cap ? EPOLLIN : 0) |
+			    (c->up.pending ? EPOLLOUT : 0));
 }
 
 /* Prime a pipe with bytes the proxy itself produces or already read. */
@@ -669,8 +682,16 @@ static void start_relay(struct conn *c)
 		respond(c, 502, "out of resources");
 		return;
 	}
+	/* Larger pipes mean fewer passes per byte; the kernel may refuse
+	 * (pipe-max-size, the user's pipe quota), then the default serves. */
 	fcntl(c->up.pipe[1], F_SETPIPE_SZ, PIPE_BYTES);
 	fcntl(c->down.pipe[1], F_SETPIPE_SZ, PIPE_BYTES);
+	{
+		int a = fcntl(c->up.pipe[1], F_GETPIPE_SZ), b = fcntl(c->down.pipe[1], F_GETPIPE_SZ);
+		c->pipe_cap = (size_t)(a < b ? a : b);
+		if (a <= 0 || b <= 0)
+			c->pipe_cap = 65536;
+	}
 	c->state = C_RELAY;
 	c->status = 0;
 	if (c->req.connect) {

@@ -69,3 +69,69 @@ echo "== collecting and validating 12 MB of outputs"
 printf '{"runtime_profile":"shell","code":"head -c 12000000 /dev/zero | tr \\"\\\\\\\\0\\" a > /work/out/big.txt","limits":{"output_bytes":13000000}}\n' > "$W/out.json"
 for i in 1 2 3 4 5; do $SBXRUN "$W/out.json" 2>/dev/null; done |
 	jq -s -c '{collect_ms: (map((.events[] | select(.event=="validated") | .t_ms) - (.events[] | select(.event=="exited") | .t_ms)) | sort | .[length/2|floor]), bytes: .[0].usage.output_bytes, status: .[0].status}'
+
+echo
+echo "== egress proxy: connection set-up and bulk throughput (loopback server)"
+# A server on this host's loopback, reachable through the proxy only
+# because the bench catalog names it in allow_cidrs.  Set-up: connect to
+# the proxy, CONNECT, 200 back, one byte echoed; bulk: 1 GiB through the
+# tunnel.  The same client run directly on the host is the baseline.
+cp -r "$S/policy" "$W/policy"
+cat > "$W/netserver.py" <<'PY'
+import socket, sys, threading
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(128)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+blk = b"x" * (1 << 20)
+def serve(c):
+    try:
+        if c.recv(1) == b"B":
+            for _ in range(1024):
+                c.sendall(blk)
+        else:
+            c.sendall(b"!")
+    finally:
+        c.close()
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+PY
+python3 "$W/netserver.py" "$W/netport" &
+NETSRV=$!
+trap 'kill $NETSRV 2>/dev/null; rm -rf "$W"' EXIT
+for i in $(seq 50); do [ -s "$W/netport" ] && break; sleep 0.1; done
+NETPORT=$(cat "$W/netport")
+printf '{"description":"bench","kind":"egress","allow":[{"host":"127.0.0.1","ports":[%s]}],"allow_cidrs":["127.0.0.1/32"]}\n' \
+	"$NETPORT" > "$W/policy/network/bench.json"
+jq '.network_profiles += ["bench"]' "$S/policy/profiles/python-analysis.json" > "$W/policy/profiles/python-analysis.json"
+cat > "$W/netclient.py" <<PY
+import socket, statistics, sys, time
+PORT, VIA_PROXY = $NETPORT, len(sys.argv) < 2
+def conn():
+    if not VIA_PROXY:
+        return socket.create_connection(("127.0.0.1", PORT))
+    s = socket.create_connection(("127.0.0.1", 3128))
+    s.sendall(b"CONNECT 127.0.0.1:%d HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % (PORT, PORT))
+    buf = b""
+    while not buf.endswith(b"\r\n\r\n"):
+        buf += s.recv(1)
+    assert buf.startswith(b"HTTP/1.1 200"), buf
+    return s
+ts = []
+for _ in range(200):
+    t0 = time.perf_counter()
+    s = conn(); s.sendall(b"P"); assert s.recv(1) == b"!"; s.close()
+    ts.append((time.perf_counter() - t0) * 1000)
+s = conn(); s.sendall(b"B")
+buf = bytearray(1 << 20); n = 0; t0 = time.perf_counter()
+while True:
+    k = s.recv_into(buf)
+    if not k: break
+    n += k
+dt = time.perf_counter() - t0
+print("setup_median_ms=%.3f setup_p90_ms=%.3f bulk_bytes=%d bulk_MBps=%.0f" %
+      (statistics.median(ts), sorted(ts)[int(len(ts) * 0.9)], n, n / dt / 1e6))
+PY
+echo "direct:        $(python3 "$W/netclient.py" direct)"
+jq -n --rawfile c "$W/netclient.py" '{runtime_profile: "python-analysis", network_profile: "bench", code: $c}' > "$W/net.json"
+$SBX run -q --config "$W/config.json" --policy "$W/policy" --key "$W/key" --store "$W/store" "$W/net.json" 2>/dev/null |
+	jq -r '"through proxy: " + (.stdout.excerpt | gsub("\n|\ufffd"; "")) + " (status " + .status + ", connections " + (.network.connections_allowed|tostring) + ")"'
