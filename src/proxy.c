@@ -104,7 +104,7 @@ struct sbx_proxy {
 	struct conn *dead;
 	size_t n_open;
 	struct lookup *pending;
-	uint64_t resolve_ms, connect_ms, head_ms;
+	uint64_t resolve_ms, connect_ms, head_ms, idle_ms;
 	uint64_t max_connections, max_bytes;
 	uint64_t accepted, n_allowed, n_refused, bytes_up, bytes_down, total_bytes;
 	bool budget_spent;
@@ -694,6 +694,7 @@ static void start_relay(struct conn *c)
 	}
 	c->state = C_RELAY;
 	c->status = 0;
+	c->deadline_ns = sbx_now_mono_ns() + c->p->idle_ms * 1000000ull;
 	if (c->req.connect) {
 		c->status = 200;
 		if (prime(&c->down, established, sizeof(established) - 1) < 0 ||
@@ -775,9 +776,15 @@ static void sweep(struct sbx_proxy *p)
 
 	for (struct conn *c = p->conns, *next; c; c = next) {
 		next = c->next;
-		if (c->state == C_RELAY || now < c->deadline_ns)
+		if (now < c->deadline_ns)
 			continue;
-		if (c->state == C_HEAD) {
+		if (c->state == C_RELAY) {
+			/* Nothing moved for a long time: most likely an upstream
+			 * that kept a plain HTTP connection open after its
+			 * response while the client has long gone. */
+			c->end_reason = "idle";
+			conn_close(c);
+		} else if (c->state == C_HEAD) {
 			c->end_reason = "request head not received in time";
 			conn_close(c);
 		} else if (c->state == C_RESOLVING) {
@@ -809,6 +816,8 @@ static void handle(struct conn *c, int which, uint32_t events)
 		bool eofs = c->up.eof && c->down.eof;
 
 		relay(c);
+		if (before != c->up.bytes + c->down.bytes + c->up.pending + c->down.pending)
+			c->deadline_ns = sbx_now_mono_ns() + c->p->idle_ms * 1000000ull;
 		/* A hang-up or error that moved nothing would be reported
 		 * again at once by the level-triggered set: end it here. */
 		if (c->state == C_RELAY && (events & (EPOLLHUP | EPOLLERR)) &&
@@ -890,6 +899,7 @@ int sbx_proxy_new(const struct sbx_netprofile *np, int listen_fd,
 	p->resolve_ms = 5000;
 	p->connect_ms = 10000;
 	p->head_ms = 30000;
+	p->idle_ms = 300000;
 	p->max_connections = np->max_connections ? np->max_connections : DEFAULT_MAX_CONNECTIONS;
 	p->max_bytes = np->max_bytes;
 	p->decisions = json_array();

@@ -94,7 +94,8 @@ void sbx_proxy_dispatch(struct sbx_proxy *p);
 
 /* Per-connection timeouts: name resolution and connect (ms), and the
  * time a client may take to send its request head.  Defaults 5000,
- * 10000, 30000; tests shorten them. */
+ * 10000, 30000; tests shorten them.  A relayed connection on which nothing
+ * moves for 300 s is closed. */
 void sbx_proxy_set_timeouts(struct sbx_proxy *p, uint64_t resolve_ms, uint64_t connect_ms,
 			    uint64_t head_ms);
 

@@ -476,6 +476,30 @@ static void test_caps(void **state)
 	server_stop(&up);
 }
 
+/* A client that never finishes its request head is dropped at the
+ * deadline, without an upstream connection. */
+static void test_head_timeout(void **state)
+{
+	struct sbx_error err = { 0 };
+	struct sbx_proxy *p = NULL;
+	struct exchange x;
+	struct sbx_netprofile np = { 0 };
+	uint16_t pport;
+	uint64_t t0;
+	int lfd;
+
+	(void)state;
+	lfd = listen_on(&pport);
+	assert_int_equal(sbx_proxy_new(&np, lfd, NULL, &p, &err), 0);
+	sbx_proxy_set_timeouts(p, 5000, 5000, 300);
+	t0 = sbx_now_mono_ns();
+	exchange(p, pport, "GET http://a.test/ HTTP/1.1\r\nHost: a.t", &x);
+	assert_int_equal(x.reply_len, 0);
+	assert_true(sbx_now_mono_ns() - t0 >= 250ull * 1000000ull);
+	assert_true(sbx_now_mono_ns() - t0 < 5000ull * 1000000ull);
+	sbx_proxy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -483,6 +507,7 @@ int main(void)
 		cmocka_unit_test(test_parse_sizes),
 		cmocka_unit_test(test_loop),
 		cmocka_unit_test(test_caps),
+		cmocka_unit_test(test_head_timeout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
