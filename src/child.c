@@ -254,11 +254,32 @@ static void setup_net(const struct sbx_spec *spec)
 		fail(SBX_STAGE_NET, "proxy listener on 127.0.0.1:%d", SBX_PROXY_PORT);
 }
 
-static void setup_root(void)
+/* Detached copies of the profile's binds, taken before the new root's
+ * tmpfs covers /tmp (a bind source may live there). */
+static int bind_trees[SBX_MAX_MOUNTS];
+
+static void take_binds(const struct sbx_spec *spec)
+{
+	for (size_t i = 0; i < spec->n_binds; i++) {
+		/* A recursive clone of the source's mount tree, not yet
+		 * attached anywhere: nothing can be bound from a path that
+		 * the new root later hides or changes. */
+		bind_trees[i] = sbx_open_tree(AT_FDCWD, spec->binds[i].src,
+					      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		if (bind_trees[i] < 0) {
+			if (errno == ENOSYS)
+				unavailable(SBX_STAGE_BINDS, "open_tree: not supported by this kernel");
+			fail(SBX_STAGE_BINDS, "bind %s", spec->binds[i].src);
+		}
+	}
+}
+
+static void setup_root(const struct sbx_spec *spec)
 {
 	/* Nothing we mount may propagate back to the host's namespace. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		fail(SBX_STAGE_MOUNT_PRIVATE, "making / private");
+	take_binds(spec);
 	/* A small root: it holds only mount points, symlinks and /etc files. */
 	mount_tmpfs(SBX_STAGE_ROOT, NEWROOT, 0, "mode=0755,size=1m,nr_inodes=1024");
 }
@@ -283,12 +304,20 @@ static void setup_binds(const struct sbx_spec *spec)
 			if (write_file(dst, "", 0, 0644) < 0 && errno != EEXIST)
 				fail(SBX_STAGE_BINDS, "mount point %s", b->dst);
 		}
-		if (mount(b->src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
-			fail(SBX_STAGE_BINDS, "bind %s", b->src);
 		/* Read-only, no setuid, no devices, for the bind and every mount
-		 * below it (a recursive bind of /usr may carry submounts). */
-		set_attr(SBX_STAGE_BINDS, dst, true,
-			 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+		 * below it (a recursive bind of /usr may carry submounts), set
+		 * while the tree is still detached, then attached in place. */
+		{
+			struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+							      MOUNT_ATTR_NODEV };
+			if (sbx_mount_setattr(bind_trees[i], "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
+					      sizeof(attr)) < 0)
+				fail(SBX_STAGE_BINDS, "read-only bind of %s", b->src);
+		}
+		if (sbx_move_mount(bind_trees[i], "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			fail(SBX_STAGE_BINDS, "bind %s", b->src);
+		close(bind_trees[i]);
+		bind_trees[i] = -1;
 	}
 
 	for (size_t i = 0; i < spec->n_symlinks; i++) {
@@ -790,7 +819,7 @@ void sbx_child_main(const struct sbx_spec *spec, int sock, int out_fd, int err_f
 
 	setup_identity();
 	setup_net(spec);
-	setup_root();
+	setup_root(spec);
 	setup_binds(spec);
 	setup_etc(spec);
 	setup_dev(spec);

@@ -61,6 +61,17 @@ int sbx_mount_setattr(int dirfd, const char *path, unsigned int flags, struct mo
 	return (int)syscall(SYS_mount_setattr, dirfd, path, flags, attr, size);
 }
 
+int sbx_open_tree(int dirfd, const char *path, unsigned int flags)
+{
+	return (int)syscall(SYS_open_tree, dirfd, path, flags);
+}
+
+int sbx_move_mount(int from_dirfd, const char *from_path, int to_dirfd, const char *to_path,
+		   unsigned int flags)
+{
+	return (int)syscall(SYS_move_mount, from_dirfd, from_path, to_dirfd, to_path, flags);
+}
+
 int sbx_landlock_create_ruleset(const struct landlock_ruleset_attr *attr, size_t size,
 				uint32_t flags)
 {

@@ -21,6 +21,9 @@ pid_t sbx_clone3(struct clone_args *args, size_t size);
 int sbx_pivot_root(const char *new_root, const char *put_old);
 int sbx_mount_setattr(int dirfd, const char *path, unsigned int flags, struct mount_attr *attr,
 		      size_t size);
+int sbx_open_tree(int dirfd, const char *path, unsigned int flags);
+int sbx_move_mount(int from_dirfd, const char *from_path, int to_dirfd, const char *to_path,
+		   unsigned int flags);
 int sbx_landlock_create_ruleset(const struct landlock_ruleset_attr *attr, size_t size,
 				uint32_t flags);
 int sbx_landlock_add_rule(int ruleset_fd, enum landlock_rule_type type, const void *attr,
