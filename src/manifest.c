@@ -143,10 +143,13 @@ static json_t *isolation(const struct sbx_run *run)
 	if (run->sandboxed)
 		for (size_t i = 0; i < ARRAY_SIZE(ns); i++)
 			json_array_append_new(names, json_string(ns[i]));
-	return json_pack("{s:o,s:o,s:b,s:n,s:b,s:[]}", "namespaces", names, "cgroup",
+	return json_pack("{s:o,s:o,s:b,s:o,s:b,s:[]}", "namespaces", names, "cgroup",
 			 run->cg_isolation ? json_incref(run->cg_isolation) : json_null(), "seccomp",
-			 run->seccomp_applied, "landlock_abi", "no_new_privs", run->seccomp_applied,
-			 "capabilities");
+			 run->seccomp_applied, "landlock_abi",
+			 run->seccomp_applied && run->outcome.landlock_abi > 0 ?
+				 json_integer(run->outcome.landlock_abi) :
+				 json_null(),
+			 "no_new_privs", run->seccomp_applied, "capabilities");
 }
 
 static json_t *limits(const struct sbx_run *run)

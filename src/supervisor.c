@@ -210,6 +210,7 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 				} else if (k == (int)sizeof(rep) && rep.kind == SBX_REPORT_STARTED) {
 					out->started = true;
 					out->t_exec_ns = sbx_now_mono_ns();
+					out->landlock_abi = rep.status;
 					emit(o, "started", NULL);
 				} else if (k == (int)sizeof(rep) && rep.kind == SBX_REPORT_EXITED) {
 					out->exited = true;
@@ -297,6 +298,7 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 				} else if (rep.kind == SBX_REPORT_STARTED && !out->started) {
 					out->started = true;
 					out->t_exec_ns = sbx_now_mono_ns();
+					out->landlock_abi = rep.status;
 				} else if (rep.kind == SBX_REPORT_FAILED) {
 					r = sbx_spawn_report_error(&rep, err);
 				}

@@ -3,7 +3,7 @@
 # basic.sh - the ordinary jobs work, and every outcome is a signed manifest.
 . "$SBX_SRCDIR/tests/e2e/lib.sh"
 
-plan 38
+plan 40
 
 for mode in root user; do
 	setup_mode $mode
@@ -25,6 +25,8 @@ for mode in root user; do
 		test "$(jqm '.isolation.namespaces | sort | join(",")')" = "cgroup,ipc,mount,net,pid,user,uts"
 	check "$mode: seccomp, no_new_privs, no capabilities" \
 		test "$(jqm '[.isolation.seccomp, .isolation.no_new_privs, (.isolation.capabilities|length)] | map(tostring) | join(" ")')" = "true true 0"
+	check "$mode: Landlock applied (this kernel has it)" \
+		test "$(jqm '.isolation.landlock_abi | type')" = number
 	check "$mode: cgroup limits recorded" test "$(jqm '.isolation.cgroup.controllers | index("memory") != null')" = true
 	check "$mode: events in order" \
 		test "$(jqm '[.events[].event] | join(",")')" = "admitted,materialized,started,exited,collected,validated,cleaned"
