@@ -92,6 +92,7 @@ nothing_left_here() {
 	# directory or its pid; the payload shells are in the run cgroups.
 	procs=$(pgrep -f -- "$T|lifecycle-[a-z]*-.*$$" | tr '\n' ' ')
 	if [ -n "$procs" ]; then left="$left processes:$procs"; fi
+	if grep -Eq "sbx-(run-)?($ids)" /proc/self/mountinfo; then left="$left mounts:$(grep -Ec "sbx-(run-)?($ids)" /proc/self/mountinfo)"; fi
 	if ls -d /tmp/sbx-run-* 2>/dev/null | grep -Eq "sbx-run-($ids)"; then left="$left tmp:$(ls -d /tmp/sbx-run-* | grep -E "sbx-run-($ids)" | head -3 | tr '\n' ' ')"; fi
 	if [ -n "$left" ]; then diag "left behind:$left"; return 1; fi
 	return 0
@@ -234,6 +235,7 @@ for mode in root user; do
 	check "$mode: SIGINT: nothing left behind" nothing_left_here
 
 	# 6. sbx cancel RUN_ID from another shell.
+	mkjob "$M/quick.json" shell 'echo quick'
 	start cancel "$M/long.json"
 	wait_for 10 has_event cancel started
 	id=$(run_id_of cancel)
@@ -280,13 +282,23 @@ for mode in root user; do
 	check "$mode: after sbx gc: no cgroup, state entry, process or temp dir" nothing_left_here
 	as_mode timeout 20 "$SBX" gc --config "$M/config.json" >/dev/null 2>&1
 	check "$mode: sbx gc again (idempotent) exits 0" test $? -eq 0
+	# The next sbx run reaps a crashed run too.
+	start orphan2 "$M/orphan.json"
+	wait_for 10 has_event orphan2 started
+	pid=$(sbx_pid orphan2)
+	[ -n "$pid" ] && kill -KILL "$pid"
+	collect orphan2
+	id=$(run_id_of orphan2)
+	check "$mode: SIGKILL of sbx again: its state entry is left" test -d "$M/state/runs/$id"
+	sbx_run "$M/quick.json"
+	check "$mode: the next sbx run succeeds and reaps what the crashed run left" \
+		eval '[ $RC -eq 0 ] && [ ! -e "$M/state/runs/$id" ] && nothing_left_here'
 
 	# 8. Admission with max_concurrent 1: a second run is refused at once,
 	#    a third waits in the queue and runs when the first ends.
 	jq '. + {max_concurrent: 1}' "$M/config.json" > "$M/config1.json"
 	chmod 0644 "$M/config1.json"
 	mkjob "$M/first.json" shell 'sleep 4'
-	mkjob "$M/quick.json" shell 'echo quick'
 	CFG="$M/config1.json"
 	start first "$M/first.json"
 	first_bg=$BG
