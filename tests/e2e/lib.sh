@@ -183,7 +183,15 @@ nothing_left() {
 		tmps=$(ls -d /tmp/sbx-run-"$id"* 2>/dev/null | head -3)
 		[ -n "$tmps" ] && left="$left tmp:$(echo $tmps)"
 	done
-	if [ "$MODE" = user ] && pgrep -u "$SBX_TEST_USER" >/dev/null; then left="$left processes:$(pgrep -u "$SBX_TEST_USER" | tr '\n' ' ')"; fi
+	# The test user runs nothing but sbx here; give exiting processes a
+	# moment (a killed init's zombie is reaped by the host's init).
+	if [ "$MODE" = user ]; then
+		local i
+		for i in $(seq 20); do pgrep -u "$SBX_TEST_USER" >/dev/null || break; sleep 0.1; done
+		if pgrep -u "$SBX_TEST_USER" >/dev/null; then
+			left="$left processes:$(ps -o pid=,args= -u "$SBX_TEST_USER" | head -5 | tr '\n' ';')"
+		fi
+	fi
 	if [ -n "$left" ]; then diag "left behind:$left"; return 1; fi
 	return 0
 }
