@@ -73,20 +73,7 @@ bool sbx_catalog_name_valid(const char *name)
  * created from these strings, so there must be one spelling per path. */
 static bool abs_path_valid(const char *s)
 {
-	size_t len = strlen(s);
-
-	if (len < 2 || len > CATALOG_PATH_MAX || s[0] != '/' || sbx_has_control(s, len))
-		return false;
-	for (const char *p = s + 1;;) {
-		const char *slash = strchr(p, '/');
-		size_t n = slash ? (size_t)(slash - p) : strlen(p);
-
-		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-			return false;
-		if (!slash)
-			return true;
-		p = slash + 1;
-	}
+	return sbx_path_normal_absolute(s, CATALOG_PATH_MAX, false);
 }
 
 static bool path_is_or_under(const char *path, const char *top)
@@ -113,18 +100,6 @@ static bool path_reserved(const char *path)
 }
 
 /* ^[A-Za-z_][A-Za-z0-9_]{0,127}$ */
-static bool env_name_valid(const char *s)
-{
-	size_t n = 0;
-
-	if (!((s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z') || s[0] == '_'))
-		return false;
-	for (const char *p = s; *p; p++, n++)
-		if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
-		      (*p >= '0' && *p <= '9') || *p == '_'))
-			return false;
-	return n <= 128;
-}
 
 /* A job-settable variable may not steer the dynamic loader: with LD_PRELOAD
  * the payload's own library would run inside every binary of the profile,
@@ -132,7 +107,7 @@ static bool env_name_valid(const char *s)
  * no longer the one the operator chose. */
 static bool env_allow_valid(const char *s)
 {
-	return env_name_valid(s) && strncmp(s, "LD_", 3) != 0;
+	return sbx_env_name_valid(s) && strncmp(s, "LD_", 3) != 0;
 }
 
 static bool media_type_valid(const char *s)
@@ -290,36 +265,7 @@ static int parse_symlinks(const struct sbx_jctx *c, const json_t *v, struct sbx_
 
 static int parse_profile_env(const struct sbx_jctx *c, const json_t *v, char ***out)
 {
-	_cleanup_strv_free_ char **env = NULL;
-	const char *key;
-	json_t *val;
-	size_t n = 0;
-
-	if (!v) {
-		*out = sbx_xcalloc(1, sizeof(char *));
-		return 0;
-	}
-	if (sbx_json_object(c, "env", v) < 0)
-		return -1;
-	if (json_object_size(v) > CATALOG_MAX_ENTRIES)
-		return sbx_json_error(c, "env", "expected at most %d variables",
-				      CATALOG_MAX_ENTRIES);
-	env = sbx_xcalloc(json_object_size(v) + 1, sizeof(char *));
-	json_object_foreach((json_t *)v, key, val) {
-		char p[SBX_JSON_PATH_MAX];
-
-		sbx_json_path_key(p, "env", key);
-		if (!env_name_valid(key))
-			return sbx_json_error(c, p, "expected a variable name matching "
-						    "[A-Za-z_][A-Za-z0-9_]{0,127}");
-		if (sbx_json_string(c, p, val, 4096, NULL) < 0)
-			return -1;
-		if (sbx_has_control(json_string_value(val), json_string_length(val)))
-			return sbx_json_expected(c, p, val, "a value without control characters");
-		env[n++] = sbx_xasprintf("%s=%s", key, json_string_value(val));
-	}
-	*out = TAKE_PTR(env);
-	return 0;
+	return sbx_json_env(c, "env", v, CATALOG_MAX_ENTRIES, 4096, out);
 }
 
 static int parse_profile(const struct sbx_jctx *c, const json_t *root, struct sbx_profile *pr)

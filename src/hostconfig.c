@@ -25,22 +25,7 @@ static const char *const config_keys[] = {
  * and "." / ".." / "//" make two spellings of one place. */
 static bool config_path_valid(const char *s)
 {
-	size_t len = strlen(s);
-
-	if (len < 1 || len > HOSTCONFIG_PATH_MAX || s[0] != '/' || sbx_has_control(s, len))
-		return false;
-	if (len == 1)
-		return true;
-	for (const char *p = s + 1;;) {
-		const char *slash = strchr(p, '/');
-		size_t n = slash ? (size_t)(slash - p) : strlen(p);
-
-		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-			return false;
-		if (!slash)
-			return true;
-		p = slash + 1;
-	}
+	return sbx_path_normal_absolute(s, HOSTCONFIG_PATH_MAX, true);
 }
 
 static int get_path(const struct sbx_jctx *c, const json_t *root, const char *key, char **out)

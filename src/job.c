@@ -40,17 +40,6 @@ bool sbx_handle_name_valid(const char *s)
 }
 
 /* ^[A-Za-z_][A-Za-z0-9_]{0,127}$ */
-static bool env_key_valid(const char *s)
-{
-	size_t n = 0;
-
-	if (!s || !(is_alnum(s[0]) || s[0] == '_') || (s[0] >= '0' && s[0] <= '9'))
-		return false;
-	for (const char *p = s; *p; p++, n++)
-		if (!is_alnum(*p) && *p != '_')
-			return false;
-	return n <= SBX_JOB_MAX_ENV_KEY;
-}
 
 /*
  * An output path relative to /work/out: no leading '/', no empty, "." or
@@ -95,35 +84,7 @@ static int parse_handles(const struct sbx_jctx *c, const json_t *root, const cha
 
 static int parse_env(const struct sbx_jctx *c, const json_t *v, char ***out)
 {
-	_cleanup_strv_free_ char **env = NULL;
-	const char *key;
-	json_t *val;
-	size_t n = 0;
-
-	if (!v) {
-		*out = sbx_xcalloc(1, sizeof(char *));
-		return 0;
-	}
-	if (sbx_json_object(c, "env", v) < 0)
-		return -1;
-	if (json_object_size(v) > SBX_JOB_MAX_ENV)
-		return sbx_json_error(c, "env", "expected at most %d variables, got %zu",
-				      SBX_JOB_MAX_ENV, json_object_size(v));
-	env = sbx_xcalloc(json_object_size(v) + 1, sizeof(char *));
-	json_object_foreach((json_t *)v, key, val) {
-		char p[SBX_JSON_PATH_MAX];
-
-		sbx_json_path_key(p, "env", key);
-		if (!env_key_valid(key))
-			return sbx_json_error(c, p,
-					      "expected a variable name matching "
-					      "[A-Za-z_][A-Za-z0-9_]{0,127}");
-		if (sbx_json_string(c, p, val, SBX_JOB_MAX_ENV_VALUE, NULL) < 0)
-			return -1;
-		env[n++] = sbx_xasprintf("%s=%s", key, json_string_value(val));
-	}
-	*out = TAKE_PTR(env);
-	return 0;
+	return sbx_json_env(c, "env", v, SBX_JOB_MAX_ENV, SBX_JOB_MAX_ENV_VALUE, out);
 }
 
 static int parse_limits(const struct sbx_jctx *c, const json_t *v, struct sbx_limits *out)

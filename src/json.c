@@ -379,3 +379,38 @@ const json_t *sbx_json_required(const struct sbx_jctx *c, const char *path, cons
 	}
 	return v;
 }
+
+int sbx_json_env(const struct sbx_jctx *c, const char *path, const json_t *v, size_t max_vars,
+		 size_t max_value, char ***out)
+{
+	_cleanup_strv_free_ char **env = NULL;
+	const char *key;
+	json_t *val;
+	size_t n = 0;
+
+	if (!v) {
+		*out = sbx_xcalloc(1, sizeof(char *));
+		return 0;
+	}
+	if (sbx_json_object(c, path, v) < 0)
+		return -1;
+	if (json_object_size(v) > max_vars)
+		return sbx_json_error(c, path, "expected at most %zu variables, got %zu", max_vars,
+				      json_object_size(v));
+	env = sbx_xcalloc(json_object_size(v) + 1, sizeof(char *));
+	json_object_foreach((json_t *)v, key, val) {
+		char p[SBX_JSON_PATH_MAX];
+
+		sbx_json_path_key(p, path, key);
+		if (!sbx_env_name_valid(key))
+			return sbx_json_error(c, p, "expected a variable name matching "
+						    "[A-Za-z_][A-Za-z0-9_]{0,127}");
+		if (sbx_json_string(c, p, val, max_value, NULL) < 0)
+			return -1;
+		if (sbx_has_control(json_string_value(val), json_string_length(val)))
+			return sbx_json_expected(c, p, val, "a value without control characters");
+		env[n++] = sbx_xasprintf("%s=%s", key, json_string_value(val));
+	}
+	*out = TAKE_PTR(env);
+	return 0;
+}

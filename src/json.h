@@ -92,6 +92,15 @@ int sbx_json_uint(const struct sbx_jctx *c, const char *path, const json_t *v, u
 int sbx_json_u64(const struct sbx_jctx *c, const char *path, const json_t *v, uint64_t *out);
 
 /*
+ * sbx_json_env() - an object of environment variables at @path (may be
+ * absent: an empty list): at most @max_vars names matching
+ * [A-Za-z_][A-Za-z0-9_]{0,127}, string values of at most @max_value bytes
+ * without control characters.  *@out holds "KEY=VALUE", NULL-terminated.
+ */
+int sbx_json_env(const struct sbx_jctx *c, const char *path, const json_t *v, size_t max_vars,
+		 size_t max_value, char ***out);
+
+/*
  * sbx_json_strv() - an array of at most @max_items strings, each at most
  * @max_len bytes and, when @valid is given, accepted by it (else "expected
  * @what").  Duplicates are an error when @unique.  *@out is NULL-terminated.

@@ -211,3 +211,36 @@ void sbx_format_rfc3339_ms(uint64_t epoch_ms, char out[32])
 	snprintf(out, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ", tm.tm_year + 1900, tm.tm_mon + 1,
 		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (unsigned)(epoch_ms % 1000));
 }
+
+bool sbx_env_name_valid(const char *s)
+{
+	size_t n = 0;
+
+	if (!s || !((s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z') || s[0] == '_'))
+		return false;
+	for (const char *p = s; *p; p++, n++)
+		if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+		      *p == '_'))
+			return false;
+	return n <= 128;
+}
+
+bool sbx_path_normal_absolute(const char *s, size_t max, bool allow_root)
+{
+	size_t len = strlen(s);
+
+	if (len < 1 || len > max || s[0] != '/' || sbx_has_control(s, len))
+		return false;
+	if (len == 1)
+		return allow_root;
+	for (const char *p = s + 1;;) {
+		const char *slash = strchr(p, '/');
+		size_t n = slash ? (size_t)(slash - p) : strlen(p);
+
+		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return false;
+		if (!slash)
+			return true;
+		p = slash + 1;
+	}
+}

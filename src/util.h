@@ -88,6 +88,13 @@ bool sbx_utf8_valid(const char *s, size_t len);
 /* True when @s contains a C0 control character or DEL. */
 bool sbx_has_control(const char *s, size_t len);
 
+/* ^[A-Za-z_][A-Za-z0-9_]{0,127}$: an environment variable name. */
+bool sbx_env_name_valid(const char *s);
+
+/* An absolute path without empty, "." or ".." components or control
+ * characters, at most @max bytes; "/" itself only when @allow_root. */
+bool sbx_path_normal_absolute(const char *s, size_t max, bool allow_root);
+
 /* Full read/write that retries on EINTR and short transfers.  Return the
  * byte count (read may return less at EOF) or -1 with errno set. */
 ssize_t sbx_read_all(int fd, void *buf, size_t len);
