@@ -53,6 +53,10 @@ for i in $(seq 10); do $SBXRUN "$W/true.json"; done 2>/dev/null |
 		cleaned_t_ms: (map(.events[] | select(.event=="cleaned") | .t_ms) | sort | .[length/2|floor])}' -c
 
 echo
+echo "== the run's cgroup: set-up and teardown"
+"$B/tests/bench/bench-cgroup" 30
+
+echo
 echo "== 8 concurrent trivial runs, runs per second"
 start=$(date +%s%N)
 n=0
