@@ -492,7 +492,6 @@ static int execute(struct sbx_run *run, int sfd)
 	 * inputs.  Nothing the payload runs is ever outside the limits. */
 	if (sbx_cgroup_clone_fd(run->cg) < 0 && sbx_cgroup_attach(run->cg, sp.pid, &run->err) < 0)
 		goto out;
-	sbx_state_set_pid(run->state, sp.pid, NULL);
 	if (sbx_spawn_receive_work(&sp, &run->err) < 0)
 		goto out;
 	if (sp.proxy_fd >= 0) {
