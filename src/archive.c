@@ -356,13 +356,7 @@ static int copy_data(struct walk *w, const char *raw_name, int out_fd)
 
 static int open_beneath(int dirfd, const char *name, int flags)
 {
-	struct open_how how = {
-		.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
-			   RESOLVE_NO_XDEV,
-	};
-
-	return sbx_openat2(dirfd, name, &how, sizeof(how));
+	return sbx_open_beneath(dirfd, name, flags);
 }
 
 static int io_refusal(struct sbx_archive_report *rep, const char *raw_name, const char *what)

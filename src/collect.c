@@ -69,12 +69,7 @@ struct walk {
  */
 static int open_beneath(int dirfd, const char *name, int flags, struct sbx_error *err)
 {
-	struct open_how how = {
-		.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
-			   RESOLVE_NO_XDEV,
-	};
-	int fd = sbx_openat2(dirfd, name, &how, sizeof(how));
+	int fd = sbx_open_beneath(dirfd, name, flags);
 
 	if (fd < 0 && errno == ENOSYS) {
 		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, ENOSYS,

@@ -71,16 +71,10 @@ int sbx_store_root(const char *opt, const char *config_store, char **out, struct
 
 static int open_beneath(int dirfd, const char *name, int flags)
 {
-	struct open_how how = {
-		.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
-		/* Beneath the directory, no symlink anywhere on the way, no
-		 * /proc magic links, and no mount point: a handle names a file
-		 * of this principal's directory and nothing else. */
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
-			   RESOLVE_NO_XDEV,
-	};
-
-	return sbx_openat2(dirfd, name, &how, sizeof(how));
+	/* Beneath the directory, no symlink anywhere on the way, no /proc
+	 * magic links, and no mount point: a handle names a file of this
+	 * principal's directory and nothing else. */
+	return sbx_open_beneath(dirfd, name, flags);
 }
 
 static int openat2_missing(struct sbx_error *err, const char *what)

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,17 @@ int sbx_openat2(int dirfd, const char *path, struct open_how *how, size_t size)
 {
 	FORCED_ENOSYS("openat2");
 	return (int)syscall(SYS_openat2, dirfd, path, how, size);
+}
+
+int sbx_open_beneath(int dirfd, const char *path, int flags)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+			   RESOLVE_NO_XDEV,
+	};
+
+	return sbx_openat2(dirfd, path, &how, sizeof(how));
 }
 
 pid_t sbx_clone3(struct clone_args *args, size_t size)

@@ -17,6 +17,10 @@
 #include <sys/types.h>
 
 int sbx_openat2(int dirfd, const char *path, struct open_how *how, size_t size);
+/* openat2 confined to @dirfd's tree: RESOLVE_BENEATH, no symlink anywhere on
+ * the way, no /proc magic links, no mount crossing; O_NOFOLLOW|O_CLOEXEC
+ * added to @flags.  How sbx opens every path that untrusted data names. */
+int sbx_open_beneath(int dirfd, const char *path, int flags);
 pid_t sbx_clone3(struct clone_args *args, size_t size);
 int sbx_pivot_root(const char *new_root, const char *put_old);
 int sbx_mount_setattr(int dirfd, const char *path, unsigned int flags, struct mount_attr *attr,

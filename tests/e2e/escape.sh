@@ -8,17 +8,8 @@
 # Every attempt must fail, and nothing may be left behind.
 . "$SBX_SRCDIR/tests/e2e/lib.sh"
 
-PROBE="$SBX_BUILDDIR/tests/probe/sbx-probe"
-[ -x "$PROBE" ] || { echo "Bail out! $PROBE is not built (make check builds it)"; exit 1; }
-
-# A test catalog: the shipped one plus a "probe" profile that binds the
-# static probe program read-only at /opt/sbx-probe.
-POLICY="$T/policy"
-cp -r "$SBX_SRCDIR/policy" "$POLICY"
-jq --arg p "$PROBE" '.binds += [{"src": $p, "dst": "/opt/sbx-probe"}] |
-	.description = "test only: shell profile with the probe program"' \
-	"$SBX_SRCDIR/policy/profiles/shell.json" > "$POLICY/profiles/probe.json"
-chmod -R a+rX "$T"
+# The shipped catalog plus a test-only "probe" profile (lib.sh).
+make_probe_catalog
 
 # A listener on the host's loopback that the payload must not reach.
 PORT_FILE="$T/port"

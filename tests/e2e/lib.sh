@@ -195,3 +195,17 @@ nothing_left() {
 	if [ -n "$left" ]; then diag "left behind:$left"; return 1; fi
 	return 0
 }
+
+# make_probe_catalog: $POLICY, a copy of the shipped catalog plus a test-only
+# "probe" profile (the shell profile with the static probe program bound
+# read-only at /opt/sbx-probe).
+make_probe_catalog() {
+	PROBE="$SBX_BUILDDIR/tests/probe/sbx-probe"
+	[ -x "$PROBE" ] || { echo "Bail out! $PROBE is not built (make check builds it)"; exit 1; }
+	POLICY="$T/policy"
+	cp -r "$SBX_SRCDIR/policy" "$POLICY"
+	jq --arg p "$PROBE" '.binds += [{"src": $p, "dst": "/opt/sbx-probe"}] |
+		.description = "test only: shell profile with the probe program"' \
+		"$SBX_SRCDIR/policy/profiles/shell.json" > "$POLICY/profiles/probe.json"
+	chmod -R a+rX "$T"
+}
