@@ -450,7 +450,7 @@ static int walk_dir(struct walk *w, int fd, const char *dpath, unsigned depth)
 {
 	_cleanup_dir_ DIR *d = fdopendir(fd);
 	char **names;
-	size_t n = 0, todo;
+	size_t n = 0, pending;
 	int errnum, r = 0;
 
 	if (!d) {
@@ -458,15 +458,15 @@ static int walk_dir(struct walk *w, int fd, const char *dpath, unsigned depth)
 		return sbx_error_set(w->err, SBX_EXIT_SOFTWARE, errno, "outputs: fdopendir");
 	}
 	names = read_names(d, &n, &errnum);
-	todo = n;
+	pending = n;
 	if (errnum) {
 		struct sbx_artifact *a = add(w->c, sbx_xstrdup(*dpath ? dpath : "."));
 		set_rejected(a, "directory could not be read: %s", strerror(errnum));
 		/* Half a directory would make the listing depend on getdents order. */
 		if (errnum == E2BIG)
-			todo = 0;
+			pending = 0;
 	}
-	for (size_t i = 0; i < todo && r == 0 && !w->stop; i++)
+	for (size_t i = 0; i < pending && r == 0 && !w->stop; i++)
 		r = walk_entry(w, dirfd(d), dpath, names[i], depth);
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
