@@ -760,13 +760,16 @@ int sbx_cgroup_host_report(FILE *f, const struct sbx_cgroup_detect_opts *o)
 			if (h.v1_fd[k] >= 0 && faccessat(h.v1_fd[k], ".", W_OK, AT_EACCESS) < 0)
 				writable = false;
 	}
+	/* Present but not writable is as unusable as absent: say "blocked". */
 	if (h.version == 2)
-		fprintf(f, "%-16s ok: v2 at %s, controllers cpu memory pids, %s\n", "cgroup", path,
-			writable ? "writable" : "NOT writable by this user");
+		fprintf(f, "%-16s %s: v2 at %s, controllers cpu memory pids, %s\n", "cgroup",
+			writable ? "ok" : "blocked", path,
+			writable ? "writable" : "not writable by this user");
 	else
-		fprintf(f, "%-16s ok: v1 (memory at %s), controllers cpu cpuacct memory pids%s, %s\n",
-			"cgroup", path, h.v1_fd[SBX_CGROUP_FREEZER] >= 0 ? " freezer" : " (no freezer)",
-			writable ? "writable" : "NOT writable by this user");
+		fprintf(f, "%-16s %s: v1 (memory at %s), controllers cpu cpuacct memory pids%s, %s\n",
+			"cgroup", writable ? "ok" : "blocked", path,
+			h.v1_fd[SBX_CGROUP_FREEZER] >= 0 ? " freezer" : " (no freezer)",
+			writable ? "writable" : "not writable by this user");
 	if (!writable)
 		fprintf(f, "%-16s Hint: %s\n", "", sbx_cgroup_hint);
 	sbx_cgroup_host_free(&h);
