@@ -110,6 +110,7 @@ for i in $(seq 100); do [ -s "$T/ready" ] && break; sleep 0.1; done
 	echo "127.0.0.1 loop.sbx-test $MARK"
 	echo "$ALLOWED_IP mixed.sbx-test $MARK"
 	echo "127.0.0.1 mixed.sbx-test $MARK"
+	echo "$ALLOWED_IP rebind.sbx-test $MARK"
 } >> /etc/hosts
 getent hosts allowed.sbx-test >/dev/null || { echo "Bail out! /etc/hosts entries not visible"; exit 1; }
 curl -s --max-time 5 "http://$ALLOWED_IP:8080/" | grep -q hello-allowed ||
@@ -127,6 +128,7 @@ cat > "$POLICY/network/test-egress.json" <<EOF
 		{ "host": "metadata.sbx-test", "ports": [80] },
 		{ "host": "loop.sbx-test", "ports": [8080] },
 		{ "host": "mixed.sbx-test", "ports": [8080] },
+		{ "host": "rebind.sbx-test", "ports": [8080] },
 		{ "host": "$ALLOWED_IP", "ports": [8080] }
 	],
 	"allow_cidrs": ["$ALLOWED_IP/32"],
@@ -223,7 +225,7 @@ PY
 # L NAME: what the last run's payload reported for NAME.
 L() { grep -a "^$1 " "$ART/net.txt" 2>/dev/null | head -1 | cut -d' ' -f2-; }
 
-plan 66
+plan 70
 
 for mode in root user; do
 	setup_mode $mode
@@ -278,5 +280,48 @@ for mode in root user; do
 	check "$mode: disabled: manifest network is null" test "$(jqm '.network')" = null
 	check "$mode: nothing left behind" nothing_left
 done
+
+# ---- DNS rebinding -----------------------------------------------------------
+# A name that resolved to the allowed test host on the first request and to
+# loopback on the second: the proxy resolves for every request and checks
+# what it will connect to, so the second is refused.  The test flips the
+# name between the two requests, once the events show the first allowed.
+MODE=root
+M="$T/root"
+KEY="$M/key"
+read -r -d '' REBIND <<'PY'
+import sys, time, urllib.error, urllib.request
+out = open("/work/out/net.txt", "w", buffering=1)
+def get(url):
+    try:
+        with urllib.request.urlopen(url, timeout=10) as r:
+            return "%d %s" % (r.status, r.read().decode())
+    except urllib.error.HTTPError as e:
+        return "%d" % e.code
+    except Exception as e:
+        return "error %s" % type(e).__name__
+out.write("first %s\n" % get("http://rebind.sbx-test:8080/"))
+time.sleep(4)
+out.write("second %s\n" % get("http://rebind.sbx-test:8080/"))
+PY
+mkjob "$M/rebind.json" python-analysis "$REBIND" '{network_profile: "test-egress"}'
+rm -f "$M/rebind.events"
+next=$((RUNS + 1))
+sbx_run "$M/rebind.json" --events "$M/rebind.events" &
+rebind_pid=$!
+for i in $(seq 100); do
+	grep -q '"net_allowed".*rebind.sbx-test\|rebind.sbx-test.*"net_allowed"' "$M/rebind.events" 2>/dev/null && break
+	sleep 0.1
+done
+sed "s/^$ALLOWED_IP rebind.sbx-test/127.0.0.1 rebind.sbx-test/" /etc/hosts > "$T/hosts.rebind" &&
+	cat "$T/hosts.rebind" > /etc/hosts
+wait $rebind_pid
+# sbx_run ran in a subshell: name its files here.
+RUNS=$next OUT="$M/out.$next.json" ART="$M/art.$next"
+check "rebinding: the run succeeded" test "$(jqm .status)" = succeeded
+check "rebinding: the first lookup (the test host) is allowed" test "$(L first)" = "200 hello-allowed rebind.sbx-test:8080"
+check "rebinding: the second lookup (loopback) is refused" test "$(L second)" = "403"
+check "rebinding: the refusal names the loopback address" \
+	test "$(jq -r 'select(.event=="net_refused") | .address // empty' "$M/rebind.events" | head -1)" = 127.0.0.1
 
 finish
