@@ -405,6 +405,7 @@ int sbx_state_create(const char *state_dir, const char *run_id, const char *prin
 	_cleanup_(state_freep) struct sbx_run_state *st = NULL;
 	_cleanup_close_ int gc_fd = -1;
 	_cleanup_free_ char *runs = NULL;
+	int locked = -1;
 
 	if (!sbx_run_id_valid(run_id))
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0, "state: malformed run id");
@@ -442,7 +443,15 @@ int sbx_state_create(const char *state_dir, const char *run_id, const char *prin
 	}
 	st->lock_fd = openat(st->dir_fd, "lock", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			     0600);
-	if (st->lock_fd < 0 || flock(st->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+	/* Blocking: between the create and the flock, another run's gc
+	 * probe (entry_maybe_dead) or a cancel may hold this lock for an
+	 * instant - they take it without blocking and let go at once, and
+	 * none of them reaps while this holds gc.lock shared. */
+	if (st->lock_fd >= 0)
+		do
+			locked = flock(st->lock_fd, LOCK_EX);
+		while (locked < 0 && errno == EINTR);
+	if (locked < 0) {
 		sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "%s/lock: cannot create and lock",
 			      st->dir);
 		entry_remove(st);
