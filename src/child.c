@@ -8,7 +8,9 @@
  * every capability of the new user namespace (none on the host).  It:
  *
  *   1. waits for the broker to write the uid/gid maps and place it in the
- *      run's cgroup (one byte on the socket),
+ *      run's cgroup (one byte on the socket), and passes it a netlink
+ *      socket of the new namespace, over which the broker brings lo up
+ *      while this process builds the root,
  *   2. builds the new root: a tmpfs with the profile's read-only binds, a
  *      generated /etc, a minimal /dev, a fresh /proc with sensitive entries
  *      masked, tmpfs /tmp, /work, /work/in (filled, then read-only) and
@@ -31,7 +33,7 @@
  *
  * A failing step sends one fixed-size struct sbx_report naming the step
  * and _exits.  The broker is single-threaded when it clones, so the few
- * library calls that allocate (libnl, libcap-ng) are safe here; sbx's own
+ * library calls that allocate (libcap-ng) are safe here; sbx's own
  * code allocates nothing.
  */
 #include "config.h"
@@ -39,6 +41,7 @@
 #include <cap-ng.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/netlink.h>
 #include <linux/prctl.h>
 #include <netinet/in.h>
 #include <linux/seccomp.h>
@@ -58,7 +61,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "netns.h"
 #include "proxy.h"
 #include "sandbox.h"
 #include "syscalls.h"
@@ -231,16 +233,54 @@ static void setup_identity(void)
 
 static int proxy_listen_fd = -1;
 
-static void setup_net(const struct sbx_spec *spec)
+/*
+ * Pass a NETLINK_ROUTE socket of the new namespace to the broker, which
+ * brings lo up over it (netns.c) while this process builds the root: the
+ * netlink round trips are off the start-up's critical path.  The socket
+ * is opened with this process's capabilities in the namespace, which the
+ * kernel checks along with the broker's.
+ */
+static void send_netlink(int sock)
+{
+	char byte = 'N';
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u = { 0 };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = u.buf,
+		.msg_controllen = sizeof(u.buf),
+	};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+
+	if (fd < 0)
+		fail(SBX_STAGE_NET, "netlink socket");
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	if (sendmsg(sock, &msg, 0) != 1)
+		fail(SBX_STAGE_NET, "passing the netlink socket to the broker");
+	close(fd);
+}
+
+static void setup_net(const struct sbx_spec *spec, int sock)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(SBX_PROXY_PORT),
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	int r = sbx_netns_lo_up();
+	char byte;
+	ssize_t n;
 
-	if (r < 0) {
-		errno = -r;
-		fail(SBX_STAGE_NET, "bringing up lo");
-	}
+	/* The broker's word that lo is up (127.0.0.1 exists only then). */
+	do
+		n = read(sock, &byte, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		_exit(127); /* the broker could not bring lo up, or died */
 	if (!spec->proxy_listener)
 		return;
 	/* An egress profile: the payload's only way out is this listener.
@@ -817,14 +857,15 @@ void sbx_child_main(const struct sbx_spec *spec, int sock, int out_fd, int err_f
 	if (broker_gone(sock))
 		_exit(127);
 
+	send_netlink(sock);
 	setup_identity();
-	setup_net(spec);
 	setup_root(spec);
 	setup_binds(spec);
 	setup_etc(spec);
 	setup_dev(spec);
 	setup_proc();
 	setup_work(spec);
+	setup_net(spec, sock);
 	hand_over_work(sock);
 	setup_code(spec);
 	setup_pivot();

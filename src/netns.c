@@ -7,29 +7,39 @@
  * manager) would fail confusingly.  Bring it up with libnl-route, nothing
  * else: no other interface, no route, so there is nowhere to send a packet.
  *
- * Called in the sandbox's init, which is a fork of the single-threaded
- * broker, so libnl's allocations are safe there.
+ * The broker does it, over a NETLINK_ROUTE socket that the sandbox's init
+ * opened in the new namespace and passed over: a netlink socket talks to
+ * the namespace it was created in, and the kernel checks CAP_NET_ADMIN
+ * against that namespace's owner both for the socket's opener (the init)
+ * and for the sender (the broker, which created the user namespace).  So
+ * lo comes up while the init builds the root, not before it.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <net/if.h>
+#include <unistd.h>
 #include <netlink/netlink.h>
 #include <netlink/route/link.h>
 
 #include "netns.h"
 
-int sbx_netns_lo_up(void)
+int sbx_netns_lo_up(int nl_fd)
 {
 	struct nl_sock *sk = nl_socket_alloc();
 	struct rtnl_link *lo = NULL, *change = NULL;
 	int r;
 
-	if (!sk)
+	if (!sk) {
+		close(nl_fd);
 		return -ENOMEM;
-	r = nl_connect(sk, NETLINK_ROUTE);
-	if (r < 0)
+	}
+	/* From here on the socket owns @nl_fd (nl_socket_free closes it). */
+	r = nl_socket_set_fd(sk, NETLINK_ROUTE, nl_fd);
+	if (r < 0) {
+		close(nl_fd);
 		goto out;
+	}
 	/* In a new namespace "lo" is always interface 1: address it by index
 	 * instead of asking the kernel for the link first (one round trip
 	 * less on every run's start-up path). */

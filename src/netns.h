@@ -2,7 +2,8 @@
 #ifndef SBX_NETNS_H
 #define SBX_NETNS_H
 
-/* Bring "lo" up in the current network namespace.  -errno on failure. */
-int sbx_netns_lo_up(void);
+/* Bring "lo" up in the network namespace of the NETLINK_ROUTE socket
+ * @nl_fd, which it consumes (closed on return).  -errno on failure. */
+int sbx_netns_lo_up(int nl_fd);
 
 #endif

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "sandbox.h"
+#include "netns.h"
 #include "sandbox.h"
 #include "syscalls.h"
 
@@ -287,17 +287,6 @@ int sbx_spawn_start(struct sbx_spawn *sp, int cgroup_fd, struct sbx_error *err)
 	return 0;
 }
 
-int sbx_spawn_release(struct sbx_spawn *sp, struct sbx_error *err)
-{
-	char go = 'G';
-
-	if (write_id_maps(sp, err) < 0)
-		return -1;
-	if (write(sp->sock, &go, 1) != 1)
-		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "releasing the sandbox init");
-	return 0;
-}
-
 /* Turn a setup failure record into the error it stands for. */
 static int report_error(const struct sbx_report *rep, struct sbx_error *err)
 {
@@ -348,6 +337,50 @@ int sbx_spawn_recv_report(int sock, struct sbx_report *rep, int *fds, size_t nfd
 		}
 	}
 	return (int)n;
+}
+
+/*
+ * The init's first message: its NETLINK_ROUTE socket (see netns.c).  Bring
+ * lo up over it while the init builds the root, then say so: the init
+ * waits for that before it binds the proxy listener to 127.0.0.1 and
+ * hands over /work, so the payload never starts with lo down.
+ */
+static int bring_up_lo(struct sbx_spawn *sp, struct sbx_error *err)
+{
+	struct sbx_report rep;
+	int nl_fd = -1;
+	int n = sbx_spawn_recv_report(sp->sock, &rep, &nl_fd, 1);
+	char ack = 'L';
+	int r;
+
+	if (n == (int)sizeof(rep) && rep.kind == SBX_REPORT_FAILED) {
+		if (nl_fd >= 0)
+			close(nl_fd);
+		return report_error(&rep, err);
+	}
+	if (n != 1 || nl_fd < 0) {
+		if (nl_fd >= 0)
+			close(nl_fd);
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, n < 0 ? errno : 0,
+				     "sandbox setup: the init ended before opening its netlink socket");
+	}
+	r = sbx_netns_lo_up(nl_fd);
+	if (r < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, -r, "sandbox setup: network: bringing up lo");
+	if (write(sp->sock, &ack, 1) != 1)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "sandbox setup: network: telling the init");
+	return 0;
+}
+
+int sbx_spawn_release(struct sbx_spawn *sp, struct sbx_error *err)
+{
+	char go = 'G';
+
+	if (write_id_maps(sp, err) < 0)
+		return -1;
+	if (write(sp->sock, &go, 1) != 1)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "releasing the sandbox init");
+	return bring_up_lo(sp, err);
 }
 
 int sbx_spawn_receive_work(struct sbx_spawn *sp, struct sbx_error *err)

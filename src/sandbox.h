@@ -140,7 +140,8 @@ _noreturn_ void sbx_child_main(const struct sbx_spec *spec, int sock, int out_fd
  * Sequence: sbx_spawn_prepare() (everything computed, nothing created),
  * sbx_spawn_start() (clone3 into the namespaces and, on cgroup v2, straight
  * into the run's cgroup), placement into v1 cgroups by the caller,
- * sbx_spawn_release() (id maps, go), sbx_spawn_receive_work() (the /work/in
+ * sbx_spawn_release() (id maps, go, lo brought up over the init's netlink
+ * socket), sbx_spawn_receive_work() (the /work/in
  * and /work/out fds), input materialization by the caller,
  * sbx_spawn_continue(); then the supervisor reads reports from ->sock.
  */
