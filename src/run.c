@@ -52,41 +52,6 @@
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct sbx_admission *, sbx_admission_release)
 
-/*
- * The signing key is loaded first, before the catalog and the job, and
- * its outcome is taken (key_join) before anything is signed and before
- * any catalog or job error is reported: a key error wins over them.
- *
- * Not on a second thread: that saved less than it cost.  A thread leaves
- * the broker's address space live on two CPUs, and every page the broker
- * then writes while the init shares it copy-on-write (after the clone)
- * pays a TLB shoot-down across both; with OpenSSL's configuration file
- * no longer read, the key loads in well under a millisecond.
- */
-struct key_loader {
-	const char *explicit_path;
-	const char *config_path;
-	EVP_PKEY *key;
-	struct sbx_error err;
-};
-
-static void key_start(struct key_loader *kl)
-{
-	sbx_sign_default_key(kl->explicit_path, kl->config_path, &kl->key, &kl->err);
-}
-
-/* Take the loaded key into @run.  -1 with run->err on failure. */
-static int key_join(struct key_loader *kl, struct sbx_run *run)
-{
-	if (!kl->key && !run->key) {
-		run->err = kl->err;
-		return -1;
-	}
-	if (kl->key)
-		run->key = TAKE_PTR(kl->key);
-	return 0;
-}
-
 #define STREAM_CAP_DEFAULT (1u << 20)
 
 void sbx_run_event(struct sbx_run *run, const char *event, const char *detail)
@@ -464,8 +429,6 @@ static int execute(struct sbx_run *run, int sfd)
 	sp.code_len = code ? code_len : run->job.code_len;
 	if (sbx_spawn_prepare(&sp, &run->plan, &run->job, &run->err) < 0)
 		goto out;
-	if (key_join(run->keys, run) < 0)
-		goto out;
 	if (sbx_spawn_start(&sp, sbx_cgroup_clone_fd(run->cg), &run->err) < 0)
 		goto out;
 	run->sandboxed = true;
@@ -576,7 +539,6 @@ static void cleanup(struct sbx_run *run)
 int sbx_cmd_run(const struct sbx_run_opts *o)
 {
 	struct sbx_run run = { .opts = o, .status = SBX_STATUS_ERROR };
-	struct key_loader keys = { 0 };
 	_cleanup_(sbx_admission_releasep) struct sbx_admission *slot = NULL;
 	_cleanup_free_ char *state_dir = NULL;
 	_cleanup_close_ int sfd = -1;
@@ -596,8 +558,14 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 		return SBX_EXIT_USAGE;
 	run.artifacts_dir = o->artifacts ? sbx_xstrdup(o->artifacts) :
 					   sbx_xasprintf("sbx-runs/%s", run.run_id);
+	/* SPEC order: options, host config, signing key, catalog, job.  The
+	 * key is loaded on this thread: a second thread cost more than it
+	 * saved (with it live, every copy-on-write fault after the clone pays
+	 * a TLB shoot-down on both CPUs), and without the host's openssl.cnf
+	 * the key loads in well under a millisecond. */
 	if (sbx_collect_check_artifacts_dir(run.artifacts_dir, &run.err) < 0 ||
-	    sbx_hostconfig_load(&run.cfg, o->common.config, &run.err) < 0) {
+	    sbx_hostconfig_load(&run.cfg, o->common.config, &run.err) < 0 ||
+	    sbx_sign_default_key(o->key, run.cfg.signing_key, &run.key, &run.err) < 0) {
 		sbx_error_print(&run.err);
 		return run.err.code;
 	}
@@ -606,15 +574,8 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	 * redrawn between them would garble both. */
 	sbx_status_line_init(&run.status_line, STDERR_FILENO,
 			     o->events && !strcmp(o->events, "-") ? -1 : o->common.verbosity, run.t0_ns);
-	keys.explicit_path = o->key;
-	keys.config_path = run.cfg.signing_key;
-	run.keys = &keys;
-	key_start(&keys);
 	if (sbx_catalog_load(&run.cat, sbx_catalog_default_dir(o->common.policy, &run.cfg), &run.err) < 0 ||
 	    sbx_events_open(o->events, run.run_id, &run.ev, &run.err) < 0) {
-		struct sbx_error catalog_err = run.err;
-		if (key_join(&keys, &run) == 0)
-			run.err = catalog_err;
 		sbx_error_print(&run.err);
 		EVP_PKEY_free(run.key);
 		return run.err.code;
@@ -624,9 +585,6 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	if (sbx_job_load(&run.job, o->job, &run.err) < 0) {
 		run.job_read = run.err.code == SBX_EXIT_INVALID;
 		if (!run.job_read) {
-			struct sbx_error job_err = run.err;
-			if (key_join(&keys, &run) == 0)
-				run.err = job_err;
 			sbx_error_print(&run.err);
 			EVP_PKEY_free(run.key);
 			return run.err.code;
@@ -660,14 +618,6 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	execute(&run, sfd);
 
 done:
-	/* No manifest can be signed without the key; its error comes first,
-	 * as if it had been loaded before the job was read. */
-	if (key_join(&keys, &run) < 0) {
-		cleanup(&run);
-		sbx_error_print(&run.err);
-		code = run.err.code;
-		goto free_all;
-	}
 	if (run.err.code) {
 		sbx_error_print(&run.err);
 		fail_run(&run);
@@ -687,7 +637,6 @@ done:
 	}
 	json_decref(manifest);
 	sbx_outcome_free(&run.outcome);
-free_all:
 	if (run.collected)
 		sbx_collection_free(&run.coll);
 	if (run.temp_dir) {

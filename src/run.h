@@ -21,7 +21,6 @@
 #include "supervisor.h"
 
 struct sbx_events;
-struct key_loader;
 struct sbx_proxy;
 
 struct sbx_run {
@@ -35,7 +34,6 @@ struct sbx_run {
 
 	struct sbx_hostconfig cfg;
 	EVP_PKEY *key;
-	struct key_loader *keys;  /* the signing key while it loads */
 	struct sbx_catalog cat;
 	struct sbx_job job;
 	bool job_read;            /* from here on a manifest is printed */
