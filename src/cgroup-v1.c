@@ -331,27 +331,6 @@ static int v1_destroy(struct sbx_cgroup *cg, struct sbx_error *err)
 	return r;
 }
 
-static int v1_open_existing(struct sbx_cgroup *cg, bool *found, struct sbx_error *err)
-{
-	const struct sbx_cgroup_host *h = cg->host;
-
-	*found = false;
-	for (int k = 0; k < _SBX_CGROUP_CONTROLLER_MAX; k++) {
-		if (h->v1_fd[k] < 0)
-			continue;
-		cg->v1_fd[k] =
-			openat(h->v1_fd[k], cg->name, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-		if (cg->v1_fd[k] >= 0) {
-			*found = true;
-			continue;
-		}
-		if (errno != ENOENT)
-			return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno,
-					     "cgroup: %s/%s: cannot open", h->v1_path[k], cg->name);
-	}
-	return 0;
-}
-
 const struct sbx_cgroup_ops sbx_cgroup_v1_ops = {
 	.version = 1,
 	.create = v1_create,
@@ -361,5 +340,4 @@ const struct sbx_cgroup_ops sbx_cgroup_v1_ops = {
 	.kill = v1_kill,
 	.stats = v1_stats,
 	.destroy = v1_destroy,
-	.open_existing = v1_open_existing,
 };

@@ -356,23 +356,6 @@ static int v2_destroy(struct sbx_cgroup *cg, struct sbx_error *err)
 	return r;
 }
 
-static int v2_open_existing(struct sbx_cgroup *cg, bool *found, struct sbx_error *err)
-{
-	const struct sbx_cgroup_host *h = cg->host;
-
-	cg->v2_fd = openat(h->v2_fd, cg->name, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (cg->v2_fd < 0) {
-		if (errno == ENOENT) {
-			*found = false;
-			return 0;
-		}
-		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "cgroup: %s/%s: cannot open",
-				     h->v2_path, cg->name);
-	}
-	*found = true;
-	return 0;
-}
-
 const struct sbx_cgroup_ops sbx_cgroup_v2_ops = {
 	.version = 2,
 	.create = v2_create,
@@ -382,5 +365,4 @@ const struct sbx_cgroup_ops sbx_cgroup_v2_ops = {
 	.kill = v2_kill,
 	.stats = v2_stats,
 	.destroy = v2_destroy,
-	.open_existing = v2_open_existing,
 };

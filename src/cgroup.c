@@ -698,23 +698,6 @@ int sbx_cgroup_destroy(struct sbx_cgroup *cg, struct sbx_error *err)
 	return r;
 }
 
-int sbx_cgroup_remove_path(const struct sbx_cgroup_host *h, const char *run_id,
-			   struct sbx_error *err)
-{
-	struct sbx_cgroup *cg;
-	bool found = false;
-	int r;
-
-	if (!run_id_ok(run_id))
-		return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0, "cgroup: run_id: not a valid name");
-	cg = cgroup_new(h, run_id);
-	r = h->ops->open_existing(cg, &found, err);
-	if (r == 0 && found)
-		r = h->ops->destroy(cg, err);
-	cgroup_free(cg);
-	return r;
-}
-
 int sbx_cgroup_describe(const struct sbx_cgroup_host *h, json_t **out)
 {
 	json_t *o = json_object(), *a = json_array();

@@ -192,13 +192,6 @@ int sbx_cgroup_stats(struct sbx_cgroup *cg, struct sbx_cgroup_stats *st, struct 
 int sbx_cgroup_destroy(struct sbx_cgroup *cg, struct sbx_error *err);
 
 /*
- * sbx_cgroup_remove_path() - for `sbx gc`: kill and remove a crashed run's
- * "sbx-<run_id>" in every hierarchy of @h.  Already gone is success.
- */
-int sbx_cgroup_remove_path(const struct sbx_cgroup_host *h, const char *run_id,
-			   struct sbx_error *err);
-
-/*
  * sbx_cgroup_describe() - the manifest's isolation.cgroup:
  * {"version":N,"controllers":[...]} with the controllers a run's cgroup is
  * placed in, sorted.  Returns 0; *@out is a new reference.
@@ -234,7 +227,6 @@ struct sbx_cgroup_ops {
 	/* Open an existing "sbx-<run_id>" left by a crashed run, so gc can
 	 * kill and destroy it; ENOENT everywhere is success with nothing
 	 * opened (*found false). */
-	int (*open_existing)(struct sbx_cgroup *cg, bool *found, struct sbx_error *err);
 };
 
 extern const struct sbx_cgroup_ops sbx_cgroup_v1_ops;

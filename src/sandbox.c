@@ -426,12 +426,6 @@ int sbx_spawn_report_error(const struct sbx_report *rep, struct sbx_error *err)
 	return report_error(rep, err);
 }
 
-void sbx_spawn_kill(struct sbx_spawn *sp)
-{
-	if (sp->pidfd >= 0)
-		pidfd_send_signal(sp->pidfd, SIGKILL, NULL, 0);
-}
-
 void sbx_spawn_free(struct sbx_spawn *sp)
 {
 	if (sp->pidfd >= 0) {

@@ -175,7 +175,6 @@ int sbx_spawn_continue(struct sbx_spawn *sp, struct sbx_error *err);
  * byte count, 0 at EOF, < 0 on error. */
 int sbx_spawn_recv_report(int sock, struct sbx_report *rep, int *fds, size_t nfds);
 int sbx_spawn_report_error(const struct sbx_report *rep, struct sbx_error *err);
-void sbx_spawn_kill(struct sbx_spawn *sp);
 void sbx_spawn_free(struct sbx_spawn *sp);
 
 #endif

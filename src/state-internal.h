@@ -26,7 +26,6 @@ struct sbx_state_record {
 	pid_t broker_pid;
 	uint64_t broker_start; /* /proc/<pid>/stat starttime, clock ticks */
 	uid_t uid;
-	pid_t init_pid;
 	char **cgroups;
 	char **temps;
 };

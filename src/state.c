@@ -37,7 +37,6 @@ struct sbx_run_state {
 	uint64_t broker_start;
 	uint64_t start_ms;
 	uid_t uid;
-	pid_t init_pid;
 	char **cgroups; /* NULL-terminated */
 	char **temps;
 };
@@ -263,7 +262,6 @@ int sbx_state_save(struct sbx_run_state *st, struct sbx_error *err)
 	json_object_set_new(o, "started_at", json_string(when));
 	json_object_set_new(o, "uid", json_integer(st->uid));
 	json_object_set_new(o, "principal", st->principal ? json_string(st->principal) : json_null());
-	json_object_set_new(o, "init_pid", json_integer(st->init_pid));
 	json_object_set_new(o, "cgroups", strv_json(st->cgroups));
 	json_object_set_new(o, "temps", strv_json(st->temps));
 	text = json_dumps(o, JSON_INDENT(1));
@@ -323,7 +321,7 @@ int sbx_state_record_read(int entry_fd, struct sbx_state_record *rec, struct sbx
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = sbx_xmalloc(STATE_JSON_MAX + 1);
 	_cleanup_state_json_ json_t *o = NULL;
-	json_int_t pid, start, uid, init;
+	json_int_t pid, start, uid;
 	const char *id;
 	ssize_t n;
 
@@ -348,13 +346,10 @@ int sbx_state_record_read(int entry_fd, struct sbx_state_record *rec, struct sbx
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0, "state.json: broker_start: malformed");
 	if (!get_int(o, "uid", 0, &uid) || uid > UINT32_MAX)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0, "state.json: uid: malformed");
-	if (!get_int(o, "init_pid", 0, &init) || init > INT32_MAX)
-		return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0, "state.json: init_pid: malformed");
 	memcpy(rec->run_id, id, SBX_RUN_ID_LEN + 1);
 	rec->broker_pid = (pid_t)pid;
 	rec->broker_start = (uint64_t)start;
 	rec->uid = (uid_t)uid;
-	rec->init_pid = (pid_t)init;
 	if (get_strv(o, "cgroups", &rec->cgroups) < 0 || get_strv(o, "temps", &rec->temps) < 0) {
 		sbx_state_record_free(rec);
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0,
@@ -470,12 +465,6 @@ const char *sbx_state_run_id(const struct sbx_run_state *st)
 	return st->run_id;
 }
 
-int sbx_state_set_pid(struct sbx_run_state *st, pid_t init_pid, struct sbx_error *err)
-{
-	st->init_pid = init_pid;
-	return sbx_state_save(st, err);
-}
-
 static int add_path(struct sbx_run_state *st, char ***list, const char *path, const char *what,
 		    struct sbx_error *err)
 {
@@ -520,12 +509,6 @@ void sbx_state_finish(struct sbx_run_state *st)
 	gc_fd = sbx_state_lock_file(st->state_dir, "gc.lock", LOCK_SH, NULL);
 	entry_remove(st);
 	state_free(st);
-}
-
-void sbx_state_abandon(struct sbx_run_state *st)
-{
-	if (st)
-		state_free(st);
 }
 
 /* --- sbx cancel ------------------------------------------------------------------ */

@@ -72,7 +72,6 @@ int sbx_state_create(const char *state_dir, const char *run_id, const char *prin
 		     struct sbx_run_state **st, struct sbx_error *err);
 
 /*
- * sbx_state_set_pid() - record the payload's init pid (host view) and save.
  * sbx_state_add_cgroup() - record a cgroup directory (absolute, under
  *   /sys/fs/cgroup, one component containing the run id).  Record it, and
  *   sbx_state_save(), BEFORE creating it, so a crash in between leaves
@@ -83,7 +82,6 @@ int sbx_state_create(const char *state_dir, const char *run_id, const char *prin
  * A path gc would refuse to touch is refused here already.
  * Errors: SBX_EXIT_SOFTWARE (70).
  */
-int sbx_state_set_pid(struct sbx_run_state *st, pid_t init_pid, struct sbx_error *err);
 int sbx_state_add_cgroup(struct sbx_run_state *st, const char *path, struct sbx_error *err);
 int sbx_state_add_temp(struct sbx_run_state *st, const char *path, struct sbx_error *err);
 
@@ -98,12 +96,6 @@ const char *sbx_state_run_id(const struct sbx_run_state *st);
  * the run's own cleanup removed its cgroups and temp dirs.  NULL is a no-op.
  */
 void sbx_state_finish(struct sbx_run_state *st);
-
-/*
- * sbx_state_abandon() - free @st and close the lock without removing the
- * entry, as a crash would (tests; a forked child must not keep the lock).
- */
-void sbx_state_abandon(struct sbx_run_state *st);
 
 /*
  * sbx_state_gc() - reap every entry whose lock is free: kill what is left in

@@ -939,34 +939,6 @@ static void test_v2_kill(void **state)
 	}
 }
 
-/* gc removes a crashed run's cgroup by name, killing what is left; twice
- * is fine. */
-static void test_v2_remove_path(void **state)
-{
-	struct fake *f = fake_v2("cpu memory pids\n", "");
-	_cleanup_free_ char *run = fake_path(f, "/sys/fs/cgroup" V2_SCOPE "/sbx-gc1");
-	struct sbx_error err = { 0 };
-	struct sbx_cgroup_host h;
-	struct sbx_cgroup *cg = NULL;
-
-	detect_ok(f, NULL, &h);
-	assert_int_equal(sbx_cgroup_create(&h, "gc1", &std_limits, &cg, &err), 0);
-	xwrite_in(run, "cgroup.events", "populated 1\nfrozen 0\n");
-	/* "sbx crashed": the struct is gone, the directory is not */
-	closep(&cg->v2_fd);
-	free(cg->name);
-	free(cg);
-	assert_true(exists(run));
-	assert_int_equal(sbx_cgroup_remove_path(&h, "gc1", &err), 0);
-	assert_file(run, "cgroup.kill", "<absent>");
-	assert_false(exists(run));
-	assert_true(f->killed_rounds >= 1);
-	assert_int_equal(sbx_cgroup_remove_path(&h, "gc1", &err), 0);
-	assert_int_equal(sbx_cgroup_destroy(NULL, &err), 0);
-	sbx_cgroup_host_free(&h);
-	fake_free(f);
-}
-
 /* --- v1 backend ---------------------------------------------------------- */
 
 static const char *const v1_dirs[] = {
@@ -1112,7 +1084,7 @@ static void test_v1_stats(void **state)
 	}
 }
 
-static void test_v1_kill_and_gc(void **state)
+static void test_v1_kill_and_destroy(void **state)
 {
 	struct fake *f = fake_hybrid();
 	_cleanup_free_ char *frz = fake_path(f, "/sys/fs/cgroup/freezer/sbx-kk");
@@ -1136,21 +1108,11 @@ static void test_v1_kill_and_gc(void **state)
 	assert_sigkilled(b);
 	assert_file(frz, "freezer.state", "THAWED");
 
-	/* gc of the same name, as if sbx had crashed: a pid is left */
-	a = sleeper();
-	snprintf(pids, sizeof(pids), "%d\n", (int)a);
-	xwrite_in(mem, "cgroup.procs", pids);
-	for (int k = 0; k < _SBX_CGROUP_CONTROLLER_MAX; k++)
-		closep(&cg->v1_fd[k]);
-	free(cg->name);
-	free(cg);
-	assert_int_equal(sbx_cgroup_remove_path(&h, "kk", &err), 0);
-	assert_sigkilled(a);
+	assert_int_equal(sbx_cgroup_destroy(cg, &err), 0);
 	for (size_t i = 0; i < ARRAY_SIZE(v1_dirs); i++) {
 		_cleanup_free_ char *d = sbx_xasprintf("%s%s/sbx-kk", f->root, v1_dirs[i]);
 		assert_false(exists(d));
 	}
-	assert_int_equal(sbx_cgroup_remove_path(&h, "kk", &err), 0);
 	sbx_cgroup_host_free(&h);
 	fake_free(f);
 }
@@ -1351,11 +1313,10 @@ int main(void)
 		cmocka_unit_test(test_v2_not_writable),
 		cmocka_unit_test(test_v2_stats),
 		cmocka_unit_test(test_v2_kill),
-		cmocka_unit_test(test_v2_remove_path),
 		cmocka_unit_test(test_v1_create_writes),
 		cmocka_unit_test(test_v1_comounted),
 		cmocka_unit_test(test_v1_stats),
-		cmocka_unit_test(test_v1_kill_and_gc),
+		cmocka_unit_test(test_v1_kill_and_destroy),
 		cmocka_unit_test(test_v1_rollback),
 		cmocka_unit_test(test_real_host),
 	};

@@ -227,13 +227,12 @@ static void test_create_finish(void **state)
 	assert_string_equal(sbx_state_run_id(st), id);
 	assert_int_equal(sbx_state_add_temp(st, temp, &err), 0);
 	assert_int_equal(sbx_state_add_cgroup(st, cg, &err), 0);
-	assert_int_equal(sbx_state_set_pid(st, 4242, &err), 0);
+	assert_int_equal(sbx_state_save(st, &err), 0);
 
 	o = read_state_json(f->state, id);
 	assert_string_equal(json_string_value(json_object_get(o, "run_id")), id);
 	assert_int_equal(json_integer_value(json_object_get(o, "broker_pid")), getpid());
 	assert_int_equal(json_integer_value(json_object_get(o, "uid")), getuid());
-	assert_int_equal(json_integer_value(json_object_get(o, "init_pid")), 4242);
 	assert_string_equal(json_string_value(json_object_get(o, "principal")), "alice");
 	assert_string_equal(json_string_value(json_array_get(json_object_get(o, "temps"), 0)), temp);
 	assert_string_equal(json_string_value(json_array_get(json_object_get(o, "cgroups"), 0)), cg);
@@ -547,6 +546,7 @@ static void make_cgroups_with_orphan(struct sbx_run_state *st)
 	struct sbx_error err = { 0 };
 	int go[2];
 	pid_t pid;
+	char ready;
 
 	for (int i = 0; g_cgroups[i]; i++) {
 		_cleanup_free_ char *nested = sbx_xasprintf("%s/payload", g_cgroups[i]);
@@ -582,10 +582,8 @@ static void make_cgroups_with_orphan(struct sbx_run_state *st)
 		_exit(0);
 	}
 	close(go[1]);
-	if (read(go[0], &pid, 1) != 1)
+	if (read(go[0], &ready, 1) != 1)
 		_exit(10);
-	if (sbx_state_set_pid(st, pid, &err) < 0)
-		_exit(11);
 }
 
 /*
