@@ -9,12 +9,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/pidfd.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -30,6 +34,35 @@ static const char etc_nsswitch[] = "passwd: files\ngroup: files\nhosts: files\n"
 /* No resolver: with the network disabled there is nothing to ask, and an
  * egress profile resolves names in the broker's proxy, never inside. */
 static const char etc_resolv[] = "# no DNS inside the sandbox\n";
+
+static const char *const stage_names[_SBX_STAGE_MAX] = {
+	[SBX_STAGE_EXEC_INIT] = "exec-init",
+	[SBX_STAGE_SYNC] = "sync",
+	[SBX_STAGE_IDENTITY] = "identity",
+	[SBX_STAGE_NET] = "network",
+	[SBX_STAGE_MOUNT_PRIVATE] = "mount-private",
+	[SBX_STAGE_ROOT] = "root",
+	[SBX_STAGE_BINDS] = "binds",
+	[SBX_STAGE_ETC] = "etc",
+	[SBX_STAGE_DEV] = "dev",
+	[SBX_STAGE_PROC] = "proc",
+	[SBX_STAGE_WORK] = "work",
+	[SBX_STAGE_INPUTS] = "inputs",
+	[SBX_STAGE_PIVOT] = "pivot",
+	[SBX_STAGE_READONLY] = "readonly",
+	[SBX_STAGE_CREDENTIALS] = "credentials",
+	[SBX_STAGE_SECCOMP] = "seccomp",
+	[SBX_STAGE_LANDLOCK] = "landlock",
+	[SBX_STAGE_FORK] = "fork",
+	[SBX_STAGE_RLIMITS] = "rlimits",
+	[SBX_STAGE_FDS] = "fds",
+	[SBX_STAGE_EXEC] = "exec",
+};
+
+const char *sbx_stage_name(enum sbx_stage s)
+{
+	return (unsigned)s < _SBX_STAGE_MAX && stage_names[s] ? stage_names[s] : "unknown";
+}
 
 static int add_etc(struct sbx_spec *spec, const char *path, const char *data, size_t len)
 {
@@ -86,6 +119,23 @@ static bool id_is_mapped(const char *map, unsigned long id)
 			found = true;
 	fclose(f);
 	return found;
+}
+
+/* sbx-init, the program the sandbox's first process runs (init.c). */
+static int open_init(struct sbx_spawn *sp, struct sbx_error *err)
+{
+	const char *dir = getenv("SBX_LIBEXECDIR");
+	_cleanup_free_ char *path =
+		sbx_xasprintf("%s/sbx-init", dir && *dir ? dir : LIBEXECDIR "/sbx");
+
+	sp->init_fd = open(path, O_PATH | O_CLOEXEC);
+	if (sp->init_fd < 0) {
+		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "the sandbox's init: %s", path);
+		sbx_error_hint(err, "sbx-init is installed with sbx (make install); SBX_LIBEXECDIR "
+				    "names the directory of a build tree's copy");
+		return -1;
+	}
+	return 0;
 }
 
 int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const struct sbx_job *job,
@@ -184,7 +234,9 @@ int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const s
 		spec->outer_uid = getuid();
 		spec->outer_gid = getgid();
 	}
-	return 0;
+	if (sbx_spec_pack(spec, &sp->spec_fd, err) < 0)
+		return -1;
+	return open_init(sp, err);
 }
 
 static int write_proc(pid_t pid, const char *file, const char *data, struct sbx_error *err)
@@ -232,10 +284,68 @@ static const char *userns_hint(int e)
 	return "check that this kernel supports unprivileged user namespaces";
 }
 
+/* What the clone's first moments need, prepared by the broker: the child
+ * shares the broker's memory and may not allocate or format anything. */
+struct init_exec {
+	int init_fd;
+	int sock;
+	int fds[4]; /* spec, sock, stdout, stderr: inherited by sbx-init */
+	char num[4][16];
+	char *argv[6];
+};
+
+/*
+ * The first instructions of the sandbox's first process: it runs on a
+ * stack of its own in the broker's memory (CLONE_VM) while the broker
+ * waits for its execve (CLONE_VFORK), so no page of the broker is copied
+ * or shared copy-on-write, and the broker's memory (its environment, the
+ * signing key) never becomes the sandbox's.  Only raw system calls here:
+ * no allocation, no libcap-ng (per-thread state in the broker's memory).
+ *
+ * The process holds every capability of the new user namespace, but an
+ * execve by a uid that is not the namespace's root (the maps are not even
+ * written yet) would drop them.  Raising them into the ambient set carries
+ * them into sbx-init, which drops every set, ambient included, before the
+ * payload starts.
+ */
+static int exec_init(void *arg)
+{
+	const struct init_exec *x = arg;
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3];
+	struct sbx_report rep = { .kind = SBX_REPORT_FAILED, .stage = SBX_STAGE_EXEC_INIT };
+	static const char msg[] = "starting sbx-init";
+	char *const envp[] = { NULL };
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		goto fail;
+	for (size_t i = 0; i < ARRAY_SIZE(x->fds); i++)
+		if (fcntl(x->fds[i], F_SETFD, 0) < 0)
+			goto fail;
+	if (syscall(SYS_capget, &hdr, caps) < 0)
+		goto fail;
+	for (size_t i = 0; i < ARRAY_SIZE(caps); i++)
+		caps[i].inheritable = caps[i].permitted;
+	if (syscall(SYS_capset, &hdr, caps) < 0)
+		goto fail;
+	for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
+		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) < 0 && errno != EINVAL)
+			goto fail;
+	syscall(SYS_execveat, x->init_fd, "", x->argv, envp, AT_EMPTY_PATH);
+fail:
+	rep.err = errno;
+	memcpy(rep.msg, msg, sizeof(msg));
+	(void)!write(x->sock, &rep, sizeof(rep));
+	return 127;
+}
+
 int sbx_spawn_start(struct sbx_spawn *sp, int cgroup_fd, struct sbx_error *err)
 {
 	int sv[2], outp[2], errp[2];
 	struct clone_args args = { 0 };
+	struct init_exec x = { .init_fd = sp->init_fd };
+	const size_t stack_size = 64 * 1024;
+	void *stack;
 	int pidfd = -1;
 	pid_t pid;
 
@@ -243,6 +353,10 @@ int sbx_spawn_start(struct sbx_spawn *sp, int cgroup_fd, struct sbx_error *err)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "socketpair");
 	if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "pipe");
+	stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+		     -1, 0);
+	if (stack == MAP_FAILED)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "stack for the clone");
 
 	/* Root's supplementary groups would follow the payload (unmapped, but
 	 * still checked by the host's permission tests); drop them. */
@@ -251,10 +365,23 @@ int sbx_spawn_start(struct sbx_spawn *sp, int cgroup_fd, struct sbx_error *err)
 	/* EPERM: a user namespace with setgroups denied, where nobody can
 	 * change the groups - the same position as an unprivileged caller. */
 
-	args.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-		     CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD;
+	x.sock = sv[1];
+	x.fds[0] = sp->spec_fd;
+	x.fds[1] = sv[1];
+	x.fds[2] = outp[1];
+	x.fds[3] = errp[1];
+	x.argv[0] = (char *)"sbx-init";
+	for (size_t i = 0; i < ARRAY_SIZE(x.fds); i++) {
+		snprintf(x.num[i], sizeof(x.num[i]), "%d", x.fds[i]);
+		x.argv[i + 1] = x.num[i];
+	}
+
+	args.flags = CLONE_VM | CLONE_VFORK | CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
+		     CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD;
 	args.pidfd = (uint64_t)(uintptr_t)&pidfd;
 	args.exit_signal = SIGCHLD;
+	args.stack = (uint64_t)(uintptr_t)stack;
+	args.stack_size = stack_size;
 	if (cgroup_fd >= 0) {
 		/* Born inside the run's cgroup: no window in which the init
 		 * (or anything it forks) is outside the limits. */
@@ -262,7 +389,9 @@ int sbx_spawn_start(struct sbx_spawn *sp, int cgroup_fd, struct sbx_error *err)
 		args.cgroup = (uint64_t)cgroup_fd;
 	}
 	sp->t_clone_ns = sbx_now_mono_ns();
-	pid = sbx_clone3(&args, sizeof(args));
+	pid = sbx_clone3_on_stack(&args, exec_init, &x);
+	/* Here the child has exec'd sbx-init or exited: the stack is ours. */
+	munmap(stack, stack_size);
 	if (pid < 0) {
 		int e = errno;
 		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, e, "creating the sandbox's namespaces");
@@ -270,15 +399,11 @@ int sbx_spawn_start(struct sbx_spawn *sp, int cgroup_fd, struct sbx_error *err)
 		close(sv[0]), close(sv[1]), close(outp[0]), close(outp[1]), close(errp[0]), close(errp[1]);
 		return -1;
 	}
-	if (pid == 0) {
-		close(sv[0]);
-		close(outp[0]);
-		close(errp[0]);
-		sbx_child_main(&sp->spec, sv[1], outp[1], errp[1]);
-	}
 	close(sv[1]);
 	close(outp[1]);
 	close(errp[1]);
+	close(sp->spec_fd);
+	sp->spec_fd = -1;
 	sp->pid = pid;
 	sp->pidfd = pidfd;
 	sp->sock = sv[0];
@@ -448,7 +573,12 @@ void sbx_spawn_free(struct sbx_spawn *sp)
 		close(sp->outroot_fd);
 	if (sp->proxy_fd >= 0)
 		close(sp->proxy_fd);
+	if (sp->spec_fd >= 0)
+		close(sp->spec_fd);
+	if (sp->init_fd >= 0)
+		close(sp->init_fd);
 	sp->sock = sp->out_rd = sp->err_rd = sp->in_fd = sp->outroot_fd = sp->proxy_fd = -1;
+	sp->spec_fd = sp->init_fd = -1;
 	sbx_seccomp_free(&sp->spec.seccomp);
 	sbx_strv_free(sp->argv);
 	sp->argv = NULL;

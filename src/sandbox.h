@@ -5,9 +5,10 @@
  *
  * The broker (parent) computes everything the sandbox needs before the
  * clone: every path, the argv and envp, the compiled seccomp program, the
- * /etc files.  The child then only executes a list of steps over that
- * memory, so between clone and execve nothing is parsed and nothing is
- * allocated by sbx, and a failure is one fixed-size record on a socket.
+ * /etc files.  It travels to sbx-init as one sealed block (spec-blob.c),
+ * and the init only executes a list of steps over it: nothing is parsed
+ * there beyond bounds checks, and a failure is one fixed-size record on a
+ * socket.
  */
 #ifndef SBX_SANDBOX_H
 #define SBX_SANDBOX_H
@@ -31,6 +32,7 @@
 
 /* Steps between clone and execve, in order.  Each failure names one. */
 enum sbx_stage {
+	SBX_STAGE_EXEC_INIT,   /* the clone exec'ing sbx-init */
 	SBX_STAGE_SYNC,        /* waiting for the broker (maps, cgroup) */
 	SBX_STAGE_IDENTITY,    /* hostname, setsid */
 	SBX_STAGE_NET,         /* lo up in the new net namespace */
@@ -130,9 +132,16 @@ int sbx_seccomp_compile(const struct sbx_seccomp_policy *pol, struct sock_fprog 
 			struct sbx_error *err);
 void sbx_seccomp_free(struct sock_fprog *prog);
 
-/* child.c: the sandbox's init, entered right after clone in the child.
- * Never returns. */
-_noreturn_ void sbx_child_main(const struct sbx_spec *spec, int sock, int out_fd, int err_fd);
+/* spec-blob.c: @spec and all it points to as one sealed memfd, for
+ * sbx-init; and back, in place, in the init's private copy of it (NULL if
+ * anything in the block is out of bounds). */
+int sbx_spec_pack(const struct sbx_spec *spec, int *memfd, struct sbx_error *err);
+struct sbx_spec *sbx_spec_unpack(void *blob, size_t size);
+
+/* init.c: the sandbox's init, in sbx-init.  Never returns. */
+_noreturn_ void sbx_init_main(const struct sbx_spec *spec, int sock, int out_fd, int err_fd);
+/* Report a failed @stage (errno is the cause) on @sock and exit. */
+_noreturn_ void sbx_init_fail(int sock, enum sbx_stage stage, const char *msg);
 
 /*
  * The broker's handle on one sandbox while it is built and runs.
@@ -158,11 +167,13 @@ struct sbx_spawn {
 	int in_fd;       /* /work/in until inputs are in */
 	int outroot_fd;  /* /work/out, kept after the sandbox is gone */
 	int proxy_fd;    /* the proxy listener (spec.proxy_listener), or -1 */
+	int spec_fd;     /* the packed spec (spec-blob.c) until the clone */
+	int init_fd;     /* O_PATH of sbx-init */
 	uint64_t t_clone_ns;
 };
 
 #define SBX_SPAWN_INIT { .pid = -1, .pidfd = -1, .sock = -1, .out_rd = -1, .err_rd = -1, \
-			 .in_fd = -1, .outroot_fd = -1, .proxy_fd = -1 }
+			 .in_fd = -1, .outroot_fd = -1, .proxy_fd = -1, .spec_fd = -1, .init_fd = -1 }
 
 int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const struct sbx_job *job,
 		      struct sbx_error *err);

@@ -62,6 +62,73 @@ pid_t sbx_clone3(struct clone_args *args, size_t size)
 	return (pid_t)syscall(SYS_clone3, args, size);
 }
 
+/*
+ * clone3 for a child that starts on a stack of its own (CLONE_VM): the
+ * child cannot return through C code, whose frames belong to the parent,
+ * so it starts in a few instructions that call fn(arg) on the new stack
+ * and exit with its result - what glibc's clone() does for the old clone
+ * system call, which has no CLONE_INTO_CGROUP.  Returns the child's pid
+ * to the parent, or -errno.
+ */
+long sbx_clone3_raw(struct clone_args *args, size_t size, int (*fn)(void *), void *arg);
+#if defined(__x86_64__)
+__asm__(".text\n"
+	".globl sbx_clone3_raw\n"
+	".type sbx_clone3_raw, @function\n"
+	"sbx_clone3_raw:\n"
+	"	.cfi_startproc\n"
+	"	mov %rdx, %r8\n"       /* fn and arg survive the syscall in r8/r9 */
+	"	mov %rcx, %r9\n"
+	"	mov $435, %eax\n"      /* __NR_clone3 */
+	"	syscall\n"
+	"	test %rax, %rax\n"
+	"	jz 1f\n"
+	"	ret\n"
+	"1:	.cfi_undefined %rip\n" /* the child: no caller to unwind to */
+	"	xor %ebp, %ebp\n"
+	"	mov %r9, %rdi\n"
+	"	call *%r8\n"
+	"	mov %eax, %edi\n"
+	"	mov $60, %eax\n"       /* __NR_exit */
+	"	syscall\n"
+	"	hlt\n"
+	"	.cfi_endproc\n"
+	".size sbx_clone3_raw, .-sbx_clone3_raw\n");
+#elif defined(__aarch64__)
+__asm__(".text\n"
+	".globl sbx_clone3_raw\n"
+	".type sbx_clone3_raw, %function\n"
+	"sbx_clone3_raw:\n"
+	"	mov x9, x2\n"
+	"	mov x10, x3\n"
+	"	mov x8, #435\n"
+	"	svc #0\n"
+	"	cbz x0, 1f\n"
+	"	ret\n"
+	"1:	mov x29, xzr\n"
+	"	mov x0, x10\n"
+	"	blr x9\n"
+	"	mov x8, #93\n"         /* __NR_exit */
+	"	svc #0\n"
+	"	brk #0\n"
+	".size sbx_clone3_raw, .-sbx_clone3_raw\n");
+#else
+#error "sbx_clone3_raw: no clone3 trampoline for this architecture"
+#endif
+
+pid_t sbx_clone3_on_stack(struct clone_args *args, int (*fn)(void *), void *arg)
+{
+	long r;
+
+	FORCED_ENOSYS("clone3");
+	r = sbx_clone3_raw(args, sizeof(*args), fn, arg);
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return (pid_t)r;
+}
+
 int sbx_pivot_root(const char *new_root, const char *put_old)
 {
 	return (int)syscall(SYS_pivot_root, new_root, put_old);

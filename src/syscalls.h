@@ -22,6 +22,11 @@ int sbx_openat2(int dirfd, const char *path, struct open_how *how, size_t size);
  * added to @flags.  How sbx opens every path that untrusted data names. */
 int sbx_open_beneath(int dirfd, const char *path, int flags);
 pid_t sbx_clone3(struct clone_args *args, size_t size);
+/* clone3 with the child running fn(arg) on the stack that @args names
+ * (args->stack, args->stack_size), then exiting with its return value: for
+ * CLONE_VM children, which share the parent's memory and so cannot return
+ * into its frames. */
+pid_t sbx_clone3_on_stack(struct clone_args *args, int (*fn)(void *), void *arg);
 int sbx_pivot_root(const char *new_root, const char *put_old);
 int sbx_mount_setattr(int dirfd, const char *path, unsigned int flags, struct mount_attr *attr,
 		      size_t size);

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * child.c - the sandbox's init: everything between clone and the payload's
- * execve, read top to bottom.
+ * init.c - the sandbox's init: everything between clone and the payload's
+ * execve, read top to bottom.  It is the body of sbx-init, a small static
+ * program of its own (sbx-init.c) that the broker's clone executes at once.
  *
- * The broker clones this process into new user, mount, pid, net, ipc, uts
- * and cgroup namespaces.  It is pid 1 of the new pid namespace and holds
- * every capability of the new user namespace (none on the host).  It:
+ * The broker clones into new user, mount, pid, net, ipc, uts and cgroup
+ * namespaces; the clone executes sbx-init, which is pid 1 of the new pid
+ * namespace and holds every capability of the new user namespace (none on
+ * the host).  It:
  *
  *   1. waits for the broker to write the uid/gid maps and place it in the
  *      run's cgroup (one byte on the socket), and passes it a netlink
@@ -20,10 +22,10 @@
  *      resolving a path through the sandbox (and, for an egress network
  *      profile, the proxy's listening socket on 127.0.0.1:3128, which the
  *      broker serves from outside),
- *   4. drops every capability, sets no_new_privs, makes itself undumpable,
- *      restricts itself with Landlock where the kernel has it and loads
- *      the seccomp filter - so from here on it is no more powerful than
- *      the payload,
+ *   4. drops every capability (ambient included: that is how they crossed
+ *      the execve), sets no_new_privs, makes itself undumpable, restricts
+ *      itself with Landlock where the kernel has it and loads the seccomp
+ *      filter - so from here on it is no more powerful than the payload,
  *   5. sets the rlimits and spawns the payload in its own session with
  *      only stdin (/dev/null), stdout and stderr open, exec'ing the
  *      profile's interpreter,
@@ -32,9 +34,9 @@
  *      and reports the payload's wait status to the broker.
  *
  * A failing step sends one fixed-size struct sbx_report naming the step
- * and _exits.  The broker is single-threaded when it clones, so the few
- * library calls that allocate (libcap-ng) are safe here; sbx's own
- * code allocates nothing.
+ * and _exits.  Being a program of its own, the init holds nothing of the
+ * broker's memory: not the caller's environment or command line, not the
+ * signing key.
  */
 #include "config.h"
 
@@ -72,61 +74,6 @@
 
 static int report_sock = -1;
 
-/*
- * The init is a fork of the broker, so /proc/1/cmdline would show the
- * caller's command line (job path, store, principal) to the payload.
- * glibc passes argc/argv/envp to constructors; remember where the
- * argument and environment strings lie so the init can blank them.
- */
-static char *args_begin, *args_end;
-
-static void __attribute__((constructor)) remember_args(int argc, char **argv, char **envp)
-{
-	char **last = NULL;
-
-	if (argc < 1 || !argv || !argv[0])
-		return;
-	last = &argv[argc - 1];
-	for (char **e = envp; e && *e; e++)
-		last = e;
-	args_begin = argv[0];
-	args_end = *last + strlen(*last) + 1;
-}
-
-static void scrub_args(void)
-{
-	if (args_begin && args_end > args_begin)
-		memset(args_begin, 0, (size_t)(args_end - args_begin));
-}
-
-static const char *const stage_names[_SBX_STAGE_MAX] = {
-	[SBX_STAGE_SYNC] = "sync",
-	[SBX_STAGE_IDENTITY] = "identity",
-	[SBX_STAGE_NET] = "network",
-	[SBX_STAGE_MOUNT_PRIVATE] = "mount-private",
-	[SBX_STAGE_ROOT] = "root",
-	[SBX_STAGE_BINDS] = "binds",
-	[SBX_STAGE_ETC] = "etc",
-	[SBX_STAGE_DEV] = "dev",
-	[SBX_STAGE_PROC] = "proc",
-	[SBX_STAGE_WORK] = "work",
-	[SBX_STAGE_INPUTS] = "inputs",
-	[SBX_STAGE_PIVOT] = "pivot",
-	[SBX_STAGE_READONLY] = "readonly",
-		[SBX_STAGE_CREDENTIALS] = "credentials",
-	[SBX_STAGE_SECCOMP] = "seccomp",
-	[SBX_STAGE_LANDLOCK] = "landlock",
-	[SBX_STAGE_FORK] = "fork",
-	[SBX_STAGE_RLIMITS] = "rlimits",
-	[SBX_STAGE_FDS] = "fds",
-	[SBX_STAGE_EXEC] = "exec",
-};
-
-const char *sbx_stage_name(enum sbx_stage s)
-{
-	return (unsigned)s < _SBX_STAGE_MAX && stage_names[s] ? stage_names[s] : "unknown";
-}
-
 static void send_report(int fd, const struct sbx_report *rep)
 {
 	/* SOCK_SEQPACKET or a pipe: one record, whole or not at all. */
@@ -149,6 +96,11 @@ static _printf_(4, 5) _noreturn_ void fail_to(int fd, enum sbx_stage stage, bool
 	va_end(ap);
 	send_report(fd, &rep);
 	_exit(127);
+}
+
+void sbx_init_fail(int sock, enum sbx_stage stage, const char *msg)
+{
+	fail_to(sock, stage, false, "%s", msg);
 }
 
 #define fail(stage, ...) fail_to(report_sock, stage, false, __VA_ARGS__)
@@ -624,9 +576,9 @@ static void drop_credentials(void)
 	/* No exec may ever grant privileges back (setuid bits, file caps). */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		fail(SBX_STAGE_CREDENTIALS, "PR_SET_NO_NEW_PRIVS");
-	/* The init is a copy of the broker's memory (the caller's environment,
-	 * the signing key): undumpable means the payload cannot read it
-	 * through /proc/1/{mem,environ} even as the same uid. */
+	/* Undumpable: the payload cannot read the init's memory (the spec,
+	 * with the job's code and environment) or open its fds through
+	 * /proc/1 even as the same uid. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		fail(SBX_STAGE_CREDENTIALS, "PR_SET_DUMPABLE");
 }
@@ -816,7 +768,7 @@ static _noreturn_ void reap(pid_t payload, const sigset_t *mask)
 	}
 }
 
-void sbx_child_main(const struct sbx_spec *spec, int sock, int out_fd, int err_fd)
+void sbx_init_main(const struct sbx_spec *spec, int sock, int out_fd, int err_fd)
 {
 	sigset_t mask, oldmask;
 	int landlock_abi;
@@ -826,7 +778,6 @@ void sbx_child_main(const struct sbx_spec *spec, int sock, int out_fd, int err_f
 	ssize_t n;
 
 	report_sock = sock;
-	scrub_args();
 
 	/* If the broker dies, so does the sandbox: the init's death tears
 	 * down the whole pid namespace.  The broker may have died before
