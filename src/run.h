@@ -16,6 +16,7 @@
 #include "hostconfig.h"
 #include "job.h"
 #include "policy.h"
+#include "sign.h"
 #include "state.h"
 #include "status-line.h"
 #include "supervisor.h"
@@ -33,7 +34,7 @@ struct sbx_run {
 	uint64_t ended_at_ms;
 
 	struct sbx_hostconfig cfg;
-	EVP_PKEY *key;
+	struct sbx_key key;       /* an OpenSSL key once the payload runs */
 	struct sbx_catalog cat;
 	struct sbx_job job;
 	bool job_read;            /* from here on a manifest is printed */

@@ -171,13 +171,15 @@ static int read_key_file(const char *path, bool private, struct secret *out,
 	if (st.st_size > KEY_FILE_MAX)
 		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0, "%s: too large for a key file", path);
 
-	out->data = sbx_xmalloc(KEY_FILE_MAX + 1);
-	out->len = KEY_FILE_MAX + 1;
-	n = sbx_read_all(fd, out->data, KEY_FILE_MAX + 1);
+	/* Sized by the file (one byte more shows a file that grew), so that
+	 * wiping it touches no more memory than it holds. */
+	out->len = (size_t)st.st_size + 2;
+	out->data = sbx_xmalloc(out->len);
+	n = sbx_read_all(fd, out->data, out->len - 1);
 	if (n < 0)
 		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "%s: read", path);
-	if (n > KEY_FILE_MAX)
-		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0, "%s: too large for a key file", path);
+	if (n > st.st_size)
+		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0, "%s: changed while read", path);
 	out->data[n] = '\0';
 	return (int)n;
 }
@@ -195,10 +197,10 @@ static int check_ed25519(const char *path, EVP_PKEY *key, struct sbx_error *err)
  * always the same 16-byte DER header followed by the 32-byte seed.
  * OpenSSL 3's generic decoder costs several milliseconds on every run (it
  * loads and tries each decoder); this reads that one shape directly and
- * leaves everything else to PEM_read_bio_PrivateKey.  Returns NULL when
+ * leaves everything else to PEM_read_bio_PrivateKey.  Returns false when
  * the text is not exactly that shape.
  */
-static EVP_PKEY *ed25519_pkcs8_fast(const char *text, size_t len)
+static bool ed25519_pkcs8_fast(const char *text, size_t len, unsigned char seed[32])
 {
 	static const char begin[] = "-----BEGIN PRIVATE KEY-----\n";
 	static const char end[] = "\n-----END PRIVATE KEY-----";
@@ -206,36 +208,36 @@ static EVP_PKEY *ed25519_pkcs8_fast(const char *text, size_t len)
 						  0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20 };
 	unsigned char der[51];
 	const char *b64, *stop;
-	EVP_PKEY *k;
+	bool ok;
 	int n;
 
 	if (len < sizeof(begin) || memcmp(text, begin, sizeof(begin) - 1))
-		return NULL;
+		return false;
 	b64 = text + sizeof(begin) - 1;
 	stop = memmem(b64, len - (size_t)(b64 - text), end, sizeof(end) - 1);
 	/* 48 bytes of DER are exactly 64 base64 characters, one line. */
 	if (!stop || stop - b64 != 64)
-		return NULL;
+		return false;
 	n = EVP_DecodeBlock(der, (const unsigned char *)b64, 64);
-	if (n != 48 || memcmp(der, prefix, sizeof(prefix)))
-		return NULL;
-	k = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, der + 16, 32);
+	ok = n == 48 && !memcmp(der, prefix, sizeof(prefix));
+	if (ok)
+		memcpy(seed, der + 16, 32);
 	OPENSSL_cleanse(der, sizeof(der));
-	return k;
+	return ok;
 }
 
-int sbx_sign_load_key(const char *path, EVP_PKEY **key, struct sbx_error *err)
+static int load_key(const char *path, struct sbx_key *key, struct sbx_error *err)
 {
 	_cleanup_(secret_wipe) struct secret file = { 0 };
 	_cleanup_(BIO_free_allp) BIO *bio = NULL;
 	_cleanup_pkey_ EVP_PKEY *k = NULL;
 	int n = read_key_file(path, true, &file, err);
 
+	*key = (struct sbx_key){ 0 };
 	if (n < 0)
 		return -1;
-	k = ed25519_pkcs8_fast(file.data, (size_t)n);
-	if (k) {
-		*key = TAKE_PTR(k);
+	if (ed25519_pkcs8_fast(file.data, (size_t)n, key->seed)) {
+		key->has_seed = true;
 		return 0;
 	}
 	bio = BIO_new_mem_buf(file.data, n);
@@ -247,7 +249,36 @@ int sbx_sign_load_key(const char *path, EVP_PKEY **key, struct sbx_error *err)
 				     "%s: not an unencrypted PEM private key", path);
 	if (check_ed25519(path, k, err) < 0)
 		return -1;
-	*key = TAKE_PTR(k);
+	key->pkey = TAKE_PTR(k);
+	return 0;
+}
+
+EVP_PKEY *sbx_key_pkey(struct sbx_key *key)
+{
+	if (!key->pkey && key->has_seed) {
+		key->pkey = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, key->seed,
+							 sizeof(key->seed));
+		OPENSSL_cleanse(key->seed, sizeof(key->seed));
+		key->has_seed = false;
+	}
+	return key->pkey;
+}
+
+void sbx_key_clear(struct sbx_key *key)
+{
+	EVP_PKEY_free(key->pkey);
+	OPENSSL_cleanse(key, sizeof(*key));
+}
+
+int sbx_sign_load_key(const char *path, EVP_PKEY **key, struct sbx_error *err)
+{
+	struct sbx_key k;
+
+	if (load_key(path, &k, err) < 0)
+		return -1;
+	*key = sbx_key_pkey(&k);
+	if (!*key)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0, "%s: OpenSSL cannot use the key", path);
 	return 0;
 }
 
@@ -328,17 +359,18 @@ int sbx_sign_default_path(bool create_dirs, char **path, struct sbx_error *err)
 }
 
 
-int sbx_sign_default_key(const char *explicit_path, const char *config_path, EVP_PKEY **key,
+int sbx_sign_default_key(const char *explicit_path, const char *config_path, struct sbx_key *key,
 			 struct sbx_error *err)
 {
 	_cleanup_free_ char *path = NULL;
 	struct sbx_error gen = { 0 };
 	struct stat st;
 
+	*key = (struct sbx_key){ 0 };
 	if (explicit_path)
-		return sbx_sign_load_key(explicit_path, key, err);
+		return load_key(explicit_path, key, err);
 	if (config_path)
-		return sbx_sign_load_key(config_path, key, err);
+		return load_key(config_path, key, err);
 	if (sbx_sign_default_path(true, &path, err) < 0)
 		return -1;
 	if (lstat(path, &st) < 0 && errno == ENOENT) {
@@ -351,7 +383,7 @@ int sbx_sign_default_key(const char *explicit_path, const char *config_path, EVP
 			return -1;
 		}
 	}
-	return sbx_sign_load_key(path, key, err);
+	return load_key(path, key, err);
 }
 
 int sbx_sign_key_id(EVP_PKEY *key, char out[SBX_KEY_ID_LEN])

@@ -76,6 +76,23 @@ int sbx_sign_load_pubkey(const char *path, EVP_PKEY **key, struct sbx_error *err
  */
 int sbx_sign_default_path(bool create_dirs, char **path, struct sbx_error *err);
 
+/*
+ * A run's signing key: read and checked when loaded, in the order the
+ * SPEC reports errors, but made an OpenSSL key only when first used
+ * (sbx_key_pkey), so that OpenSSL's set-up runs while the payload does.
+ * The common PKCS#8 key is held as its 32-byte seed until then; any other
+ * PEM key is parsed at once.  Wiped by sbx_key_clear.
+ */
+struct sbx_key {
+	EVP_PKEY *pkey;
+	unsigned char seed[32];
+	bool has_seed;
+};
+
+/* The OpenSSL key (owned by @key), or NULL when OpenSSL cannot make one. */
+EVP_PKEY *sbx_key_pkey(struct sbx_key *key);
+void sbx_key_clear(struct sbx_key *key);
+
 /**
  * sbx_sign_default_key() - the signing key of a run: @explicit_path (--key)
  * if given, else @config_path (the host config's signing_key) if given,
@@ -83,10 +100,10 @@ int sbx_sign_default_path(bool create_dirs, char **path, struct sbx_error *err);
  * 0700) with one notice on stderr:
  * "sbx: created signing key <path> (public key <path>.pub)".
  * Explicit and configured keys are never created.
- * Return: 0 with *@key owned by the caller, or -1 (SBX_EXIT_UNAVAILABLE for
- * file problems).
+ * Return: 0 with @key filled (sbx_key_clear it), or -1 (SBX_EXIT_UNAVAILABLE
+ * for file problems).
  */
-int sbx_sign_default_key(const char *explicit_path, const char *config_path, EVP_PKEY **key,
+int sbx_sign_default_key(const char *explicit_path, const char *config_path, struct sbx_key *key,
 			 struct sbx_error *err);
 
 /**

@@ -58,7 +58,7 @@ t loopback_host "python3 -c 'import socket; s=socket.create_connection((\"127.0.
 t external_net "python3 -c 'import socket; socket.create_connection((\"192.0.2.1\", 80), timeout=2)'"
 t secret_env 'env | grep -qE "SBXSECRE[T]|hunte[r]2"'
 t secret_proc 'grep -qsE "hunte[r]2" /proc/[0-9]*/environ /proc/[0-9]*/cmdline'
-echo "init_cmdline_bytes $(tr -d '\0' < /proc/1/cmdline | wc -c)"
+echo "init_cmdline $(tr '\0' ' ' < /proc/1/cmdline)"
 echo "uid $(id -u)"
 grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' /proc/self/status | tr -d '\t' | tr ':' ' '
 echo "ifaces $(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\n' ',')"
@@ -84,8 +84,8 @@ for mode in root user; do
 			not_ok "$mode: $name: $(grep "^$name " <<<"$got" || echo 'no result')"; fi
 	done
 	check "$mode: payload runs as uid 1000" grep -qx "uid 1000" <<<"$got"
-	check "$mode: the init's command line (the caller's paths) is blank" \
-		grep -qx "init_cmdline_bytes 0" <<<"$got"
+	check "$mode: the init is sbx-init, with none of the caller's paths or arguments" \
+		grep -qxE "init_cmdline sbx-init [0-9]+ [0-9]+ [0-9]+ [0-9]+ ?" <<<"$got"
 	for cap in CapInh CapPrm CapEff CapBnd CapAmb; do
 		check "$mode: $cap is empty" grep -qx "$cap 0000000000000000" <<<"$got"
 	done
@@ -143,7 +143,7 @@ done
 MODE=user
 M="$T/user"
 mkjob "$M/never.json" shell 'echo PAYLOAD-RAN'
-runuser -u "$SBX_TEST_USER" -- env -i PATH=/usr/bin:/bin HOME="$M/home" \
+runuser -u "$SBX_TEST_USER" -- env -i PATH=/usr/bin:/bin HOME="$M/home" SBX_LIBEXECDIR="$SBX_BUILDDIR" \
 	unshare --user --map-root-user sh -c "echo 0 > /proc/sys/user/max_user_namespaces && exec \"\$@\"" sh \
 	"$SBX" run --config "$M/config.json" --policy "$SBX_SRCDIR/policy" --key "$KEY" --store "$M/store" \
 	--artifacts "$M/never-art" "$M/never.json" > "$M/never.out" 2> "$M/never.err"
@@ -165,6 +165,11 @@ for sc in clone3 openat2; do
 	check "$sc missing: exit 69 with a Hint, payload never ran" \
 		eval '[ $RC -eq 69 ] && grep -q "^sbx: Hint: " "$ERR" && [ "$(jqm .status)" = isolation_unavailable ] && ! grep -q PAYLOAD-RAN "$OUT"'
 done
+# Without its init program (an installation that lost sbx-init), sbx
+# refuses the same way: before any namespace exists.
+SBX_EXTRA_ENV="SBX_LIBEXECDIR=$M/no-such-dir" sbx_run "$M/never.json"
+check "sbx-init missing: exit 69 with a Hint naming it, payload never ran" \
+	eval '[ $RC -eq 69 ] && grep -q "^sbx: Hint: sbx-init" "$ERR" && [ "$(jqm .status)" = isolation_unavailable ] && ! grep -q PAYLOAD-RAN "$OUT"'
 check "nothing left behind after the refusals" nothing_left
 
 finish

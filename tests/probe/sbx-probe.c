@@ -105,20 +105,23 @@ static void tiocsti(void)
 }
 
 /* ptrace pid 1 only if it is sbx's init, never the host's init of a
- * broken sandbox: sbx's init blanks its command line, and no real init
- * has an empty one. */
+ * broken sandbox: sbx's init is the program sbx-init, started with the
+ * command line "sbx-init" and four fd numbers, and named so in comm. */
 static void ptrace_init(void)
 {
-	char cmd[256] = "";
+	char cmd[256] = "", comm[32] = "";
 	int fd = open("/proc/1/cmdline", O_RDONLY);
 	ssize_t n = fd >= 0 ? read(fd, cmd, sizeof(cmd) - 1) : -1;
-	const char *base = NULL;
 
 	if (fd >= 0)
 		close(fd);
 	cmd[n > 0 ? n : 0] = '\0';
-	(void)base;
-	if (n != 0 && cmd[0] != '\0') {
+	fd = open("/proc/1/comm", O_RDONLY);
+	n = fd >= 0 ? read(fd, comm, sizeof(comm) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	comm[n > 0 ? n : 0] = '\0';
+	if (strcmp(cmd, "sbx-init") || strcmp(comm, "sbx-init\n")) {
 		printf("ptrace_init skipped-not-our-init\n");
 		return;
 	}

@@ -431,7 +431,7 @@ static void test_default_key(void **state)
 	_cleanup_free_ char *expect_pub = tmp_path("xdg/sbx/signing.key.pub");
 	_cleanup_free_ char *dir = tmp_path("xdg/sbx"), *explicit_key = tmp_path("explicit");
 	_cleanup_free_ char *path = NULL;
-	_cleanup_pkey_ EVP_PKEY *k1 = NULL, *k2 = NULL, *k3 = NULL, *k4 = NULL;
+	struct sbx_key k1, k2, k3, k4;
 	char id1[SBX_KEY_ID_LEN], id2[SBX_KEY_ID_LEN], id3[SBX_KEY_ID_LEN];
 	struct sbx_error err = { 0 };
 
@@ -442,12 +442,13 @@ static void test_default_key(void **state)
 
 	/* First use creates it (directories 0700), later uses load it. */
 	assert_int_equal(sbx_sign_default_key(NULL, NULL, &k1, &err), 0);
+	assert_true(k1.has_seed && !k1.pkey); /* OpenSSL only on first use */
 	assert_int_equal(mode_of(expect), 0600);
 	assert_int_equal(mode_of(expect_pub), 0644);
 	assert_int_equal(mode_of(dir), 0700);
 	assert_int_equal(sbx_sign_default_key(NULL, NULL, &k2, &err), 0);
-	assert_int_equal(sbx_sign_key_id(k1, id1), 0);
-	assert_int_equal(sbx_sign_key_id(k2, id2), 0);
+	assert_int_equal(sbx_sign_key_id(sbx_key_pkey(&k1), id1), 0);
+	assert_int_equal(sbx_sign_key_id(sbx_key_pkey(&k2), id2), 0);
 	assert_string_equal(id1, id2);
 
 	/* An explicit or configured key wins, and is never created. */
@@ -460,7 +461,7 @@ static void test_default_key(void **state)
 	assert_int_equal(access(explicit_key, F_OK), -1);
 	assert_int_equal(sbx_sign_keygen(explicit_key, NULL), 0);
 	assert_int_equal(sbx_sign_default_key(explicit_key, expect, &k3, &err), 0);
-	assert_int_equal(sbx_sign_key_id(k3, id3), 0);
+	assert_int_equal(sbx_sign_key_id(sbx_key_pkey(&k3), id3), 0);
 	assert_string_not_equal(id1, id3);
 	assert_int_equal(sbx_sign_default_key(NULL, explicit_key, &k4, &err), 0);
 
@@ -472,6 +473,10 @@ static void test_default_key(void **state)
 	assert_int_equal(sbx_sign_default_path(false, &path, NULL), 0);
 	assert_true(strncmp(path, tmpdir, strlen(tmpdir)) == 0);
 	assert_non_null(strstr(path, "/.config/sbx/signing.key"));
+	sbx_key_clear(&k1);
+	sbx_key_clear(&k2);
+	sbx_key_clear(&k3);
+	sbx_key_clear(&k4);
 }
 
 int main(void)
