@@ -6,13 +6,13 @@
 #include "config.h"
 
 #include <getopt.h>
-#include <openssl/crypto.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "digest.h"
 #include "error.h"
 
 static const char usage_text[] =
@@ -261,17 +261,8 @@ int main(int argc, char **argv)
 		printf("sbx %s\n", PACKAGE_VERSION);
 		return 0;
 	}
-	/*
-	 * sbx uses OpenSSL for SHA-256 and Ed25519 from the built-in default
-	 * provider, and never prints OpenSSL's error strings.  Its implicit
-	 * initialization would parse the host's openssl.cnf, load every error
-	 * string and tear it all down again at exit: a few milliseconds of
-	 * every run.  Without the host's configuration the digests and
-	 * signatures are the same on every host, as they must be.
-	 */
-	if (!OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS |
-					 OPENSSL_INIT_NO_ATEXIT,
-				 NULL)) {
+	/* `sbx run` sets OpenSSL up later, off its start-up path (run.c). */
+	if (strcmp(argv[1], "run") && sbx_crypto_init() < 0) {
 		fputs("sbx: initializing OpenSSL failed\n", stderr);
 		return SBX_EXIT_SOFTWARE;
 	}

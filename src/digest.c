@@ -4,9 +4,32 @@
  */
 #include "config.h"
 
+#include <openssl/crypto.h>
 #include <string.h>
 
 #include "digest.h"
+
+/*
+ * sbx uses OpenSSL for SHA-256 and Ed25519 from the built-in default
+ * provider, and never prints OpenSSL's error strings.  Its implicit
+ * initialization would parse the host's openssl.cnf, load every error
+ * string and tear it all down again at exit: a few milliseconds of every
+ * run.  Without the host's configuration the digests and signatures are
+ * the same on every host, as they must be.
+ */
+int sbx_crypto_init(void)
+{
+	static int done;
+
+	if (!done)
+		done = OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG |
+						   OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS |
+						   OPENSSL_INIT_NO_ATEXIT,
+					   NULL)
+			       ? 1
+			       : -1;
+	return done > 0 ? 0 : -1;
+}
 
 /* Large enough that the per-read cost vanishes next to hashing at
  * ~1.7 GB/s; on the heap so that callers deep in a walk keep their stack. */

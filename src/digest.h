@@ -15,6 +15,17 @@
 
 #define SBX_SHA256_HEX_LEN 64
 
+/**
+ * sbx_crypto_init() - set OpenSSL up the way sbx uses it (no openssl.cnf,
+ * no error strings, no exit-time teardown), once.  It must come before any
+ * other OpenSSL call, which would otherwise initialize OpenSSL with the
+ * host's configuration.  Every command but `sbx run` calls it first thing;
+ * `sbx run` calls it when the sandbox is starting the payload, and before
+ * any manifest is built, so that OpenSSL's set-up is off the start-up path.
+ * Return: 0, or -1 when OpenSSL cannot be initialized.
+ */
+int sbx_crypto_init(void);
+
 struct sbx_sha256 {
 	EVP_MD_CTX *ctx;
 };

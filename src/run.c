@@ -43,6 +43,7 @@
 #include <sys/wait.h>
 
 #include "admission.h"
+#include "digest.h"
 #include "events.h"
 #include "proxy.h"
 #include "run.h"
@@ -456,8 +457,9 @@ static int execute(struct sbx_run *run, int sfd)
 	if (sbx_spawn_continue(&sp, &run->err) < 0)
 		goto out;
 	sbx_run_event(run, "materialized", NULL);
-	/* OpenSSL's set-up (~2 ms) while the sandbox starts the payload on
-	 * the other CPU: by the time the manifest is signed it is done. */
+	/* OpenSSL's set-up and the key (~2 ms) while the sandbox starts the
+	 * payload on the other CPU: by the time the manifest is signed, and
+	 * before the supervisor hashes the payload's output, it is done. */
 	sbx_key_pkey(&run->key);
 
 	if (cancel_pending(sfd)) {
@@ -627,6 +629,9 @@ done:
 	sbx_run_event(&run, "cleaned", NULL);
 	run.ended_at_ms = sbx_now_real_ms();
 
+	/* Before the first digest: a run that ended early never got to the
+	 * set-up in execute().  Should it fail, signing fails (70). */
+	sbx_crypto_init();
 	manifest = sbx_manifest_build(&run);
 	if (sbx_manifest_finish(manifest, sbx_key_pkey(&run.key), &line, &len, &run.err) < 0) {
 		sbx_error_print(&run.err);

@@ -240,6 +240,8 @@ static int load_key(const char *path, struct sbx_key *key, struct sbx_error *err
 		key->has_seed = true;
 		return 0;
 	}
+	if (sbx_crypto_init() < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0, "%s: initializing OpenSSL failed", path);
 	bio = BIO_new_mem_buf(file.data, n);
 	if (!bio)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0, "%s: out of memory", path);
@@ -255,7 +257,7 @@ static int load_key(const char *path, struct sbx_key *key, struct sbx_error *err
 
 EVP_PKEY *sbx_key_pkey(struct sbx_key *key)
 {
-	if (!key->pkey && key->has_seed) {
+	if (!key->pkey && key->has_seed && sbx_crypto_init() == 0) {
 		key->pkey = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, key->seed,
 							 sizeof(key->seed));
 		OPENSSL_cleanse(key->seed, sizeof(key->seed));

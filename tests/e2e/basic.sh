@@ -3,7 +3,7 @@
 # basic.sh - the ordinary jobs work, and every outcome is a signed manifest.
 . "$SBX_SRCDIR/tests/e2e/lib.sh"
 
-plan 40
+plan 44
 
 for mode in root user; do
 	setup_mode $mode
@@ -57,6 +57,27 @@ for mode in root user; do
 	sbx_run "$M/bad.json"
 	check "$mode: invalid job: 65, one line naming the JSON path, signed manifest" \
 		eval '[ $RC -eq 65 ] && grep -q "limits.memory_mib" "$ERR" && [ "$(jqm .status)" = invalid ] && signature_ok'
+
+	# The host's OpenSSL configuration is not sbx's: a configuration that
+	# loads only the null provider (under which `openssl dgst -sha256`
+	# fails) changes nothing, whether OpenSSL is set up while the payload
+	# starts or, for a job refused early, just before the manifest.
+	cat > "$M/null-provider.cnf" <<'CNF'
+openssl_conf = openssl_init
+[openssl_init]
+providers = provider_sect
+[provider_sect]
+null = null_sect
+[null_sect]
+activate = 1
+CNF
+	chmod 644 "$M/null-provider.cnf"
+	SBX_EXTRA_ENV="OPENSSL_CONF=$M/null-provider.cnf" sbx_run "$M/echo.json"
+	check "$mode: a hostile openssl.cnf is ignored by sbx run" \
+		eval '[ $RC -eq 0 ] && [ "$(jqm .status)" = succeeded ] && signature_ok'
+	SBX_EXTRA_ENV="OPENSSL_CONF=$M/null-provider.cnf" sbx_run "$M/bad.json"
+	check "$mode: ... also for a job refused before the sandbox" \
+		eval '[ $RC -eq 65 ] && [ "$(jqm .status)" = invalid ] && signature_ok'
 done
 
 finish
