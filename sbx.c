@@ -6,10 +6,13 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "digest.h"
@@ -246,6 +249,38 @@ static const struct subcommand {
 	{ "gc", 0, do_gc },
 };
 
+/*
+ * A page fault costs 10-25 us on some virtual machines, a page of
+ * MADV_POPULATE_WRITE well under one.  sbx run uses a few hundred KiB of
+ * heap (the catalog, the job, OpenSSL, the manifest), so the heap grows
+ * to 1 MiB at once, populated in one call, and stays: nothing is trimmed
+ * and buffers up to 4 MiB come from it rather than from fresh mmaps (each
+ * of which faults page by page and flushes the TLB when unmapped).  A
+ * kernel without MADV_POPULATE_WRITE (before 5.14) faults pages in as
+ * usual.
+ */
+static void prefault_heap(void)
+{
+	const size_t size = 1 << 20;
+	struct mallinfo2 mi;
+	char *start, *end;
+	void *p;
+
+	mallopt(M_MMAP_THRESHOLD, 4 << 20);
+	mallopt(M_TRIM_THRESHOLD, 8 << 20);
+	mallopt(M_TOP_PAD, (int)size);
+	/* The main arena runs contiguously from its start to the break; a
+	 * request its top chunk cannot hold grows it by M_TOP_PAD. */
+	mi = mallinfo2();
+	start = (char *)sbrk(0) - mi.arena;
+	p = malloc(mi.keepcost + 1);
+	end = sbrk(0);
+	free(p);
+	if (end > start)
+		(void)madvise(start, (size_t)(end - start), MADV_POPULATE_WRITE);
+	mallopt(M_TOP_PAD, 128 * 1024); /* glibc's default from here on */
+}
+
 int main(int argc, char **argv)
 {
 	struct parsed p = { 0 };
@@ -261,6 +296,7 @@ int main(int argc, char **argv)
 		printf("sbx %s\n", PACKAGE_VERSION);
 		return 0;
 	}
+	prefault_heap();
 	/* `sbx run` sets OpenSSL up later, off its start-up path (run.c). */
 	if (strcmp(argv[1], "run") && sbx_crypto_init() < 0) {
 		fputs("sbx: initializing OpenSSL failed\n", stderr);

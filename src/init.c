@@ -768,27 +768,68 @@ static _noreturn_ void reap(pid_t payload, const sigset_t *mask)
 	}
 }
 
-void sbx_init_main(const struct sbx_spec *spec, int sock, int out_fd, int err_fd)
+/*
+ * Wait for the broker's go-ahead: the uid/gid maps are written, the init
+ * is in the run's cgroup, and the message carries the sealed memfd of the
+ * sandbox's description, which the broker packed while this program
+ * started.
+ */
+static const struct sbx_spec *wait_for_go(int sock)
 {
+	char go;
+	struct iovec iov = { .iov_base = &go, .iov_len = 1 };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = u.buf,
+		.msg_controllen = sizeof(u.buf),
+	};
+	struct cmsghdr *c;
+	const struct sbx_spec *spec;
+	int fd = -1;
+	ssize_t n;
+
+	do
+		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		_exit(127); /* the broker gave up, or died */
+	c = CMSG_FIRSTHDR(&msg);
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	if (fd < 0) {
+		errno = EPROTO;
+		fail(SBX_STAGE_SYNC, "the broker's go-ahead came without the sandbox's description");
+	}
+	spec = sbx_spec_map(fd);
+	if (!spec)
+		fail(SBX_STAGE_SYNC, "the sandbox's description is unreadable or malformed");
+	close(fd);
+	return spec;
+}
+
+void sbx_init_main(int sock, int out_fd, int err_fd)
+{
+	const struct sbx_spec *spec;
 	sigset_t mask, oldmask;
 	int landlock_abi;
 	struct sbx_report rep;
-	char go;
 	pid_t pid;
-	ssize_t n;
 
 	report_sock = sock;
 
 	/* If the broker dies, so does the sandbox: the init's death tears
 	 * down the whole pid namespace.  The broker may have died before
-	 * this was set; then the read below sees EOF. */
+	 * this was set; then the wait below sees EOF. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		fail(SBX_STAGE_SYNC, "PR_SET_PDEATHSIG");
-	do
-		n = read(sock, &go, 1);
-	while (n < 0 && errno == EINTR);
-	if (n != 1)
-		_exit(127);
+	send_netlink(sock);
+	spec = wait_for_go(sock);
 
 	/* Become the sandbox user (the maps are written now).  Keep the
 	 * namespace's capabilities across the uid change: they are needed to
@@ -808,7 +849,6 @@ void sbx_init_main(const struct sbx_spec *spec, int sock, int out_fd, int err_fd
 	if (broker_gone(sock))
 		_exit(127);
 
-	send_netlink(sock);
 	setup_identity();
 	setup_root(spec);
 	setup_binds(spec);

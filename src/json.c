@@ -43,9 +43,19 @@ int sbx_json_read(const char *path, size_t max, int code, char **data, size_t *l
 	}
 
 	/* One byte more than allowed tells "exactly max" from "too big"
-	 * without trusting st_size (stdin, or a file growing under us). */
-	buf = sbx_xmalloc(max + 2);
-	n = sbx_read_all(fd, buf, max + 1);
+	 * without trusting st_size (stdin, or a file growing under us).  A
+	 * regular file is read into a buffer of its size first (a buffer of
+	 * max bytes would be fresh pages, each a page fault), and only one
+	 * that grew meanwhile gets the rest. */
+	size_t cap = is_stdin ? max + 1 : (size_t)st.st_size + 1;
+	buf = sbx_xmalloc(cap + 1);
+	n = sbx_read_all(fd, buf, cap);
+	if (n == (ssize_t)cap && cap < max + 1) {
+		ssize_t more;
+		buf = sbx_xrealloc(buf, max + 2);
+		more = sbx_read_all(fd, buf + n, max + 1 - cap);
+		n = more < 0 ? more : n + more;
+	}
 	if (n < 0)
 		return sbx_error_set(err, code, errno, "%s: cannot read", is_stdin ? "<stdin>" : path);
 	if ((size_t)n > max)

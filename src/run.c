@@ -426,21 +426,22 @@ static int execute(struct sbx_run *run, int sfd)
 	    sbx_cgroup_describe(&run->cg_host, &run->cg_isolation) < 0)
 		return -1;
 
+	/* The sandbox first: the kernel builds the namespaces and sbx-init
+	 * starts up while this process computes what goes into them. */
+	if (sbx_spawn_start(&sp, sbx_cgroup_clone_fd(run->cg), &run->err) < 0)
+		goto out;
+	run->sandboxed = true;
+	/* cgroup v1 has no CLONE_INTO_CGROUP: place the init while it starts
+	 * up (each cgroup.procs write waits for an RCU grace period), and in
+	 * any case before its go-ahead.  Nothing it runs is ever outside the
+	 * limits. */
+	if (sbx_cgroup_clone_fd(run->cg) < 0 && sbx_cgroup_attach(run->cg, sp.pid, &run->err) < 0)
+		goto out;
 	sp.code = code ? code : run->job.code;
 	sp.code_len = code ? code_len : run->job.code_len;
 	if (sbx_spawn_prepare(&sp, &run->plan, &run->job, &run->err) < 0)
 		goto out;
-	if (sbx_spawn_start(&sp, sbx_cgroup_clone_fd(run->cg), &run->err) < 0)
-		goto out;
-	run->sandboxed = true;
 	if (sbx_spawn_release(&sp, &run->err) < 0)
-		goto out;
-	/* cgroup v1 has no CLONE_INTO_CGROUP: place the init while it builds
-	 * the root (each cgroup.procs write waits for an RCU grace period,
-	 * so doing it in parallel saves milliseconds) and in any case before
-	 * it forks the payload, which waits for the go-ahead after the
-	 * inputs.  Nothing the payload runs is ever outside the limits. */
-	if (sbx_cgroup_clone_fd(run->cg) < 0 && sbx_cgroup_attach(run->cg, sp.pid, &run->err) < 0)
 		goto out;
 	if (sbx_spawn_receive_work(&sp, &run->err) < 0)
 		goto out;

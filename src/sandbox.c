@@ -234,9 +234,7 @@ int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const s
 		spec->outer_uid = getuid();
 		spec->outer_gid = getgid();
 	}
-	if (sbx_spec_pack(spec, &sp->spec_fd, err) < 0)
-		return -1;
-	return open_init(sp, err);
+	return sbx_spec_pack(spec, &sp->spec_fd, err);
 }
 
 static int write_proc(pid_t pid, const char *file, const char *data, struct sbx_error *err)
@@ -289,9 +287,9 @@ static const char *userns_hint(int e)
 struct init_exec {
 	int init_fd;
 	int sock;
-	int fds[4]; /* spec, sock, stdout, stderr: inherited by sbx-init */
-	char num[4][16];
-	char *argv[6];
+	int fds[3]; /* sock, stdout, stderr: inherited by sbx-init */
+	char num[3][16];
+	char *argv[5];
 };
 
 /*
@@ -343,12 +341,15 @@ int sbx_spawn_start(struct sbx_spawn *sp, int cgroup_fd, struct sbx_error *err)
 {
 	int sv[2], outp[2], errp[2];
 	struct clone_args args = { 0 };
-	struct init_exec x = { .init_fd = sp->init_fd };
+	struct init_exec x;
 	const size_t stack_size = 64 * 1024;
 	void *stack;
 	int pidfd = -1;
 	pid_t pid;
 
+	if (open_init(sp, err) < 0)
+		return -1;
+	x = (struct init_exec){ .init_fd = sp->init_fd };
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "socketpair");
 	if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)
@@ -366,10 +367,9 @@ int sbx_spawn_start(struct sbx_spawn *sp, int cgroup_fd, struct sbx_error *err)
 	 * change the groups - the same position as an unprivileged caller. */
 
 	x.sock = sv[1];
-	x.fds[0] = sp->spec_fd;
-	x.fds[1] = sv[1];
-	x.fds[2] = outp[1];
-	x.fds[3] = errp[1];
+	x.fds[0] = sv[1];
+	x.fds[1] = outp[1];
+	x.fds[2] = errp[1];
 	x.argv[0] = (char *)"sbx-init";
 	for (size_t i = 0; i < ARRAY_SIZE(x.fds); i++) {
 		snprintf(x.num[i], sizeof(x.num[i]), "%d", x.fds[i]);
@@ -402,8 +402,8 @@ int sbx_spawn_start(struct sbx_spawn *sp, int cgroup_fd, struct sbx_error *err)
 	close(sv[1]);
 	close(outp[1]);
 	close(errp[1]);
-	close(sp->spec_fd);
-	sp->spec_fd = -1;
+	close(sp->init_fd);
+	sp->init_fd = -1;
 	sp->pid = pid;
 	sp->pidfd = pidfd;
 	sp->sock = sv[0];
@@ -497,13 +497,39 @@ static int bring_up_lo(struct sbx_spawn *sp, struct sbx_error *err)
 	return 0;
 }
 
-int sbx_spawn_release(struct sbx_spawn *sp, struct sbx_error *err)
+/* The go-ahead: one byte, with the sealed spec attached. */
+static int send_go(struct sbx_spawn *sp)
 {
 	char go = 'G';
+	struct iovec iov = { .iov_base = &go, .iov_len = 1 };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u = { 0 };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = u.buf,
+		.msg_controllen = sizeof(u.buf),
+	};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
 
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &sp->spec_fd, sizeof(int));
+	if (sendmsg(sp->sock, &msg, MSG_NOSIGNAL) != 1)
+		return -1;
+	close(sp->spec_fd);
+	sp->spec_fd = -1;
+	return 0;
+}
+
+int sbx_spawn_release(struct sbx_spawn *sp, struct sbx_error *err)
+{
 	if (write_id_maps(sp, err) < 0)
 		return -1;
-	if (write(sp->sock, &go, 1) != 1)
+	if (send_go(sp) < 0)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "releasing the sandbox init");
 	return bring_up_lo(sp, err);
 }

@@ -137,22 +137,26 @@ void sbx_seccomp_free(struct sock_fprog *prog);
  * anything in the block is out of bounds). */
 int sbx_spec_pack(const struct sbx_spec *spec, int *memfd, struct sbx_error *err);
 struct sbx_spec *sbx_spec_unpack(void *blob, size_t size);
+/* The init's side: a private copy of the packed spec in @memfd, unpacked;
+ * NULL if it cannot be read or is malformed. */
+struct sbx_spec *sbx_spec_map(int memfd);
 
 /* init.c: the sandbox's init, in sbx-init.  Never returns. */
-_noreturn_ void sbx_init_main(const struct sbx_spec *spec, int sock, int out_fd, int err_fd);
+_noreturn_ void sbx_init_main(int sock, int out_fd, int err_fd);
 /* Report a failed @stage (errno is the cause) on @sock and exit. */
 _noreturn_ void sbx_init_fail(int sock, enum sbx_stage stage, const char *msg);
 
 /*
  * The broker's handle on one sandbox while it is built and runs.
  *
- * Sequence: sbx_spawn_prepare() (everything computed, nothing created),
- * sbx_spawn_start() (clone3 into the namespaces and, on cgroup v2, straight
- * into the run's cgroup), placement into v1 cgroups by the caller,
- * sbx_spawn_release() (id maps, go, lo brought up over the init's netlink
- * socket), sbx_spawn_receive_work() (the /work/in
- * and /work/out fds), input materialization by the caller,
- * sbx_spawn_continue(); then the supervisor reads reports from ->sock.
+ * Sequence: sbx_spawn_start() (clone3 into the namespaces and, on cgroup
+ * v2, straight into the run's cgroup; the clone executes sbx-init), v1
+ * cgroup placement by the caller, sbx_spawn_prepare() (the spec computed
+ * and packed while sbx-init starts), sbx_spawn_release() (id maps, go-ahead
+ * with the spec, lo brought up over the init's netlink socket),
+ * sbx_spawn_receive_work() (the /work/in and /work/out fds), input
+ * materialization by the caller, sbx_spawn_continue(); then the supervisor
+ * reads reports from ->sock.
  */
 struct sbx_spawn {
 	struct sbx_spec spec;
@@ -167,7 +171,7 @@ struct sbx_spawn {
 	int in_fd;       /* /work/in until inputs are in */
 	int outroot_fd;  /* /work/out, kept after the sandbox is gone */
 	int proxy_fd;    /* the proxy listener (spec.proxy_listener), or -1 */
-	int spec_fd;     /* the packed spec (spec-blob.c) until the clone */
+	int spec_fd;     /* the packed spec (spec-blob.c) until the go-ahead */
 	int init_fd;     /* O_PATH of sbx-init */
 	uint64_t t_clone_ns;
 };

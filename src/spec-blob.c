@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "sandbox.h"
 
@@ -189,4 +190,20 @@ struct sbx_spec *sbx_spec_unpack(void *blob, size_t size)
 	if (!s->seccomp.filter || !s->argv || !s->argv[0] || !s->envp)
 		return NULL;
 	return s;
+}
+
+struct sbx_spec *sbx_spec_map(int memfd)
+{
+	struct stat st;
+	void *blob;
+
+	/* A private copy, writable so that the offsets can become pointers
+	 * in place, populated in one call (a page fault each costs more). */
+	if (fstat(memfd, &st) < 0 || st.st_size <= 0)
+		return NULL;
+	blob = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE,
+		    memfd, 0);
+	if (blob == MAP_FAILED)
+		return NULL;
+	return sbx_spec_unpack(blob, (size_t)st.st_size);
 }

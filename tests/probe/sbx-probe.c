@@ -106,7 +106,7 @@ static void tiocsti(void)
 
 /* ptrace pid 1 only if it is sbx's init, never the host's init of a
  * broken sandbox: sbx's init is the program sbx-init, started with the
- * command line "sbx-init" and four fd numbers, and named so in comm. */
+ * command line "sbx-init" and three fd numbers, and named so in comm. */
 static void ptrace_init(void)
 {
 	char cmd[256] = "", comm[32] = "";
