@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "libexec.h"
 #include "netns.h"
 #include "sandbox.h"
 #include "syscalls.h"
@@ -124,15 +125,13 @@ static bool id_is_mapped(const char *map, unsigned long id)
 /* sbx-init, the program the sandbox's first process runs (init.c). */
 static int open_init(struct sbx_spawn *sp, struct sbx_error *err)
 {
-	const char *dir = getenv("SBX_LIBEXECDIR");
-	_cleanup_free_ char *path =
-		sbx_xasprintf("%s/sbx-init", dir && *dir ? dir : LIBEXECDIR "/sbx");
+	_cleanup_free_ char *path = sbx_libexec_path("sbx-init");
 
 	sp->init_fd = open(path, O_PATH | O_CLOEXEC);
 	if (sp->init_fd < 0) {
 		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "the sandbox's init: %s", path);
-		sbx_error_hint(err, "sbx-init is installed with sbx (make install); SBX_LIBEXECDIR "
-				    "names the directory of a build tree's copy");
+		sbx_error_hint(err, "sbx-init is installed with sbx (make install), or found beside "
+				    "the sbx binary; SBX_LIBEXECDIR names another directory");
 		return -1;
 	}
 	return 0;

@@ -87,6 +87,11 @@ int sbx_seccomp_compile(const struct sbx_seccomp_policy *pol, struct sock_fprog 
 	if (seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) < 0 ||
 	    seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 1) < 0)
 		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0, "seccomp: cannot set filter attributes");
+	/* Most system calls are allowed, and every one of them passes the
+	 * filter: a binary tree over the syscall numbers decides in a few
+	 * comparisons instead of one per rule.  Only speed: a libseccomp
+	 * without it (before 2.5) gives the same verdicts in a list. */
+	(void)seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 
 	for (size_t i = 0; i < pol->n_rules; i++)
 		for (char **s = pol->rules[i].syscalls; s && *s; s++)

@@ -19,6 +19,7 @@
 
 #include "sbx-archive.h"
 #include "job.h"
+#include "libexec.h"
 #include "store.h"
 #include "syscalls.h"
 
@@ -282,9 +283,7 @@ static void clean_line(char *s)
 
 static char *extractor_path(void)
 {
-	const char *dir = getenv("SBX_LIBEXECDIR");
-
-	return sbx_xasprintf("%s/sbx-extract", dir && *dir ? dir : LIBEXECDIR "/sbx");
+	return sbx_libexec_path("sbx-extract");
 }
 
 /*

@@ -3,7 +3,7 @@
 # basic.sh - the ordinary jobs work, and every outcome is a signed manifest.
 . "$SBX_SRCDIR/tests/e2e/lib.sh"
 
-plan 44
+plan 45
 
 for mode in root user; do
 	setup_mode $mode
@@ -79,5 +79,16 @@ CNF
 	check "$mode: ... also for a job refused before the sandbox" \
 		eval '[ $RC -eq 65 ] && [ "$(jqm .status)" = invalid ] && signature_ok'
 done
+
+# A build tree's sbx finds its helpers beside it, without SBX_LIBEXECDIR.
+MODE=root
+M="$T/root"
+KEY="$M/key"
+env -i PATH=/usr/bin:/bin HOME="$M/home" "$SBX" run --config "$M/config.json" \
+	--policy "$SBX_SRCDIR/policy" --key "$KEY" --store "$M/store" --artifacts "$M/beside-art" \
+	"$M/echo.json" > "$M/beside.out" 2> "$M/beside.err"
+rc=$?
+check "sbx-init found beside the sbx binary" \
+	eval '[ $rc -eq 0 ] && [ "$(jq -r .status "$M/beside.out")" = succeeded ]'
 
 finish
