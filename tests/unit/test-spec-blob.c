@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-spec-blob.c - the sandbox's description as it travels to sbx-init:
+ * everything survives packing, the memfd is sealed, and a block with any
+ * offset, count or size out of bounds is refused instead of followed.
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "sandbox.h"
+
+static struct sock_filter filter[3] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 39, 0, 1),
+	BPF_STMT(BPF_RET | BPF_K, 0x7fff0000),
+};
+static struct sbx_symlink links[2] = { { "/bin", "usr/bin" }, { "/lib", "usr/lib" } };
+static char *argv_[] = { "/bin/sh", "/work/main.sh", "x y", NULL };
+static char *envp_[] = { "PATH=/usr/bin:/bin", "HOME=/work", NULL };
+static const char code[] = "echo hello\n";
+static const char passwd[] = "sandbox:x:1000:1000::/work:/bin/sh\n";
+
+static void make_spec(struct sbx_spec *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->outer_uid = 1234;
+	s->outer_gid = 4321;
+	strcpy(s->binds[0].src, "/usr");
+	strcpy(s->binds[0].dst, "/usr");
+	s->binds[0].is_dir = true;
+	strcpy(s->binds[1].src, "/etc/ld.so.cache");
+	strcpy(s->binds[1].dst, "/etc/ld.so.cache");
+	s->n_binds = 2;
+	s->symlinks = links;
+	s->n_symlinks = 2;
+	strcpy(s->etc[0].path, "/etc/passwd");
+	s->etc[0].data = passwd;
+	s->etc[0].len = sizeof(passwd) - 1;
+	s->n_etc = 1;
+	strcpy(s->workspace_opts, "size=256m");
+	s->code = code;
+	s->code_len = sizeof(code) - 1;
+	strcpy(s->code_path, "/work/main.sh");
+	s->seccomp.len = 3;
+	s->seccomp.filter = filter;
+	s->rlimit_nproc = 65;
+	s->argv = argv_;
+	s->envp = envp_;
+}
+
+/* The packed block as the init maps it: a private, writable copy. */
+static char *pack(size_t *size)
+{
+	struct sbx_spec s;
+	struct sbx_error err = { 0 };
+	struct stat st;
+	int fd = -1;
+	char *blob;
+
+	make_spec(&s);
+	assert_int_equal(sbx_spec_pack(&s, &fd, &err), 0);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	*size = (size_t)st.st_size;
+	blob = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	assert_true(blob != MAP_FAILED);
+	close(fd);
+	return blob;
+}
+
+static void test_round_trip(void **state)
+{
+	size_t size;
+	char *blob = pack(&size);
+	struct sbx_spec *s = sbx_spec_unpack(blob, size);
+
+	assert_non_null(s);
+	assert_int_equal(s->outer_uid, 1234);
+	assert_int_equal(s->outer_gid, 4321);
+	assert_int_equal(s->n_binds, 2);
+	assert_string_equal(s->binds[1].src, "/etc/ld.so.cache");
+	assert_true(s->binds[0].is_dir);
+	assert_int_equal(s->n_symlinks, 2);
+	assert_string_equal(s->symlinks[1].path, "/lib");
+	assert_string_equal(s->symlinks[1].target, "usr/lib");
+	assert_int_equal(s->n_etc, 1);
+	assert_int_equal(s->etc[0].len, sizeof(passwd) - 1);
+	assert_memory_equal(s->etc[0].data, passwd, sizeof(passwd) - 1);
+	assert_int_equal(s->code_len, sizeof(code) - 1);
+	assert_memory_equal(s->code, code, sizeof(code) - 1);
+	assert_string_equal(s->code_path, "/work/main.sh");
+	assert_int_equal(s->seccomp.len, 3);
+	assert_memory_equal(s->seccomp.filter, filter, sizeof(filter));
+	assert_int_equal(s->rlimit_nproc, 65);
+	assert_string_equal(s->argv[0], "/bin/sh");
+	assert_string_equal(s->argv[2], "x y");
+	assert_null(s->argv[3]);
+	assert_string_equal(s->envp[1], "HOME=/work");
+	assert_null(s->envp[2]);
+	/* Every pointer points into the block. */
+	assert_true((char *)s->code >= blob && (char *)s->code < blob + size);
+	assert_true((char *)s->argv[2] >= blob && (char *)s->argv[2] < blob + size);
+	munmap(blob, size);
+}
+
+static void test_sealed(void **state)
+{
+	struct sbx_spec s;
+	struct sbx_error err = { 0 };
+	int fd = -1;
+
+	make_spec(&s);
+	assert_int_equal(sbx_spec_pack(&s, &fd, &err), 0);
+	assert_int_equal(fcntl(fd, F_GET_SEALS),
+			 F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+	assert_int_equal(write(fd, "x", 1), -1);
+	assert_int_equal(ftruncate(fd, 0), -1);
+	close(fd);
+}
+
+/* Offsets of the packed struct's fields inside the block. */
+#define SPEC_AT(blob) ((struct sbx_spec *)((blob) + 16))
+
+static void expect_refused(void (*corrupt)(char *blob, size_t size), size_t cut)
+{
+	size_t size;
+	char *blob = pack(&size);
+
+	if (corrupt)
+		corrupt(blob, size);
+	assert_null(sbx_spec_unpack(blob, size - cut));
+	munmap(blob, size);
+}
+
+static void bad_magic(char *blob, size_t size)
+{
+	blob[0] ^= 1;
+}
+static void code_past_end(char *blob, size_t size)
+{
+	SPEC_AT(blob)->code_len = size;
+}
+static void argv_off_end(char *blob, size_t size)
+{
+	SPEC_AT(blob)->argv = (char *const *)(uintptr_t)(size - 4);
+}
+static void argv_string_off_end(char *blob, size_t size)
+{
+	uintptr_t *v = (uintptr_t *)(blob + (uintptr_t)SPEC_AT(blob)->argv);
+	v[1] = size + 100;
+}
+static void argv_into_header(char *blob, size_t size)
+{
+	SPEC_AT(blob)->argv = (char *const *)(uintptr_t)8;
+}
+static void envp_unterminated(char *blob, size_t size)
+{
+	/* The block ends with envp's offsets; its closing 0 goes. */
+	uintptr_t *v = (uintptr_t *)(blob + (uintptr_t)SPEC_AT(blob)->envp);
+	assert_true((char *)&v[3] == blob + size);
+	v[2] = v[0];
+}
+static void too_many_binds(char *blob, size_t size)
+{
+	SPEC_AT(blob)->n_binds = SBX_MAX_MOUNTS + 1;
+}
+static void too_many_symlinks(char *blob, size_t size)
+{
+	SPEC_AT(blob)->n_symlinks = SIZE_MAX / 8;
+}
+static void empty_filter(char *blob, size_t size)
+{
+	SPEC_AT(blob)->seccomp.len = 0;
+}
+static void filter_past_end(char *blob, size_t size)
+{
+	SPEC_AT(blob)->seccomp.len = BPF_MAXINSNS;
+}
+static void etc_past_end(char *blob, size_t size)
+{
+	SPEC_AT(blob)->etc[0].len = size;
+}
+
+static void test_refuses_bad_blocks(void **state)
+{
+	expect_refused(NULL, 1); /* a size that is not the packed one */
+	expect_refused(bad_magic, 0);
+	expect_refused(code_past_end, 0);
+	expect_refused(argv_off_end, 0);
+	expect_refused(argv_string_off_end, 0);
+	expect_refused(argv_into_header, 0);
+	expect_refused(envp_unterminated, 0);
+	expect_refused(too_many_binds, 0);
+	expect_refused(too_many_symlinks, 0);
+	expect_refused(empty_filter, 0);
+	expect_refused(filter_past_end, 0);
+	expect_refused(etc_past_end, 0);
+	assert_null(sbx_spec_unpack(NULL, 0));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_sealed),
+		cmocka_unit_test(test_refuses_bad_blocks),
+	};
+
+	cmocka_set_message_output(CM_OUTPUT_TAP);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
