@@ -126,11 +126,6 @@ static int v1_attach(struct sbx_cgroup *cg, pid_t pid, struct sbx_error *err)
 	return 0;
 }
 
-static int v1_clone_fd(struct sbx_cgroup *cg)
-{
-	return -1;
-}
-
 static int sigkill_pid(pid_t pid, void *data)
 {
 	if (kill(pid, SIGKILL) < 0 && errno != ESRCH)
@@ -336,7 +331,6 @@ const struct sbx_cgroup_ops sbx_cgroup_v1_ops = {
 	.create = v1_create,
 	.limits = v1_limits,
 	.attach_pid = v1_attach,
-	.clone_into_fd = v1_clone_fd,
 	.kill = v1_kill,
 	.stats = v1_stats,
 	.destroy = v1_destroy,

@@ -157,11 +157,6 @@ static int v2_attach(struct sbx_cgroup *cg, pid_t pid, struct sbx_error *err)
 	return sbx_cgroup_write(cg->v2_fd, dir, "cgroup.procs", v, SBX_EXIT_UNAVAILABLE, err);
 }
 
-static int v2_clone_fd(struct sbx_cgroup *cg)
-{
-	return cg->v2_fd;
-}
-
 /* "populated 0" in cgroup.events: no live task in the group. */
 static int populated(int fd, bool *pop)
 {
@@ -361,7 +356,6 @@ const struct sbx_cgroup_ops sbx_cgroup_v2_ops = {
 	.create = v2_create,
 	.limits = v2_limits,
 	.attach_pid = v2_attach,
-	.clone_into_fd = v2_clone_fd,
 	.kill = v2_kill,
 	.stats = v2_stats,
 	.destroy = v2_destroy,

@@ -665,11 +665,6 @@ int sbx_cgroup_create(const struct sbx_cgroup_host *h, const char *run_id,
 	return 0;
 }
 
-int sbx_cgroup_clone_fd(struct sbx_cgroup *cg)
-{
-	return cg->host->ops->clone_into_fd(cg);
-}
-
 int sbx_cgroup_attach(struct sbx_cgroup *cg, pid_t pid, struct sbx_error *err)
 {
 	return cg->host->ops->attach_pid(cg, pid, err);

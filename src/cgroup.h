@@ -154,13 +154,6 @@ int sbx_cgroup_create(const struct sbx_cgroup_host *h, const char *run_id,
 		      struct sbx_error *err);
 
 /*
- * sbx_cgroup_clone_fd() - v2: the run directory's O_PATH fd for
- * clone3(CLONE_INTO_CGROUP), still owned by @cg; v1: -1, and the caller
- * must sbx_cgroup_attach() the child before it execs.
- */
-int sbx_cgroup_clone_fd(struct sbx_cgroup *cg);
-
-/*
  * sbx_cgroup_attach() - move @pid into the run's cgroup (v2: one
  * cgroup.procs; v1: each controller's).  Errors: SBX_EXIT_UNAVAILABLE.
  */
@@ -220,13 +213,9 @@ struct sbx_cgroup_ops {
 	int (*limits)(struct sbx_cgroup *cg, const struct sbx_cgroup_limits *lim,
 		      struct sbx_error *err);
 	int (*attach_pid)(struct sbx_cgroup *cg, pid_t pid, struct sbx_error *err);
-	int (*clone_into_fd)(struct sbx_cgroup *cg);
 	int (*kill)(struct sbx_cgroup *cg, struct sbx_error *err);
 	int (*stats)(struct sbx_cgroup *cg, struct sbx_cgroup_stats *st, struct sbx_error *err);
 	int (*destroy)(struct sbx_cgroup *cg, struct sbx_error *err);
-	/* Open an existing "sbx-<run_id>" left by a crashed run, so gc can
-	 * kill and destroy it; ENOENT everywhere is success with nothing
-	 * opened (*found false). */
 };
 
 extern const struct sbx_cgroup_ops sbx_cgroup_v1_ops;

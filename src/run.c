@@ -397,45 +397,51 @@ static int execute(struct sbx_run *run, int sfd)
 	size_t code_len = 0;
 	int r = -1;
 
+	/* The sandbox's first process before anything else: the kernel makes
+	 * its namespaces and sbx-init starts up (~2.5 ms here) while this
+	 * process checks the inputs, creates the cgroup and computes the
+	 * spec.  Nothing runs in it before the go-ahead, and a failure to
+	 * start is reported where the sandbox is needed, after any refusal
+	 * of the inputs. */
+	struct sbx_error spawn_err = { 0 };
+	int spawned = sbx_spawn_start(&sp, &spawn_err);
+
 	/* The run's private temp dir (the quarantine), known to gc by its
 	 * name and recorded before it exists, so a crash leaves nothing
 	 * unknown.  It is created only when there are outputs to collect. */
 	run->temp_dir = sbx_state_temp_path(run->run_id, "");
 	if (sbx_state_add_temp(run->state, run->temp_dir, &run->err) < 0)
-		return -1;
+		goto out;
 
 	/* Handles first: a refusal must come before anything is built. */
 	if (sbx_store_root(run->opts->store, run->cfg.store, &store_root, &run->err) < 0 ||
 	    sbx_store_open_principal(store_root, run->principal, &principal_fd, &run->err) < 0)
-		return -1;
+		goto out;
 	for (size_t i = 0; run->job.input_handles[i]; i++) {
 		_cleanup_close_ int fd = -1;
 		struct stat st;
 		if (sbx_store_resolve(principal_fd, run->principal, run->job.input_handles[i], &fd, &st,
 				      &run->err) < 0) {
 			sbx_error_prefix(&run->err, "input_handles[%zu]: ", i);
-			return -1;
+			goto out;
 		}
 	}
 	if (run->job.code_handle && read_code_handle(run, principal_fd, &code, &code_len) < 0)
-		return -1;
+		goto out;
+	if (spawned < 0) {
+		run->err = spawn_err;
+		goto out;
+	}
 
 	if (sbx_cgroup_detect(&run->cg_host, &copts, &run->err) < 0 ||
 	    record_cgroups(run) < 0 || sbx_state_save(run->state, &run->err) < 0 ||
 	    sbx_cgroup_create(&run->cg_host, run->run_id, &clim, &run->cg, &run->err) < 0 ||
 	    sbx_cgroup_describe(&run->cg_host, &run->cg_isolation) < 0)
-		return -1;
-
-	/* The sandbox first: the kernel builds the namespaces and sbx-init
-	 * starts up while this process computes what goes into them. */
-	if (sbx_spawn_start(&sp, sbx_cgroup_clone_fd(run->cg), &run->err) < 0)
 		goto out;
-	run->sandboxed = true;
-	/* cgroup v1 has no CLONE_INTO_CGROUP: place the init while it starts
-	 * up (each cgroup.procs write waits for an RCU grace period), and in
-	 * any case before its go-ahead.  Nothing it runs is ever outside the
-	 * limits. */
-	if (sbx_cgroup_clone_fd(run->cg) < 0 && sbx_cgroup_attach(run->cg, sp.pid, &run->err) < 0)
+	/* Into the run's cgroup before the go-ahead: nothing the init runs
+	 * is ever outside the limits.  (v1: each cgroup.procs write waits
+	 * for an RCU grace period, while the init is still starting up.) */
+	if (sbx_cgroup_attach(run->cg, sp.pid, &run->err) < 0)
 		goto out;
 	sp.code = code ? code : run->job.code;
 	sp.code_len = code ? code_len : run->job.code_len;
@@ -445,6 +451,7 @@ static int execute(struct sbx_run *run, int sfd)
 		goto out;
 	if (sbx_spawn_receive_work(&sp, &run->err) < 0)
 		goto out;
+	run->sandboxed = true; /* all seven namespaces exist */
 	if (sp.proxy_fd >= 0) {
 		struct sbx_proxy_hooks hooks = { .event = on_net_event, .ud = run };
 		if (sbx_proxy_new(run->plan.network, TAKE_FD(sp.proxy_fd), &hooks, &run->proxy,

@@ -38,6 +38,7 @@ static const char etc_resolv[] = "# no DNS inside the sandbox\n";
 
 static const char *const stage_names[_SBX_STAGE_MAX] = {
 	[SBX_STAGE_EXEC_INIT] = "exec-init",
+	[SBX_STAGE_NAMESPACES] = "namespaces",
 	[SBX_STAGE_SYNC] = "sync",
 	[SBX_STAGE_IDENTITY] = "identity",
 	[SBX_STAGE_NET] = "network",
@@ -336,7 +337,7 @@ fail:
 	return 127;
 }
 
-int sbx_spawn_start(struct sbx_spawn *sp, int cgroup_fd, struct sbx_error *err)
+int sbx_spawn_start(struct sbx_spawn *sp, struct sbx_error *err)
 {
 	int sv[2], outp[2], errp[2];
 	struct clone_args args = { 0 };
@@ -375,18 +376,15 @@ int sbx_spawn_start(struct sbx_spawn *sp, int cgroup_fd, struct sbx_error *err)
 		x.argv[i + 1] = x.num[i];
 	}
 
-	args.flags = CLONE_VM | CLONE_VFORK | CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
-		     CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD;
+	/* The user namespace (whose capabilities the init uses for the rest)
+	 * and the pid namespace (the init must be its pid 1) come with the
+	 * clone; the init makes the other five itself (init.c), in parallel
+	 * with the caller.  It joins the run's cgroup before its go-ahead. */
+	args.flags = CLONE_VM | CLONE_VFORK | CLONE_NEWUSER | CLONE_NEWPID | CLONE_PIDFD;
 	args.pidfd = (uint64_t)(uintptr_t)&pidfd;
 	args.exit_signal = SIGCHLD;
 	args.stack = (uint64_t)(uintptr_t)stack;
 	args.stack_size = stack_size;
-	if (cgroup_fd >= 0) {
-		/* Born inside the run's cgroup: no window in which the init
-		 * (or anything it forks) is outside the limits. */
-		args.flags |= CLONE_INTO_CGROUP;
-		args.cgroup = (uint64_t)cgroup_fd;
-	}
 	sp->t_clone_ns = sbx_now_mono_ns();
 	pid = sbx_clone3_on_stack(&args, exec_init, &x);
 	/* Here the child has exec'd sbx-init or exited: the stack is ours. */

@@ -33,6 +33,7 @@
 /* Steps between clone and execve, in order.  Each failure names one. */
 enum sbx_stage {
 	SBX_STAGE_EXEC_INIT,   /* the clone exec'ing sbx-init */
+	SBX_STAGE_NAMESPACES,  /* the namespaces the init makes itself */
 	SBX_STAGE_SYNC,        /* waiting for the broker (maps, cgroup) */
 	SBX_STAGE_IDENTITY,    /* hostname, setsid */
 	SBX_STAGE_NET,         /* lo up in the new net namespace */
@@ -149,11 +150,11 @@ _noreturn_ void sbx_init_fail(int sock, enum sbx_stage stage, const char *msg);
 /*
  * The broker's handle on one sandbox while it is built and runs.
  *
- * Sequence: sbx_spawn_start() (clone3 into the namespaces and, on cgroup
- * v2, straight into the run's cgroup; the clone executes sbx-init), v1
- * cgroup placement by the caller, sbx_spawn_prepare() (the spec computed
- * and packed while sbx-init starts), sbx_spawn_release() (id maps, go-ahead
- * with the spec, lo brought up over the init's netlink socket),
+ * Sequence: sbx_spawn_start() (clone3 into new user and pid namespaces,
+ * executing sbx-init, which makes the other five while the caller goes
+ * on), cgroup placement by the caller, sbx_spawn_prepare() (the spec
+ * computed and packed), sbx_spawn_release() (id maps, go-ahead with the
+ * spec, lo brought up over the init's netlink socket),
  * sbx_spawn_receive_work() (the /work/in and /work/out fds), input
  * materialization by the caller, sbx_spawn_continue(); then the supervisor
  * reads reports from ->sock.
@@ -181,8 +182,7 @@ struct sbx_spawn {
 
 int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const struct sbx_job *job,
 		      struct sbx_error *err);
-/* @cgroup_fd: a v2 cgroup directory for CLONE_INTO_CGROUP, or -1. */
-int sbx_spawn_start(struct sbx_spawn *sp, int cgroup_fd, struct sbx_error *err);
+int sbx_spawn_start(struct sbx_spawn *sp, struct sbx_error *err);
 int sbx_spawn_release(struct sbx_spawn *sp, struct sbx_error *err);
 int sbx_spawn_receive_work(struct sbx_spawn *sp, struct sbx_error *err);
 int sbx_spawn_continue(struct sbx_spawn *sp, struct sbx_error *err);

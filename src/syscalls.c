@@ -66,9 +66,9 @@ pid_t sbx_clone3(struct clone_args *args, size_t size)
  * clone3 for a child that starts on a stack of its own (CLONE_VM): the
  * child cannot return through C code, whose frames belong to the parent,
  * so it starts in a few instructions that call fn(arg) on the new stack
- * and exit with its result - what glibc's clone() does for the old clone
- * system call, which has no CLONE_INTO_CGROUP.  Returns the child's pid
- * to the parent, or -errno.
+ * and exit with its result - what glibc's clone() does for the older
+ * clone system call, for which glibc has a wrapper and clone3 none.
+ * Returns the child's pid to the parent, or -errno.
  */
 long sbx_clone3_raw(struct clone_args *args, size_t size, int (*fn)(void *), void *arg);
 #if defined(__x86_64__)

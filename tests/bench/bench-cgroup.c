@@ -62,7 +62,7 @@ int main(int argc, char **argv)
 		if (sbx_cgroup_create(&host, id, &lim, &cg, &err) < 0)
 			goto fail;
 		t1 = now_ms();
-		if (sbx_cgroup_clone_fd(cg) < 0 && sbx_cgroup_attach(cg, pid, &err) < 0)
+		if (sbx_cgroup_attach(cg, pid, &err) < 0)
 			goto fail;
 		t2 = now_ms();
 		kill(pid, SIGKILL);

@@ -63,6 +63,8 @@ echo "uid $(id -u)"
 grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' /proc/self/status | tr -d '\t' | tr ':' ' '
 echo "ifaces $(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\n' ',')"
 echo "hostname $(hostname)"
+for n in user mnt pid net ipc uts cgroup; do echo "ns_$n $(readlink /proc/self/ns/$n)"; done
+echo "cgroup_view $(cut -d: -f3 /proc/self/cgroup | sort -u | tr '\n' ',')"
 SH
 
 for mode in root user; do
@@ -93,6 +95,14 @@ for mode in root user; do
 	check "$mode: Seccomp 2 (filter)" grep -qx "Seccomp 2" <<<"$got"
 	check "$mode: only lo in the net namespace" grep -qx "ifaces lo," <<<"$got"
 	check "$mode: the host's name is not visible" grep -qx "hostname sbx" <<<"$got"
+	# All seven namespaces are new (the clone makes user and pid, the init
+	# the other five), and the cgroup namespace is rooted at the run's.
+	for n in user mnt pid net ipc uts cgroup; do
+		check "$mode: a new $n namespace" \
+			eval '[[ "$(grep "^ns_$n " <<<"$got")" == "ns_$n $n:["* ]] && ! grep -qx "ns_$n $(readlink /proc/self/ns/$n)" <<<"$got"'
+	done
+	check "$mode: the sandbox's cgroup namespace is rooted at its own cgroup" \
+		grep -qx "cgroup_view /," <<<"$got"
 	check "$mode: the secret appears nowhere in the manifest" eval '! grep -q hunter2 "$OUT"'
 	check "$mode: nothing left behind" nothing_left
 

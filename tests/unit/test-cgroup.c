@@ -660,8 +660,6 @@ static void test_v2_create_writes(void **state)
 		struct sbx_error err = { 0 };
 		struct sbx_cgroup_host h;
 		struct sbx_cgroup *cg = NULL;
-		struct stat a, b;
-		int fd;
 
 		detect_ok(f, NULL, &h);
 		lim.cpu_millicores = cases[i].mc;
@@ -676,13 +674,6 @@ static void test_v2_create_writes(void **state)
 		assert_true(cg->swap_limited);
 		/* the parent's processes are not moved when it is not needed */
 		assert_false(exists_in(parent, "sbx.supervisor"));
-
-		/* the clone fd is the run directory itself */
-		fd = sbx_cgroup_clone_fd(cg);
-		assert_true(fd >= 0);
-		assert_int_equal(fstat(fd, &a), 0);
-		assert_int_equal(stat(run, &b), 0);
-		assert_true(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
 
 		assert_int_equal(sbx_cgroup_attach(cg, 31337, &err), 0);
 		assert_file(run, "cgroup.procs", "31337");
@@ -974,7 +965,6 @@ static void test_v1_create_writes(void **state)
 		assert_file(pids, "pids.max", "64");
 		assert_file(cpu, "cpu.cfs_period_us", "100000");
 		assert_file(cpu, "cpu.cfs_quota_us", "50000");
-		assert_int_equal(sbx_cgroup_clone_fd(cg), -1);
 
 		assert_int_equal(sbx_cgroup_attach(cg, 4321, &err), 0);
 		for (size_t i = 0; i < ARRAY_SIZE(v1_dirs); i++) {
