@@ -79,9 +79,12 @@ struct sbx_report {
 #define SBX_MAX_MOUNTS 64
 #define SBX_MAX_INPUTS 64
 
+/* Longest bind path accepted (the init builds "/tmp" + path in 512). */
+#define SBX_SPEC_PATH_MAX 256
+
 struct sbx_spec_bind {
-	char src[256];
-	char dst[256];
+	const char *src;
+	const char *dst;
 	bool is_dir;
 };
 

@@ -12,7 +12,7 @@
  * wild pointer.
  *
  * In the block, every pointer field holds an offset from the block's
- * start; 0 (the header's place, never data) stands for NULL, and string
+ * start (the bind paths too: the struct is small, the strings follow it); 0 (the header's place, never data) stands for NULL, and string
  * vectors are arrays of offsets that end with 0.
  */
 #include "config.h"
@@ -83,6 +83,10 @@ int sbx_spec_pack(const struct sbx_spec *spec, int *memfd, struct sbx_error *err
 	put(&p, &h, sizeof(h), 8);
 	spec_off = put(&p, &s, sizeof(s), 8); /* filled in again below */
 
+	for (size_t i = 0; i < s.n_binds; i++) {
+		s.binds[i].src = (const char *)put_str(&p, spec->binds[i].src);
+		s.binds[i].dst = (const char *)put_str(&p, spec->binds[i].dst);
+	}
 	links = sbx_xcalloc(s.n_symlinks + 1, sizeof(*links));
 	for (size_t i = 0; i < s.n_symlinks; i++) {
 		links[i].path = (char *)put_str(&p, spec->symlinks[i].path);
@@ -161,6 +165,12 @@ struct sbx_spec *sbx_spec_unpack(void *blob, size_t size)
 	if (!s || s->n_binds > SBX_MAX_MOUNTS || s->n_etc > ARRAY_SIZE(s->etc))
 		return NULL;
 
+	for (size_t i = 0; i < s->n_binds; i++) {
+		s->binds[i].src = str_at(base, size, (uintptr_t)s->binds[i].src);
+		s->binds[i].dst = str_at(base, size, (uintptr_t)s->binds[i].dst);
+		if (!s->binds[i].src || !s->binds[i].dst)
+			return NULL;
+	}
 	if (s->n_symlinks > size / sizeof(*links))
 		return NULL;
 	links = at(base, size, (uintptr_t)s->symlinks, s->n_symlinks * sizeof(*links));

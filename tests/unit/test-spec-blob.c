@@ -35,11 +35,11 @@ static void make_spec(struct sbx_spec *s)
 	memset(s, 0, sizeof(*s));
 	s->outer_uid = 1234;
 	s->outer_gid = 4321;
-	strcpy(s->binds[0].src, "/usr");
-	strcpy(s->binds[0].dst, "/usr");
+	s->binds[0].src = "/usr";
+	s->binds[0].dst = "/usr";
 	s->binds[0].is_dir = true;
-	strcpy(s->binds[1].src, "/etc/ld.so.cache");
-	strcpy(s->binds[1].dst, "/etc/ld.so.cache");
+	s->binds[1].src = "/etc/ld.so.cache";
+	s->binds[1].dst = "/etc/ld.so.cache";
 	s->n_binds = 2;
 	s->symlinks = links;
 	s->n_symlinks = 2;
@@ -89,6 +89,7 @@ static void test_round_trip(void **state)
 	assert_int_equal(s->outer_gid, 4321);
 	assert_int_equal(s->n_binds, 2);
 	assert_string_equal(s->binds[1].src, "/etc/ld.so.cache");
+	assert_string_equal(s->binds[0].dst, "/usr");
 	assert_true(s->binds[0].is_dir);
 	assert_int_equal(s->n_symlinks, 2);
 	assert_string_equal(s->symlinks[1].path, "/lib");
@@ -170,6 +171,10 @@ static void envp_unterminated(char *blob, size_t size)
 	assert_true((char *)&v[3] == blob + size);
 	v[2] = v[0];
 }
+static void bind_path_off_end(char *blob, size_t size)
+{
+	SPEC_AT(blob)->binds[1].dst = (const char *)(uintptr_t)(size + 1);
+}
 static void too_many_binds(char *blob, size_t size)
 {
 	SPEC_AT(blob)->n_binds = SBX_MAX_MOUNTS + 1;
@@ -200,6 +205,7 @@ static void test_refuses_bad_blocks(void **state)
 	expect_refused(argv_string_off_end, 0);
 	expect_refused(argv_into_header, 0);
 	expect_refused(envp_unterminated, 0);
+	expect_refused(bind_path_off_end, 0);
 	expect_refused(too_many_binds, 0);
 	expect_refused(too_many_symlinks, 0);
 	expect_refused(empty_filter, 0);
