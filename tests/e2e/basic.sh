@@ -3,7 +3,7 @@
 # basic.sh - the ordinary jobs work, and every outcome is a signed manifest.
 . "$SBX_SRCDIR/tests/e2e/lib.sh"
 
-plan 45
+plan 48
 
 for mode in root user; do
 	setup_mode $mode
@@ -90,5 +90,25 @@ env -i PATH=/usr/bin:/bin HOME="$M/home" "$SBX" run --config "$M/config.json" \
 rc=$?
 check "sbx-init found beside the sbx binary" \
 	eval '[ $rc -eq 0 ] && [ "$(jq -r .status "$M/beside.out")" = succeeded ]'
+
+# An interpreter that cannot be executed: 70 naming the step, a signed
+# manifest, nothing left behind.
+cp -r "$SBX_SRCDIR/policy" "$T/policy-badexec"
+jq '.argv[0] = "/usr/bin/sbx-no-such-interpreter"' "$SBX_SRCDIR/policy/profiles/shell.json" \
+	> "$T/policy-badexec/profiles/shell.json"
+POLICY="$T/policy-badexec" sbx_run "$M/echo.json"
+check "an interpreter that cannot be executed: 70, the exec step named, signed" \
+	eval '[ $RC -eq 70 ] && grep -q "exec: execve /usr/bin/sbx-no-such-interpreter: No such file" "$ERR" && [ "$(jqm .status)" = error ] && signature_ok'
+check "nothing left behind after the failed exec" nothing_left
+
+# Signals the caller ignores (nohup, a shell's background job) stay
+# ignored across execve; the payload gets them back at their defaults,
+# and nothing blocked.
+mkjob "$M/sig.json" shell 'grep -E "^Sig(Blk|Ign)" /proc/self/status | tr -d "\t"'
+trap '' HUP PIPE
+sbx_run "$M/sig.json"
+trap - HUP PIPE
+check "the payload ignores and blocks no signal, whatever the caller ignored" \
+	eval '[ $RC -eq 0 ] && jqm .stdout.excerpt | grep -q "SigBlk:0000000000000000.*SigIgn:0000000000000000"'
 
 finish
