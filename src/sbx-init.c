@@ -17,12 +17,33 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "sandbox.h"
+
+/*
+ * libcap-ng's capng_change_id(), which sbx-init never calls, refers to
+ * getpwuid() and initgroups(); in a static binary they would bring in
+ * glibc's whole NSS (most of the binary's size) and a link-time warning
+ * that NSS needs glibc's shared libraries at run time.  sbx-init looks up
+ * no user: these definitions take their place and fail.
+ */
+struct passwd *getpwuid(uid_t uid)
+{
+	errno = ENOSYS;
+	return NULL;
+}
+
+int initgroups(const char *user, gid_t group)
+{
+	errno = ENOSYS;
+	return -1;
+}
 
 static int fd_arg(const char *s)
 {
