@@ -310,7 +310,10 @@ static int exec_init(void *arg)
 	const struct init_exec *x = arg;
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3];
-	struct sbx_report rep = { .kind = SBX_REPORT_FAILED, .stage = SBX_STAGE_EXEC_INIT };
+	/* Whatever fails here is the host, not sbx: an old kernel (ambient
+	 * capabilities), or an sbx-init that cannot be executed. */
+	struct sbx_report rep = { .kind = SBX_REPORT_FAILED, .stage = SBX_STAGE_EXEC_INIT,
+				  .unavailable = true };
 	static const char msg[] = "starting sbx-init";
 	char *const envp[] = { NULL };
 
@@ -522,8 +525,17 @@ int sbx_spawn_release(struct sbx_spawn *sp, struct sbx_error *err)
 {
 	if (write_id_maps(sp, err) < 0)
 		return -1;
-	if (send_go(sp) < 0)
-		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "releasing the sandbox init");
+	if (send_go(sp) < 0) {
+		/* The init is gone: it says why, when it got that far. */
+		int e = errno;
+		struct sbx_report rep;
+
+		fcntl(sp->sock, F_SETFL, O_NONBLOCK);
+		if (sbx_spawn_recv_report(sp->sock, &rep, NULL, 0) == (int)sizeof(rep) &&
+		    rep.kind == SBX_REPORT_FAILED)
+			return report_error(&rep, err);
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, e, "releasing the sandbox init");
+	}
 	return bring_up_lo(sp, err);
 }
 

@@ -180,6 +180,13 @@ done
 SBX_EXTRA_ENV="SBX_LIBEXECDIR=$M/no-such-dir" sbx_run "$M/never.json"
 check "sbx-init missing: exit 69 with a Hint naming it, payload never ran" \
 	eval '[ $RC -eq 69 ] && grep -q "^sbx: Hint: sbx-init" "$ERR" && [ "$(jqm .status)" = isolation_unavailable ] && ! grep -q PAYLOAD-RAN "$OUT"'
+# An sbx-init that cannot be executed: the clone reports it, 69.
+mkdir -p "$M/noexec"
+cp "$SBX_BUILDDIR/sbx-init" "$M/noexec/sbx-init"
+chmod 0644 "$M/noexec/sbx-init"
+SBX_EXTRA_ENV="SBX_LIBEXECDIR=$M/noexec" sbx_run "$M/never.json"
+check "sbx-init not executable: 69, the exec-init step named, payload never ran" \
+	eval '[ $RC -eq 69 ] && grep -q "exec-init: starting sbx-init: Permission denied" "$ERR" && [ "$(jqm .status)" = isolation_unavailable ] && ! grep -q PAYLOAD-RAN "$OUT"'
 check "nothing left behind after the refusals" nothing_left
 
 finish
