@@ -724,13 +724,17 @@ static int exec_payload(void *arg)
 {
 	struct payload_exec *x = arg;
 	sigset_t none;
-	int fd;
+	int fd, in, out, err;
 
 	if (setsid() < 0)
 		goto fail;
+	/* Copies above 2 first: when sbx was started with stdio closed, the
+	 * pipes may themselves be 0, 1 or 2. */
 	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || dup2(fd, 0) < 0 || dup2(x->out_fd, 1) < 0 || dup2(x->err_fd, 2) < 0 ||
-	    close_range(3, ~0U, 0) < 0 || chdir("/work") < 0)
+	if (fd < 0 || (in = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0 ||
+	    (out = fcntl(x->out_fd, F_DUPFD_CLOEXEC, 3)) < 0 ||
+	    (err = fcntl(x->err_fd, F_DUPFD_CLOEXEC, 3)) < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
+	    dup2(err, 2) < 0 || close_range(3, ~0U, 0) < 0 || chdir("/work") < 0)
 		goto fail;
 	sigemptyset(&none);
 	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)

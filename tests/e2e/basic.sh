@@ -3,7 +3,7 @@
 # basic.sh - the ordinary jobs work, and every outcome is a signed manifest.
 . "$SBX_SRCDIR/tests/e2e/lib.sh"
 
-plan 48
+plan 49
 
 for mode in root user; do
 	setup_mode $mode
@@ -110,5 +110,12 @@ sbx_run "$M/sig.json"
 trap - HUP PIPE
 check "the payload ignores and blocks no signal, whatever the caller ignored" \
 	eval '[ $RC -eq 0 ] && jqm .stdout.excerpt | grep -q "SigBlk:0000000000000000.*SigIgn:0000000000000000"'
+
+# sbx started with its stdin closed: the pipes it makes may take fd 0,
+# and the payload still gets /dev/null on 0 and its captured stdout on 1.
+mkjob "$M/fd0.json" shell 'readlink /proc/self/fd/0; echo captured'
+sbx_run "$M/fd0.json" <&-
+check "with sbx's stdin closed, the payload's stdin is /dev/null, its stdout captured" \
+	eval '[ $RC -eq 0 ] && [[ "$(jqm .stdout.excerpt)" == /dev/null?*captured* ]]'
 
 finish
