@@ -4,15 +4,17 @@
  * execve, read top to bottom.  It is the body of sbx-init, a small static
  * program of its own (sbx-init.c) that the broker's clone executes at once.
  *
- * The broker clones into new user, mount, pid, net, ipc, uts and cgroup
- * namespaces; the clone executes sbx-init, which is pid 1 of the new pid
- * namespace and holds every capability of the new user namespace (none on
- * the host).  It:
+ * The broker's clone makes new user and pid namespaces and executes
+ * sbx-init, which is pid 1 of the new pid namespace and holds every
+ * capability of the new user namespace (none on the host).  It:
  *
- *   1. waits for the broker to write the uid/gid maps and place it in the
- *      run's cgroup (one byte on the socket), and passes it a netlink
- *      socket of the new namespace, over which the broker brings lo up
- *      while this process builds the root,
+ *   1. while the broker admits the job and computes the spec: makes new
+ *      mount, net, ipc and uts namespaces, passes the broker a netlink
+ *      socket of the new net namespace (over which the broker brings lo
+ *      up), names the host "sbx" and resets ignored signals; then waits
+ *      for the go-ahead - the uid/gid maps written, the init placed in the
+ *      run's cgroup, the spec attached - becomes the sandbox user and makes
+ *      a new cgroup namespace rooted at that cgroup,
  *   2. builds the new root: a tmpfs with the profile's read-only binds, a
  *      generated /etc, a minimal /dev, a fresh /proc with sensitive entries
  *      masked, tmpfs /tmp, /work, /work/in (filled, then read-only) and

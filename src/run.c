@@ -5,11 +5,11 @@
  * Theory of operation
  * -------------------
  * Processes: the broker (this process, never sandboxed) and the sandbox's
- * init (pid 1 of a new pid namespace, sbx-init: see init.c), which forks the
- * payload.  Channels between them: a SOCK_SEQPACKET socket (setup
- * reports, the /work/in and /work/out directory fds, the payload's
- * start and wait status), and two pipes for the payload's stdout and
- * stderr.  Nothing else crosses.
+ * init (pid 1 of a new pid namespace, sbx-init: see init.c), which starts
+ * the payload.  Channels between them: a SOCK_SEQPACKET socket (the
+ * sealed spec, setup reports, the /work/in and /work/out directory fds,
+ * the payload's start and wait status), and two pipes for the payload's
+ * stdout and stderr.  Nothing else crosses.
  *
  * Stages, each emitting an event:
  *   admission       options, host config, signing key, catalog (errors

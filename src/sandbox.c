@@ -296,8 +296,8 @@ struct init_exec {
  * stack of its own in the broker's memory (CLONE_VM) while the broker
  * waits for its execve (CLONE_VFORK), so no page of the broker is copied
  * or shared copy-on-write, and the broker's memory (its environment, the
- * signing key) never becomes the sandbox's.  Only raw system calls here:
- * no allocation, no libcap-ng (per-thread state in the broker's memory).
+ * signing key) never becomes the sandbox's.  Only system calls here: no
+ * allocation, no libcap-ng (per-thread state in the broker's memory).
  *
  * The process holds every capability of the new user namespace, but an
  * execve by a uid that is not the namespace's root (the maps are not even
