@@ -22,11 +22,13 @@
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "catalog.h"
 #include "cgroup.h"
 #include "cli.h"
 #include "hostconfig.h"
+#include "libexec.h"
 #include "syscalls.h"
 
 struct probe {
@@ -113,6 +115,20 @@ static int probe_landlock(char *detail, size_t len)
 	return 0;
 }
 
+/* sbx-init, which every run executes, where a run would look for it. */
+static int probe_init(char *detail, size_t len)
+{
+	_cleanup_free_ char *path = sbx_libexec_path("sbx-init");
+
+	if (access(path, X_OK) < 0) {
+		int e = errno;
+		snprintf(detail, len, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	snprintf(detail, len, "%s", path);
+	return 0;
+}
+
 static const struct probe probes[] = {
 	{ "user namespaces", true, probe_userns,
 	  "enable unprivileged user namespaces (sysctl user.max_user_namespaces > 0, "
@@ -123,6 +139,9 @@ static const struct probe probes[] = {
 	{ "pidfd", true, probe_pidfd, "Linux 5.3 or later is needed" },
 	{ "seccomp", true, probe_seccomp, "a kernel with CONFIG_SECCOMP_FILTER is needed" },
 	{ "landlock", false, probe_landlock, "boot with lsm=...,landlock to get defense in depth" },
+	{ "sbx-init", true, probe_init,
+	  "sbx-init is installed with sbx (make install), or found beside the sbx binary; "
+	  "SBX_LIBEXECDIR names another directory" },
 };
 
 int sbx_cmd_check(const struct sbx_common_opts *o)
@@ -146,7 +165,8 @@ int sbx_cmd_check(const struct sbx_common_opts *o)
 			continue;
 		}
 		printf("%-16s %s: %s\n", probes[i].name,
-		       r == -ENOSYS ? "missing" : (r == -EPERM || r == -EACCES) ? "blocked" : "unusable",
+		       r == -ENOSYS || r == -ENOENT ? "missing" :
+		       (r == -EPERM || r == -EACCES) ? "blocked" : "unusable",
 		       detail[0] ? detail : strerror(-r));
 		if (probes[i].required) {
 			printf("%-16s Hint: %s\n", "", probes[i].hint);

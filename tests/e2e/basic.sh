@@ -3,7 +3,7 @@
 # basic.sh - the ordinary jobs work, and every outcome is a signed manifest.
 . "$SBX_SRCDIR/tests/e2e/lib.sh"
 
-plan 49
+plan 55
 
 for mode in root user; do
 	setup_mode $mode
@@ -117,5 +117,30 @@ mkjob "$M/fd0.json" shell 'readlink /proc/self/fd/0; echo captured'
 sbx_run "$M/fd0.json" <&-
 check "with sbx's stdin closed, the payload's stdin is /dev/null, its stdout captured" \
 	eval '[ $RC -eq 0 ] && [[ "$(jqm .stdout.excerpt)" == /dev/null?*captured* ]]'
+
+# sbx check: one line per feature, 0 when the host has everything the
+# catalog needs (as root and as the user), 69 with a Hint when not.
+check "sbx check as root: exit 0, sbx-init and the catalog found" \
+	eval '"$SBX" check --policy "$SBX_SRCDIR/policy" > "$M/check.out" 2>&1 && grep -q "^sbx-init  *ok: " "$M/check.out" && grep -q "^catalog  *ok: " "$M/check.out" && grep -q "^user namespaces  *ok" "$M/check.out"'
+MODE=user
+M="$T/user"
+check "sbx check as the user: exit 0" \
+	eval 'as_mode "$SBX" check --config "$M/config.json" --policy "$SBX_SRCDIR/policy" > "$M/check.out" 2>&1 && grep -q "^sbx-init  *ok: " "$M/check.out"'
+MODE=root
+M="$T/root"
+SBX_LIBEXECDIR=/nonexistent "$SBX" check --policy "$SBX_SRCDIR/policy" > "$M/check.out" 2>&1
+rc=$?
+check "sbx check without sbx-init: 69, missing, with a Hint" \
+	eval '[ $rc -eq 69 ] && grep -q "^sbx-init  *missing: /nonexistent/sbx-init" "$M/check.out" && grep -A1 "^sbx-init" "$M/check.out" | grep -q "Hint: "'
+SBX_TEST_ENOSYS=clone3 "$SBX" check --policy "$SBX_SRCDIR/policy" > "$M/check.out" 2>&1
+rc=$?
+check "sbx check with clone3 missing: 69, clone3 missing" \
+	eval '[ $rc -eq 69 ] && grep -q "^clone3  *missing" "$M/check.out"'
+echo '{"description":"broken"' > "$T/policy-badexec/network/broken.json"
+"$SBX" check --policy "$T/policy-badexec" > "$M/check.out" 2>&1
+rc=$?
+check "sbx check with a broken catalog: 69, catalog invalid, the file named" \
+	eval '[ $rc -eq 69 ] && grep -q "^catalog  *invalid" "$M/check.out" && grep -q "broken.json" "$M/check.out"'
+check "nothing left behind by sbx check" nothing_left
 
 finish
