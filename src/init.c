@@ -212,28 +212,11 @@ static int proxy_listen_fd = -1;
  */
 static void send_netlink(int sock)
 {
-	char byte = 'N';
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u = { 0 };
-	struct msghdr msg = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = u.buf,
-		.msg_controllen = sizeof(u.buf),
-	};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
 	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 
 	if (fd < 0)
 		fail(SBX_STAGE_NET, "netlink socket");
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	if (sendmsg(sock, &msg, 0) != 1)
+	if (sbx_send_fds(sock, "N", 1, &fd, 1) != 1)
 		fail(SBX_STAGE_NET, "passing the netlink socket to the broker");
 	close(fd);
 }
@@ -485,34 +468,16 @@ static void setup_work(const struct sbx_spec *spec)
  */
 static void hand_over_work(int sock)
 {
-	char byte = 'W';
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	union {
-		char buf[CMSG_SPACE(3 * sizeof(int))];
-		struct cmsghdr align;
-	} u = { 0 };
-	struct msghdr msg = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = u.buf,
-		.msg_controllen = sizeof(u.buf),
-	};
-	struct cmsghdr *c;
 	int fds[3] = { -1, -1, proxy_listen_fd };
 	size_t nfds = proxy_listen_fd >= 0 ? 3 : 2;
+	char byte;
 	ssize_t n;
 
 	fds[0] = open(NEWROOT "/work/in", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	fds[1] = open(NEWROOT "/work/out", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fds[0] < 0 || fds[1] < 0)
 		fail(SBX_STAGE_INPUTS, "opening /work/in and /work/out");
-	msg.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
-	memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
-	if (sendmsg(sock, &msg, 0) != 1)
+	if (sbx_send_fds(sock, "W", 1, fds, nfds) != 1)
 		fail(SBX_STAGE_INPUTS, "handing /work to the broker");
 	close(fds[0]);
 	close(fds[1]);
@@ -825,32 +790,13 @@ static _noreturn_ void reap(pid_t payload, const sigset_t *mask)
  */
 static const struct sbx_spec *wait_for_go(int sock)
 {
-	char go;
-	struct iovec iov = { .iov_base = &go, .iov_len = 1 };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr msg = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = u.buf,
-		.msg_controllen = sizeof(u.buf),
-	};
-	struct cmsghdr *c;
 	const struct sbx_spec *spec;
-	int fd = -1;
-	ssize_t n;
+	char go;
+	int fd;
+	ssize_t n = sbx_recv_fds(sock, &go, 1, &fd, 1);
 
-	do
-		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
 	if (n != 1)
 		_exit(127); /* the broker gave up, or died */
-	c = CMSG_FIRSTHDR(&msg);
-	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-	    c->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(&fd, CMSG_DATA(c), sizeof(int));
 	if (fd < 0) {
 		errno = EPROTO;
 		fail(SBX_STAGE_SYNC, "the broker's go-ahead came without the sandbox's description");

@@ -424,40 +424,8 @@ static int report_error(const struct sbx_report *rep, struct sbx_error *err)
 
 int sbx_spawn_recv_report(int sock, struct sbx_report *rep, int *fds, size_t nfds)
 {
-	union {
-		char buf[CMSG_SPACE(4 * sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { .iov_base = rep, .iov_len = sizeof(*rep) };
-	struct msghdr msg = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = u.buf,
-		.msg_controllen = sizeof(u.buf),
-	};
-	ssize_t n;
-
 	memset(rep, 0, sizeof(*rep));
-	do
-		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n <= 0)
-		return (int)n;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-		size_t k;
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < k; i++) {
-			int fd;
-			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (i < nfds)
-				fds[i] = fd;
-			else
-				close(fd);
-		}
-	}
-	return (int)n;
+	return (int)sbx_recv_fds(sock, rep, sizeof(*rep), fds, nfds);
 }
 
 /*
@@ -496,25 +464,7 @@ static int bring_up_lo(struct sbx_spawn *sp, struct sbx_error *err)
 /* The go-ahead: one byte, with the sealed spec attached. */
 static int send_go(struct sbx_spawn *sp)
 {
-	char go = 'G';
-	struct iovec iov = { .iov_base = &go, .iov_len = 1 };
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u = { 0 };
-	struct msghdr msg = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = u.buf,
-		.msg_controllen = sizeof(u.buf),
-	};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &sp->spec_fd, sizeof(int));
-	if (sendmsg(sp->sock, &msg, MSG_NOSIGNAL) != 1)
+	if (sbx_send_fds(sp->sock, "G", 1, &sp->spec_fd, 1) != 1)
 		return -1;
 	close(sp->spec_fd);
 	sp->spec_fd = -1;

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "util.h"
@@ -187,6 +188,74 @@ ssize_t sbx_write_all(int fd, const void *buf, size_t len)
 		done += (size_t)r;
 	}
 	return (ssize_t)done;
+}
+
+ssize_t sbx_send_fds(int sock, const void *buf, size_t len, const int *fds, size_t nfds)
+{
+	union {
+		char buf[CMSG_SPACE(SBX_MAX_PASSED_FDS * sizeof(int))];
+		struct cmsghdr align;
+	} u = { 0 };
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (nfds > SBX_MAX_PASSED_FDS) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (nfds) {
+		struct cmsghdr *c;
+
+		msg.msg_control = u.buf;
+		msg.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
+	}
+	return sendmsg(sock, &msg, MSG_NOSIGNAL);
+}
+
+ssize_t sbx_recv_fds(int sock, void *buf, size_t len, int *fds, size_t nfds)
+{
+	union {
+		char buf[CMSG_SPACE(SBX_MAX_PASSED_FDS * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = u.buf,
+		.msg_controllen = sizeof(u.buf),
+	};
+	ssize_t n;
+
+	for (size_t i = 0; i < nfds; i++)
+		fds[i] = -1;
+	do
+		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return n;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		size_t k;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (i < nfds)
+				fds[i] = fd;
+			else
+				close(fd);
+		}
+	}
+	return n;
 }
 
 uint64_t sbx_now_mono_ns(void)

@@ -100,6 +100,16 @@ bool sbx_path_normal_absolute(const char *s, size_t max, bool allow_root);
 ssize_t sbx_read_all(int fd, void *buf, size_t len);
 ssize_t sbx_write_all(int fd, const void *buf, size_t len);
 
+/* Passing fds over a unix socket (SCM_RIGHTS), at most SBX_MAX_PASSED_FDS
+ * at a time.  sbx_send_fds sends @len bytes of @buf with @fds attached (the
+ * caller keeps its copies): returns what sendmsg returns.  sbx_recv_fds
+ * receives one message into @buf and up to @nfds fds (close-on-exec; -1
+ * where none came, extra ones closed): returns what recvmsg returns, after
+ * retrying EINTR. */
+#define SBX_MAX_PASSED_FDS 4
+ssize_t sbx_send_fds(int sock, const void *buf, size_t len, const int *fds, size_t nfds);
+ssize_t sbx_recv_fds(int sock, void *buf, size_t len, int *fds, size_t nfds);
+
 /* Monotonic and real-time clocks in milliseconds / nanoseconds. */
 uint64_t sbx_now_mono_ns(void);
 uint64_t sbx_now_real_ms(void);

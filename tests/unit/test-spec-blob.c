@@ -14,7 +14,9 @@
 #include <string.h>
 #include <cmocka.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "sandbox.h"
@@ -129,6 +131,61 @@ static void test_sealed(void **state)
 	close(fd);
 }
 
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	assert_non_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* The way it really travels: the memfd over a socket with the go-ahead,
+ * then mapped by the receiver (sbx_spec_map, as sbx-init does). */
+static void test_travels_over_a_socket(void **state)
+{
+	struct sbx_spec s;
+	struct sbx_error err = { 0 };
+	const struct sbx_spec *got;
+	int sv[2], memfd = -1, fds[2];
+	char go = 0;
+
+	make_spec(&s);
+	assert_int_equal(sbx_spec_pack(&s, &memfd, &err), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(sbx_send_fds(sv[0], "G", 1, &memfd, 1), 1);
+	assert_int_equal(sbx_recv_fds(sv[1], &go, 1, fds, 2), 1);
+	assert_int_equal(go, 'G');
+	assert_true(fds[0] >= 0 && fds[0] != memfd);
+	assert_int_equal(fds[1], -1); /* only one came */
+	assert_true(fcntl(fds[0], F_GETFD) & FD_CLOEXEC);
+	got = sbx_spec_map(fds[0]);
+	assert_non_null(got);
+	assert_string_equal(got->argv[2], "x y");
+	assert_memory_equal(got->code, code, sizeof(code) - 1);
+
+	/* More fds than the receiver asked for are closed, not leaked. */
+	{
+		int two[2] = { memfd, memfd }, one = -1;
+		int before = open_fds();
+		assert_int_equal(sbx_send_fds(sv[0], "W", 1, two, 2), 1);
+		assert_int_equal(sbx_recv_fds(sv[1], &go, 1, &one, 1), 1);
+		assert_true(one >= 0);
+		assert_int_equal(open_fds(), before + 1);
+		close(one);
+	}
+	/* A message without fds leaves -1. */
+	assert_int_equal(sbx_send_fds(sv[0], "C", 1, NULL, 0), 1);
+	assert_int_equal(sbx_recv_fds(sv[1], &go, 1, fds, 1), 1);
+	assert_int_equal(fds[0], -1);
+	close(sv[0]);
+	close(sv[1]);
+	close(memfd);
+}
+
 /* Offsets of the packed struct's fields inside the block. */
 #define SPEC_AT(blob) ((struct sbx_spec *)((blob) + 16))
 
@@ -219,6 +276,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_sealed),
+		cmocka_unit_test(test_travels_over_a_socket),
 		cmocka_unit_test(test_refuses_bad_blocks),
 	};
 
