@@ -139,9 +139,7 @@ static const struct probe probes[] = {
 	{ "pidfd", true, probe_pidfd, "Linux 5.3 or later is needed" },
 	{ "seccomp", true, probe_seccomp, "a kernel with CONFIG_SECCOMP_FILTER is needed" },
 	{ "landlock", false, probe_landlock, "boot with lsm=...,landlock to get defense in depth" },
-	{ "sbx-init", true, probe_init,
-	  "sbx-init is installed with sbx (make install), or found beside the sbx binary; "
-	  "SBX_LIBEXECDIR names another directory" },
+	{ "sbx-init", true, probe_init, SBX_LIBEXEC_HINT },
 };
 
 int sbx_cmd_check(const struct sbx_common_opts *o)

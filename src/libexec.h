@@ -12,4 +12,9 @@
  */
 char *sbx_libexec_path(const char *name);
 
+/* What to do when a helper is not where sbx_libexec_path() looks. */
+#define SBX_LIBEXEC_HINT                                                              \
+	"sbx's helpers are installed with it (make install) in " LIBEXECDIR "/sbx, or found " \
+	"beside the sbx binary; SBX_LIBEXECDIR names another directory"
+
 #endif

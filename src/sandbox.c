@@ -130,8 +130,7 @@ static int open_init(struct sbx_spawn *sp, struct sbx_error *err)
 	sp->init_fd = open(path, O_PATH | O_CLOEXEC);
 	if (sp->init_fd < 0) {
 		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "the sandbox's init: %s", path);
-		sbx_error_hint(err, "sbx-init is installed with sbx (make install), or found beside "
-				    "the sbx binary; SBX_LIBEXECDIR names another directory");
+		sbx_error_hint(err, "%s", SBX_LIBEXEC_HINT);
 		return -1;
 	}
 	return 0;

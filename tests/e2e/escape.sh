@@ -179,7 +179,7 @@ done
 # refuses the same way: before any namespace exists.
 SBX_EXTRA_ENV="SBX_LIBEXECDIR=$M/no-such-dir" sbx_run "$M/never.json"
 check "sbx-init missing: exit 69 with a Hint naming it, payload never ran" \
-	eval '[ $RC -eq 69 ] && grep -q "^sbx: Hint: sbx-init" "$ERR" && [ "$(jqm .status)" = isolation_unavailable ] && ! grep -q PAYLOAD-RAN "$OUT"'
+	eval '[ $RC -eq 69 ] && grep -q "sbx-init: No such file" "$ERR" && grep -q "^sbx: Hint: .*make install" "$ERR" && [ "$(jqm .status)" = isolation_unavailable ] && ! grep -q PAYLOAD-RAN "$OUT"'
 # An sbx-init that cannot be executed: the clone reports it, 69.
 mkdir -p "$M/noexec"
 cp "$SBX_BUILDDIR/sbx-init" "$M/noexec/sbx-init"
