@@ -101,11 +101,6 @@ static _printf_(4, 5) _noreturn_ void fail_to(int fd, enum sbx_stage stage, bool
 	_exit(127);
 }
 
-void sbx_init_fail(int sock, enum sbx_stage stage, const char *msg)
-{
-	fail_to(sock, stage, false, "%s", msg);
-}
-
 #define fail(stage, ...) fail_to(report_sock, stage, false, __VA_ARGS__)
 /* A missing kernel feature rather than a bug: the broker exits 69. */
 #define unavailable(stage, ...) fail_to(report_sock, stage, true, __VA_ARGS__)
@@ -180,9 +175,10 @@ static void mount_tmpfs(enum sbx_stage stage, const char *path, unsigned long fl
 }
 
 /*
- * The clone made the user and pid namespaces (sandbox.c); the other four
- * but cgroup are made here, with the user namespace's capabilities, while
- * the broker admits the job and computes the spec - a new network
+ * The clone made the user and pid namespaces (sandbox.c).  Mount, net,
+ * ipc and uts are made here, with the user namespace's capabilities,
+ * while the broker creates the cgroup and computes the spec (cgroup comes
+ * once the init is in the run's cgroup) - a new network
  * namespace alone takes 0.5-1.3 ms of kernel time on some hosts.  Nothing
  * of the host's is touched before: until this returns the process only
  * exists, and if it fails the broker refuses the run.
@@ -205,8 +201,9 @@ static int proxy_listen_fd = -1;
 
 /*
  * Pass a NETLINK_ROUTE socket of the new namespace to the broker, which
- * brings lo up over it (netns.c) while this process builds the root: the
- * netlink round trips are off the start-up's critical path.  The socket
+ * brings lo up over it (netns.c) right after the go-ahead, while this
+ * process builds the root: the netlink round trips are off the start-up's
+ * critical path.  The socket
  * is opened with this process's capabilities in the namespace, which the
  * kernel checks along with the broker's.
  */

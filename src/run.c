@@ -413,7 +413,8 @@ static int execute(struct sbx_run *run, int sfd)
 	if (sbx_state_add_temp(run->state, run->temp_dir, &run->err) < 0)
 		goto out;
 
-	/* Handles first: a refusal must come before anything is built. */
+	/* Handles first: a refusal comes before any cgroup or mount exists
+	 * (the sandbox's process only waits so far, and is killed). */
 	if (sbx_store_root(run->opts->store, run->cfg.store, &store_root, &run->err) < 0 ||
 	    sbx_store_open_principal(store_root, run->principal, &principal_fd, &run->err) < 0)
 		goto out;

@@ -284,7 +284,6 @@ static const char *userns_hint(int e)
  * shares the broker's memory and may not allocate or format anything. */
 struct init_exec {
 	int init_fd;
-	int sock;
 	int fds[3]; /* sock, stdout, stderr: inherited by sbx-init */
 	char num[3][16];
 	char *argv[5];
@@ -334,7 +333,7 @@ static int exec_init(void *arg)
 fail:
 	rep.err = errno;
 	memcpy(rep.msg, msg, sizeof(msg));
-	(void)!write(x->sock, &rep, sizeof(rep));
+	(void)!write(x->fds[0], &rep, sizeof(rep));
 	return 127;
 }
 
@@ -365,7 +364,6 @@ int sbx_spawn_start(struct sbx_spawn *sp, struct sbx_error *err)
 	/* EPERM: a user namespace with setgroups denied, where nobody can
 	 * change the groups - the same position as an unprivileged caller. */
 
-	x.sock = sv[1];
 	x.fds[0] = sv[1];
 	x.fds[1] = outp[1];
 	x.fds[2] = errp[1];
@@ -384,7 +382,6 @@ int sbx_spawn_start(struct sbx_spawn *sp, struct sbx_error *err)
 	args.exit_signal = SIGCHLD;
 	args.stack = (uint64_t)(uintptr_t)stack;
 	args.stack_size = sizeof(stack);
-	sp->t_clone_ns = sbx_now_mono_ns();
 	pid = sbx_clone3_on_stack(&args, exec_init, &x);
 	/* Here the child has exec'd sbx-init or exited: the stack is free. */
 	if (pid < 0) {

@@ -147,8 +147,6 @@ struct sbx_spec *sbx_spec_map(int memfd);
 
 /* init.c: the sandbox's init, in sbx-init.  Never returns. */
 _noreturn_ void sbx_init_main(int sock, int out_fd, int err_fd);
-/* Report a failed @stage (errno is the cause) on @sock and exit. */
-_noreturn_ void sbx_init_fail(int sock, enum sbx_stage stage, const char *msg);
 
 /*
  * The broker's handle on one sandbox while it is built and runs.
@@ -177,7 +175,6 @@ struct sbx_spawn {
 	int proxy_fd;    /* the proxy listener (spec.proxy_listener), or -1 */
 	int spec_fd;     /* the packed spec (spec-blob.c) until the go-ahead */
 	int init_fd;     /* O_PATH of sbx-init */
-	uint64_t t_clone_ns;
 };
 
 #define SBX_SPAWN_INIT { .pid = -1, .pidfd = -1, .sock = -1, .out_rd = -1, .err_rd = -1, \

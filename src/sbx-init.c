@@ -29,7 +29,7 @@
 /*
  * libcap-ng's capng_change_id(), which sbx-init never calls, refers to
  * getpwuid() and initgroups(); in a static binary they would bring in
- * glibc's whole NSS (most of the binary's size) and a link-time warning
+ * glibc's whole NSS (some 150 KiB) and a link-time warning
  * that NSS needs glibc's shared libraries at run time.  sbx-init looks up
  * no user: these definitions take their place and fail.
  */
