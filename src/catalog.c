@@ -366,7 +366,8 @@ static int parse_profile(const struct sbx_jctx *c, const json_t *root, struct sb
 /* ---- network profiles ------------------------------------------------ */
 
 static const char *const network_keys[] = {
-	"description", "kind", "allow", "allow_cidrs", "max_connections", "max_bytes", NULL,
+	"description", "kind", "allow", "allow_cidrs", "max_connections", "max_bytes", "connect",
+	NULL,
 };
 
 /* A lowercase DNS name (labels of [a-z0-9-], no leading or trailing '-'),
@@ -421,6 +422,43 @@ static bool cidr_valid(const char *s)
 		prefix = prefix * 10 + (unsigned long)(*p - '0');
 	}
 	return prefix <= (af == AF_INET ? 32u : 128u);
+}
+
+/* "connect": true, false, or the ports a tunnel may go to (each also
+ * needs an allow entry; one spelling each, so no empty list). */
+static int parse_connect(const struct sbx_jctx *c, const json_t *v, struct sbx_netprofile *np)
+{
+	static const char what[] = "true, false or an array of ports";
+
+	np->connect = SBX_CONNECT_ANY;
+	if (!v || json_is_true(v))
+		return 0;
+	if (json_is_false(v)) {
+		np->connect = SBX_CONNECT_NONE;
+		return 0;
+	}
+	if (!json_is_array(v))
+		return sbx_json_expected(c, "connect", v, what);
+	if (sbx_json_array(c, "connect", v, 64) < 0)
+		return -1;
+	if (json_array_size(v) == 0)
+		return sbx_json_error(c, "connect", "expected at least one port (false forbids CONNECT)");
+	np->connect = SBX_CONNECT_PORTS;
+	np->connect_ports = sbx_xcalloc(json_array_size(v), sizeof(*np->connect_ports));
+	for (size_t k = 0; k < json_array_size(v); k++) {
+		char pp[SBX_JSON_PATH_MAX];
+		uint64_t port;
+
+		sbx_json_path_index(pp, "connect", k);
+		if (sbx_json_uint(c, pp, json_array_get(v, k), 1, 65535, &port) < 0)
+			return -1;
+		for (size_t j = 0; j < k; j++)
+			if (np->connect_ports[j] == port)
+				return sbx_json_error(c, pp, "port listed twice");
+		np->connect_ports[k] = (uint16_t)port;
+		np->n_connect_ports = k + 1;
+	}
+	return 0;
 }
 
 static int parse_egress(const struct sbx_jctx *c, const json_t *root, struct sbx_netprofile *np)
@@ -480,13 +518,13 @@ static int parse_egress(const struct sbx_jctx *c, const json_t *root, struct sbx
 	if ((v = json_object_get(root, "max_bytes")) &&
 	    sbx_json_uint(c, "max_bytes", v, 1, UINT64_C(1) << 40, &np->max_bytes) < 0)
 		return -1;
-	return 0;
+	return parse_connect(c, json_object_get(root, "connect"), np);
 }
 
 static int parse_network(const struct sbx_jctx *c, const json_t *root, struct sbx_netprofile *np)
 {
 	static const char *const egress_only[] = { "allow", "allow_cidrs", "max_connections",
-						   "max_bytes" };
+						   "max_bytes", "connect" };
 	const json_t *v;
 
 	if (sbx_json_check_keys(c, "", root, network_keys) < 0)
@@ -773,6 +811,7 @@ static void network_free(struct sbx_netprofile *np)
 	}
 	free(np->allow);
 	sbx_strv_free(np->allow_cidrs);
+	free(np->connect_ports);
 }
 
 static void seccomp_free(struct sbx_seccomp_policy *sp)
@@ -1081,6 +1120,16 @@ static void print_network(const struct sbx_netprofile *np)
 	}
 	if (np->allow_cidrs && np->allow_cidrs[0])
 		print_list("allow_cidrs", np->allow_cidrs);
+	if (np->kind == SBX_NET_EGRESS) {
+		printf("  %-12s ", "connect");
+		if (np->connect == SBX_CONNECT_ANY)
+			printf("any allowed port");
+		else if (np->connect == SBX_CONNECT_NONE)
+			printf("no");
+		for (size_t k = 0; k < np->n_connect_ports; k++)
+			printf("%s%u", k ? "," : "", np->connect_ports[k]);
+		putchar('\n');
+	}
 }
 
 int sbx_cmd_profiles(const struct sbx_common_opts *o)

@@ -58,6 +58,13 @@ struct sbx_profile {
 
 enum sbx_net_kind { SBX_NET_DISABLED, SBX_NET_EGRESS };
 
+/* Where an egress profile lets CONNECT tunnels go ("connect"). */
+enum sbx_connect_mode {
+	SBX_CONNECT_ANY,   /* true (the default): any port of the allowlist */
+	SBX_CONNECT_NONE,  /* false: plain http:// requests only */
+	SBX_CONNECT_PORTS, /* [PORT, ...]: only these ports */
+};
+
 struct sbx_egress_rule {
 	char *host;          /* exact name, or "*.suffix" */
 	uint16_t *ports;
@@ -76,6 +83,9 @@ struct sbx_netprofile {
 	char **allow_cidrs;      /* operator escape hatch; empty by default */
 	uint64_t max_connections;/* 0 = profile default */
 	uint64_t max_bytes;
+	enum sbx_connect_mode connect;
+	uint16_t *connect_ports; /* SBX_CONNECT_PORTS */
+	size_t n_connect_ports;
 };
 
 enum sbx_seccomp_op {

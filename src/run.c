@@ -101,6 +101,12 @@ static void on_net_event(void *ud, const char *name, json_t *detail)
 	sbx_events_emit(run->ev, name, detail);
 }
 
+static uint64_t on_net_clock(void *ud)
+{
+	struct sbx_run *run = ud;
+	return sbx_events_t_ms(run->ev);
+}
+
 static void on_net_ready(void *ud)
 {
 	struct sbx_run *run = ud;
@@ -454,7 +460,7 @@ static int execute(struct sbx_run *run, int sfd)
 		goto out;
 	run->sandboxed = true; /* all seven namespaces exist */
 	if (sp.proxy_fd >= 0) {
-		struct sbx_proxy_hooks hooks = { .event = on_net_event, .ud = run };
+		struct sbx_proxy_hooks hooks = { .event = on_net_event, .t_ms = on_net_clock, .ud = run };
 		if (sbx_proxy_new(run->plan.network, TAKE_FD(sp.proxy_fd), &hooks, &run->proxy,
 				  &run->err) < 0)
 			goto out;
