@@ -115,6 +115,7 @@ struct sbx_proxy {
 	struct lookup *pending;
 	uint64_t resolve_ms, connect_ms, head_ms, idle_ms;
 	uint64_t max_connections, max_bytes;
+	uint16_t tls_port;
 	uint64_t accepted, n_allowed, n_refused, bytes_up, bytes_down, total_bytes;
 	bool budget_spent;
 	uint64_t t0_ns;
@@ -438,7 +439,7 @@ static void connect_done(struct conn *c)
 		connect_next(c);
 		return;
 	}
-	if (c->req.connect && c->req.port == TLS_PORT) {
+	if (c->req.connect && c->req.port == c->p->tls_port) {
 		start_hello(c);
 		return;
 	}
@@ -1061,6 +1062,11 @@ void sbx_proxy_set_timeouts(struct sbx_proxy *p, uint64_t resolve_ms, uint64_t c
 	p->head_ms = head_ms;
 }
 
+void sbx_proxy_set_tls_port(struct sbx_proxy *p, uint16_t port)
+{
+	p->tls_port = port;
+}
+
 int sbx_proxy_new(const struct sbx_netprofile *np, int listen_fd,
 		  const struct sbx_proxy_hooks *hooks, struct sbx_proxy **out, struct sbx_error *err)
 {
@@ -1081,6 +1087,7 @@ int sbx_proxy_new(const struct sbx_netprofile *np, int listen_fd,
 	p->max_connections = np->max_connections ? np->max_connections : DEFAULT_MAX_CONNECTIONS;
 	p->max_bytes = np->max_bytes;
 	p->t0_ns = sbx_now_mono_ns();
+	p->tls_port = TLS_PORT;
 	p->refusals.window_ms = REFUSAL_WINDOW_MS;
 	p->decisions = json_array();
 	p->src[0] = (struct endpoint){ NULL, SRC_LISTEN };

@@ -166,6 +166,10 @@ void sbx_proxy_dispatch(struct sbx_proxy *p);
 void sbx_proxy_set_timeouts(struct sbx_proxy *p, uint64_t resolve_ms, uint64_t connect_ms,
 			    uint64_t head_ms);
 
+/* The port whose tunnels must open with a ClientHello naming their host:
+ * 443; tests move it to a port of their own. */
+void sbx_proxy_set_tls_port(struct sbx_proxy *p, uint16_t port);
+
 /*
  * sbx_proxy_summary() - the manifest's "network" object: counts of
  * connections allowed and refused, bytes up and down, and the first

@@ -135,8 +135,19 @@ static void test_parse_sizes(void **state)
 		assert_int_equal(req.head_len, sizeof(r) - 1 - 3);
 		sbx_proxy_request_free(&req);
 	}
-	/* A NUL anywhere in what was read is refused at once. */
+	/* A NUL in the head, or before its end, is refused at once; after
+	 * the head it belongs to the tunnel. */
 	assert_int_equal(sbx_proxy_parse("GET \0", 5, &req, &why), 400);
+	{
+		static const char r[] = "CONNECT a.test:443 HTTP/1.1\r\nX: \0\r\n\r\n";
+		assert_int_equal(sbx_proxy_parse(r, sizeof(r) - 1, &req, &why), 400);
+	}
+	{
+		static const char r[] = "CONNECT a.test:443 HTTP/1.1\r\n\r\n\x16\x03\x01\x00\x05";
+		assert_int_equal(sbx_proxy_parse(r, sizeof(r) - 1, &req, &why), 1);
+		assert_int_equal(req.head_len, sizeof(r) - 1 - 5);
+		sbx_proxy_request_free(&req);
+	}
 	free(big);
 }
 
@@ -581,6 +592,7 @@ struct server {
 	bool echo;
 	size_t bulk;     /* answer with this many bytes */
 	int conns;
+	size_t echoed;   /* bytes an echo server received */
 	pthread_t t;
 };
 
@@ -596,8 +608,10 @@ static void *serve(void *arg)
 
 		s->conns++;
 		if (s->echo) {
-			while ((n = read(c, buf, sizeof(buf))) > 0)
+			while ((n = read(c, buf, sizeof(buf))) > 0) {
+				s->echoed += (size_t)n;
 				sbx_write_all(c, buf, (size_t)n);
+			}
 			close(c);
 			continue;
 		}
@@ -649,6 +663,7 @@ struct exchange {
 	uint16_t proxy_port;
 	const char *send;
 	size_t send_len;
+	size_t split;        /* send this much first, the rest a little later */
 	bool half_close;
 	char reply[65536];
 	size_t reply_len;
@@ -663,7 +678,11 @@ static void *client(void *arg)
 	int fd = connect_to(x->proxy_port);
 	ssize_t n;
 
-	sbx_write_all(fd, x->send, x->send_len);
+	if (x->split) {
+		sbx_write_all(fd, x->send, x->split);
+		usleep(50000);
+	}
+	sbx_write_all(fd, x->send + x->split, x->send_len - x->split);
 	if (x->half_close)
 		shutdown(fd, SHUT_WR);
 	for (;;) {
@@ -840,6 +859,151 @@ static void test_loop(void **state)
 	server_stop(&echo);
 }
 
+/* Tunnels to the TLS port: the ClientHello's name must be the CONNECT's
+ * host, and nothing reaches the upstream otherwise.  The echo server
+ * stands in for a TLS server: what it echoes is what the proxy relayed. */
+static void test_tunnel_sni(void **state)
+{
+	static const uint8_t alert[] = { 21, 3, 3, 0, 2, 2, 49 };
+	static const char est[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	struct server echo = { .echo = true };
+	struct events ev = { 0 };
+	struct sbx_proxy_hooks hooks = { .event = on_event, .ud = &ev };
+	struct sbx_error err = { 0 };
+	struct sbx_proxy *p = NULL;
+	static struct exchange x;
+	static struct buf req, hello;
+	uint16_t pport, eports[1];
+	char *cidrs[] = { "127.0.0.1/32", NULL };
+	struct sbx_egress_rule rules[2];
+	struct sbx_netprofile np = { .allow = rules, .n_allow = 2, .allow_cidrs = cidrs };
+	char head[256];
+	json_t *sum;
+	int lfd;
+	static const struct {
+		const char *host, *sni; /* sni NULL: none */
+		size_t split;           /* where the client pauses, 0: head and hello at once */
+		const char *reason;     /* NULL: relayed */
+	} cases[] = {
+		{ "localhost", "localhost", 0, NULL },
+		{ "localhost", "LocalHost", 0, NULL },
+		{ "localhost", "localhost", 1, NULL },   /* the ClientHello in pieces */
+		{ "localhost", "localhost", 60, NULL },
+		{ "localhost", "other.test", 0, "TLS server name other.test is not the tunnel's host" },
+		{ "localhost", "other.test", 60, "TLS server name other.test is not the tunnel's host" },
+		{ "localhost", NULL, 0, "TLS ClientHello without a server name" },
+		{ "localhost", "localhost.", 0, "TLS server name with a trailing dot" },
+		{ "127.0.0.1", NULL, 0, NULL },
+		{ "127.0.0.1", "localhost", 0, "TLS server name localhost on a tunnel to an address" },
+	};
+	int relayed = 0, refused = 0;
+
+	(void)state;
+	server_start(&echo);
+	eports[0] = echo.port;
+	rules[0] = (struct sbx_egress_rule){ .host = "localhost", .ports = eports, .n_ports = 1 };
+	rules[1] = (struct sbx_egress_rule){ .host = "127.0.0.1", .ports = eports, .n_ports = 1 };
+	lfd = listen_on(&pport);
+	assert_int_equal(sbx_proxy_new(&np, lfd, &hooks, &p, &err), 0);
+	sbx_proxy_set_tls_port(p, echo.port);
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		size_t echoed = echo.echoed;
+		int n = snprintf(head, sizeof(head), "CONNECT %s:%u HTTP/1.1\r\n\r\n", cases[i].host,
+				 echo.port);
+
+		req.n = hello.n = 0;
+		hello_for(&hello, cases[i].sni);
+		put(&req, head, (size_t)n);
+		put(&req, hello.b, hello.n);
+		memset(&x, 0, sizeof(x));
+		x.proxy_port = pport;
+		x.send = (const char *)req.b;
+		x.send_len = req.n;
+		x.split = cases[i].split ? (size_t)n + cases[i].split : 0;
+		x.half_close = true;
+		assert_int_equal(pthread_create(&x.t, NULL, client, &x), 0);
+		run_until_done(p, &x);
+		assert_true(x.reply_len >= sizeof(est) - 1);
+		if (memcmp(x.reply, est, sizeof(est) - 1))
+			fail_msg("case %zu: %.60s", i, x.reply);
+		if (!cases[i].reason) {
+			/* The ClientHello went upstream first, whole. */
+			assert_int_equal(x.reply_len, sizeof(est) - 1 + hello.n);
+			assert_memory_equal(x.reply + sizeof(est) - 1, hello.b, hello.n);
+			assert_int_equal(echo.echoed - echoed, hello.n);
+			relayed++;
+			continue;
+		}
+		if (strcmp(ev.last_reason, cases[i].reason))
+			fail_msg("case %zu: reason \"%s\", want \"%s\"", i, ev.last_reason, cases[i].reason);
+		assert_int_equal(x.reply_len, sizeof(est) - 1 + sizeof(alert));
+		assert_memory_equal(x.reply + sizeof(est) - 1, alert, sizeof(alert));
+		assert_int_equal(echo.echoed, echoed);
+		refused++;
+	}
+
+	/* Bytes that are not TLS: refused at the first byte, no alert. */
+	snprintf(head, sizeof(head), "CONNECT localhost:%u HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\n\r\n",
+		 echo.port);
+	exchange(p, pport, head, &x);
+	assert_string_equal(x.reply, est);
+	assert_string_equal(ev.last_reason, "not a TLS ClientHello");
+	refused++;
+
+	/* Other ports are tunnels without a look inside. */
+	sbx_proxy_set_tls_port(p, 443);
+	snprintf(head, sizeof(head), "CONNECT localhost:%u HTTP/1.1\r\n\r\nanything", echo.port);
+	memset(&x, 0, sizeof(x));
+	x.proxy_port = pport;
+	x.send = head;
+	x.send_len = strlen(head);
+	x.half_close = true;
+	assert_int_equal(pthread_create(&x.t, NULL, client, &x), 0);
+	run_until_done(p, &x);
+	assert_non_null(strstr(x.reply, "\r\n\r\nanything"));
+	relayed++;
+
+	sbx_proxy_stop(p);
+	sum = sbx_proxy_summary(p);
+	assert_int_equal(json_integer_value(json_object_get(sum, "connections_allowed")), relayed);
+	assert_int_equal(json_integer_value(json_object_get(sum, "connections_refused")), refused);
+	assert_int_equal(json_integer_value(json_object_get(
+				 json_object_get(sum, "refused_by_reason"), "not a TLS ClientHello")),
+			 1);
+	json_decref(sum);
+	sbx_proxy_free(p);
+	server_stop(&echo);
+}
+
+/* "connect": false refuses every tunnel; a port list all others. */
+static void test_connect_key(void **state)
+{
+	struct events ev = { 0 };
+	struct sbx_proxy_hooks hooks = { .event = on_event, .ud = &ev };
+	struct sbx_error err = { 0 };
+	struct sbx_proxy *p = NULL;
+	struct exchange x;
+	uint16_t pport, ports[] = { 443, 8443 }, cports[] = { 8443 };
+	struct sbx_egress_rule rule = { .host = "a.test", .ports = ports, .n_ports = 2 };
+	struct sbx_netprofile np = { .allow = &rule, .n_allow = 1, .connect = SBX_CONNECT_NONE };
+	int lfd;
+
+	(void)state;
+	lfd = listen_on(&pport);
+	assert_int_equal(sbx_proxy_new(&np, lfd, &hooks, &p, &err), 0);
+	exchange(p, pport, "CONNECT a.test:443 HTTP/1.1\r\n\r\n", &x);
+	assert_non_null(strstr(x.reply, "HTTP/1.1 403"));
+	assert_string_equal(ev.last_reason, "CONNECT not allowed by the network profile");
+	np.connect = SBX_CONNECT_PORTS;
+	np.connect_ports = cports;
+	np.n_connect_ports = 1;
+	exchange(p, pport, "CONNECT a.test:443 HTTP/1.1\r\n\r\n", &x);
+	assert_non_null(strstr(x.reply, "HTTP/1.1 403"));
+	assert_string_equal(ev.last_reason, "CONNECT not allowed to this port");
+	sbx_proxy_free(p);
+}
+
 /* max_connections and max_bytes. */
 static void test_caps(void **state)
 {
@@ -914,6 +1078,8 @@ int main(void)
 		cmocka_unit_test(test_tls_hello),
 		cmocka_unit_test(test_tally),
 		cmocka_unit_test(test_loop),
+		cmocka_unit_test(test_tunnel_sni),
+		cmocka_unit_test(test_connect_key),
 		cmocka_unit_test(test_caps),
 		cmocka_unit_test(test_head_timeout),
 	};
