@@ -92,6 +92,10 @@ enum sbx_seccomp_op {
 	SBX_SC_OP_EQ,        /* arg == value */
 	SBX_SC_OP_MASKED_EQ, /* (arg & mask) == value */
 	SBX_SC_OP_NE,        /* arg != value */
+	/* Not written in the catalog: the parser produces them when it
+	 * expands "not_in" (all comparisons are unsigned 64-bit). */
+	SBX_SC_OP_LT,        /* arg < value */
+	SBX_SC_OP_GT,        /* arg > value */
 };
 
 struct sbx_seccomp_arg {

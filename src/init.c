@@ -633,6 +633,11 @@ static int apply_landlock(void)
 	return abi;
 }
 
+/* The filter binds the init too, for everything it does after this: its
+ * setrlimit calls (prlimit64 on pid 0), the payload's clone, kill(-1),
+ * waitpid and the reports on an existing socket.  It opens no socket and
+ * touches no other process's limits or scheduling, which the default
+ * policy denies. */
 static void load_seccomp(const struct sbx_spec *spec)
 {
 	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &spec->seccomp, 0, 0) < 0) {

@@ -13,10 +13,13 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
 #include <linux/io_uring.h>
+#include <linux/ioprio.h>
 #include <linux/perf_event.h>
+#include <linux/vm_sockets.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -28,6 +31,8 @@
 #include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -104,10 +109,10 @@ static void tiocsti(void)
 	result("tioclinux", syscall(SYS_ioctl, 0, (unsigned long)TIOCLINUX, &c));
 }
 
-/* ptrace pid 1 only if it is sbx's init, never the host's init of a
+/* Touch pid 1 only if it is sbx's init, never the host's init of a
  * broken sandbox: sbx's init is the program sbx-init, started with the
  * command line "sbx-init" and three fd numbers, and named so in comm. */
-static void ptrace_init(void)
+static bool pid1_is_sbx_init(void)
 {
 	char cmd[256] = "", comm[32] = "";
 	int fd = open("/proc/1/cmdline", O_RDONLY);
@@ -121,7 +126,12 @@ static void ptrace_init(void)
 	if (fd >= 0)
 		close(fd);
 	comm[n > 0 ? n : 0] = '\0';
-	if (strcmp(cmd, "sbx-init") || strcmp(comm, "sbx-init\n")) {
+	return strcmp(cmd, "sbx-init") == 0 && strcmp(comm, "sbx-init\n") == 0;
+}
+
+static void ptrace_init(void)
+{
+	if (!pid1_is_sbx_init()) {
 		printf("ptrace_init skipped-not-our-init\n");
 		return;
 	}
@@ -197,11 +207,244 @@ static void fill(const char *path, long bytes)
 	printf("fill wrote=%ld errno=none\n", done);
 }
 
+/*
+ * Every address family 0..45 through socket() with each type, and
+ * socketpair() with each type that pairs: one line "socket F T result" or
+ * "socketpair F T result" (F, T numbers).  The tests expect EAFNOSUPPORT
+ * for every family outside the policy's allowlist, and anything else
+ * (success or the family's own errno) inside it.  Then the edge cases:
+ * family numbers with bits above 31 (the kernel reads an int), negative
+ * and large families, and the netlink protocols (only NETLINK_ROUTE).
+ */
+static void families(void)
+{
+	static const int types[] = { SOCK_STREAM, SOCK_DGRAM, SOCK_RAW, SOCK_SEQPACKET };
+	char name[64];
+
+	for (int f = 0; f <= 45; f++) {
+		for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+			int fd = socket(f, types[t] | SOCK_CLOEXEC, 0), sv[2];
+
+			snprintf(name, sizeof(name), "socket %d %d", f, types[t]);
+			result(name, fd);
+			if (fd >= 0)
+				close(fd);
+			if (types[t] == SOCK_RAW)
+				continue;
+			snprintf(name, sizeof(name), "socketpair %d %d", f, types[t]);
+			fd = socketpair(f, types[t] | SOCK_CLOEXEC, 0, sv);
+			result(name, fd);
+			if (fd >= 0) {
+				close(sv[0]);
+				close(sv[1]);
+			}
+		}
+	}
+	/* The kernel takes the low 32 bits: 40 | 1 << 32 is AF_VSOCK to it. */
+	result("socket_vsock_high", syscall(SYS_socket, (long)AF_VSOCK | (1L << 32), SOCK_STREAM, 0));
+	result("socketpair_vsock_high",
+	       syscall(SYS_socketpair, (long)AF_VSOCK | (1L << 32), SOCK_STREAM, 0, (int[2]){ 0 }));
+	result("socket_family_minus1", syscall(SYS_socket, -1L, SOCK_STREAM, 0));
+	result("socket_family_46", socket(46, SOCK_STREAM, 0));
+	result("socket_family_255", socket(255, SOCK_STREAM, 0));
+	result("socket_family_intmax", socket(0x7fffffff, SOCK_STREAM, 0));
+	/* Netlink: route only (0); the others reach other kernel subsystems. */
+	static const int protos[] = { 0, 4, 6, 9, 15, 16, 21 };
+	for (size_t i = 0; i < sizeof(protos) / sizeof(protos[0]); i++) {
+		int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protos[i]);
+
+		snprintf(name, sizeof(name), "netlink_proto %d", protos[i]);
+		result(name, fd);
+		if (fd >= 0)
+			close(fd);
+	}
+	result("netlink_proto_high", syscall(SYS_socket, (long)AF_NETLINK, SOCK_RAW, 1L << 32));
+	result("netlink_dgram_route", socket(AF_NETLINK, SOCK_DGRAM, 0));
+}
+
+/* AF_VSOCK socket, bind and listen on @port: the port space is the host's,
+ * so all three must fail (the socket with EAFNOSUPPORT, and the others
+ * with EBADF because there is no socket). */
+static void vsock(unsigned port)
+{
+	struct sockaddr_vm a = { .svm_family = AF_VSOCK, .svm_cid = VMADDR_CID_ANY, .svm_port = port };
+	int fd = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	result("vsock_socket", fd);
+	result("vsock_bind", bind(fd, (struct sockaddr *)&a, sizeof(a)));
+	result("vsock_listen", listen(fd, 1));
+	if (fd >= 0)
+		close(fd);
+}
+
+/* sched_setattr has no glibc wrapper or struct in this libc. */
+struct probe_sched_attr {
+	uint32_t size, policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t priority;
+	uint64_t runtime, deadline, period;
+};
+
+/*
+ * Everything a payload could aim at the init's limits and scheduling
+ * (it shares the init's credentials, so only the filter stops it), then
+ * the same calls on itself and on its own child, which ordinary programs
+ * make and which must keep working.  Pid 1 is touched only after checking
+ * it is sbx's init.
+ */
+static void init_sched(void)
+{
+	struct rlimit one = { 1, 1 }, eight = { 8, 8 }, cur;
+	struct probe_sched_attr attr = { .size = sizeof(attr), .policy = SCHED_OTHER, .nice = 19 };
+	struct sched_param sp = { 0 };
+	cpu_set_t cpus;
+	pid_t child;
+	char line[256];
+	FILE *f;
+
+	if (!pid1_is_sbx_init()) {
+		printf("init_sched skipped-not-our-init\n");
+		return;
+	}
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	/* Self and own child first (the attacks, when they work, renice the
+	 * whole uid): these must work. */
+	child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	result("prlimit_self", prlimit(0, RLIMIT_NOFILE, NULL, &cur) ?: prlimit(0, RLIMIT_NOFILE, &cur, NULL));
+	result("setrlimit_self", getrlimit(RLIMIT_CPU, &cur) ?: setrlimit(RLIMIT_CPU, &cur));
+	result("prlimit_child", child > 0 ? prlimit(child, RLIMIT_NOFILE, &eight, NULL) : -1);
+	result("setpriority_self", setpriority(PRIO_PROCESS, 0, 1));
+	result("setpriority_pgrp_self", setpriority(PRIO_PGRP, 0, 2));
+	result("setpriority_child", child > 0 ? setpriority(PRIO_PROCESS, child, 5) : -1);
+	result("sched_setaffinity_self", sched_getaffinity(0, sizeof(cpus), &cpus) ?:
+					 sched_setaffinity(0, sizeof(cpus), &cpus));
+	result("sched_setscheduler_self", sched_setscheduler(0, SCHED_BATCH, &sp));
+	result("sched_setscheduler_child", child > 0 ? sched_setscheduler(child, SCHED_IDLE, &sp) : -1);
+	result("ioprio_set_self", syscall(SYS_ioprio_set, (long)IOPRIO_WHO_PROCESS, 0L,
+					  (long)IOPRIO_PRIO_VALUE(IOPRIO_CLASS_BE, 7)));
+	if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	result("prlimit_init_cpu", prlimit(1, RLIMIT_CPU, &one, NULL));
+	result("prlimit_init_nofile", prlimit(1, RLIMIT_NOFILE, &eight, NULL));
+	result("prlimit_init_high",
+	       syscall(SYS_prlimit64, 1L | (1L << 32), (long)RLIMIT_CPU, &one, NULL));
+	result("prlimit_init_read", prlimit(1, RLIMIT_CPU, NULL, &cur));
+	result("setpriority_init", setpriority(PRIO_PROCESS, 1, 19));
+	result("setpriority_init_high_which",
+	       syscall(SYS_setpriority, (long)PRIO_PROCESS | (1L << 32), 1L, 19L));
+	result("setpriority_init_high_who",
+	       syscall(SYS_setpriority, (long)PRIO_PROCESS, 1L | (1L << 32), 19L));
+	result("setpriority_pgrp1", setpriority(PRIO_PGRP, 1, 19));
+	result("setpriority_user", setpriority(PRIO_USER, 0, 19));
+	result("setpriority_user_uid", setpriority(PRIO_USER, getuid(), 19));
+	result("sched_setscheduler_init", sched_setscheduler(1, SCHED_IDLE, &sp));
+	result("sched_setparam_init", sched_setparam(1, &sp));
+	result("sched_setattr_init", syscall(SYS_sched_setattr, 1L, &attr, 0L));
+	result("sched_setaffinity_init", sched_setaffinity(1, sizeof(cpus), &cpus));
+	result("sched_setaffinity_init_high",
+	       syscall(SYS_sched_setaffinity, 1L | (1L << 32), sizeof(cpus), &cpus));
+	result("ioprio_set_init", syscall(SYS_ioprio_set, (long)IOPRIO_WHO_PROCESS, 1L,
+					  (long)IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)));
+	result("ioprio_set_init_high_which",
+	       syscall(SYS_ioprio_set, (long)IOPRIO_WHO_PROCESS | (1L << 32), 1L,
+		       (long)IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)));
+	result("ioprio_set_pgrp1", syscall(SYS_ioprio_set, (long)IOPRIO_WHO_PGRP, 1L,
+					   (long)IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)));
+	result("ioprio_set_user", syscall(SYS_ioprio_set, (long)IOPRIO_WHO_USER, (long)getuid(),
+					  (long)IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)));
+	/* What the init's limits and niceness are now, as it sees them. */
+	f = fopen("/proc/1/limits", "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Max cpu time", 12) || !strncmp(line, "Max open files", 14)) {
+			line[strcspn(line, "\n")] = '\0';
+			for (char *c = line; *c; c++)
+				if (*c == ' ')
+					*c = '_';
+			printf("init_limit %s\n", line);
+		}
+	if (f)
+		fclose(f);
+	errno = 0;
+	printf("init_nice %d\n", getpriority(PRIO_PROCESS, 1));
+	printf("init_policy %d\n", sched_getscheduler(1));
+}
+
+/* utime + stime of pid 1 in milliseconds, from /proc/1/stat. */
+static long init_cpu_ms(void)
+{
+	char buf[1024], *p;
+	unsigned long ut = 0, st = 0;
+	int fd = open("/proc/1/stat", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	/* after ") ": state is field 3; utime and stime are 14 and 15 */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return -1;
+	return (long)((ut + st) * 1000 / (unsigned long)sysconf(_SC_CLK_TCK));
+}
+
+/*
+ * The review's attack on the init: lower its RLIMIT_CPU to 1 s, then make
+ * it burn CPU - @n children that ignore SIGTERM, and a flood of SIGTERM to
+ * pid 1, which the init forwards to every process of the namespace.  Ends
+ * when the init has used @ms of CPU or after @secs seconds, then kills its
+ * children and exits 0.  With the limit in place the init dies at 1 s of
+ * CPU and with it the whole run.
+ */
+static void init_flood(int n, long ms, int secs)
+{
+	struct rlimit one = { 1, 1 };
+	pid_t kids[256];
+	int made = 0;
+	long sent = 0, used = 0;
+	time_t end = time(NULL) + secs;
+
+	if (!pid1_is_sbx_init()) {
+		printf("init_flood skipped-not-our-init\n");
+		return;
+	}
+	result("flood_prlimit_init_cpu", prlimit(1, RLIMIT_CPU, &one, NULL));
+	signal(SIGTERM, SIG_IGN);
+	for (; made < n && made < 256; made++) {
+		kids[made] = fork();
+		if (kids[made] < 0)
+			break;
+		if (kids[made] == 0) {
+			for (;;)
+				pause();
+		}
+	}
+	while (time(NULL) < end && (used = init_cpu_ms()) >= 0 && used < ms) {
+		for (int i = 0; i < 1000; i++)
+			if (kill(1, SIGTERM) == 0)
+				sent++;
+	}
+	printf("flood children=%d sent=%ld init_cpu_ms=%ld\n", made, sent, used);
+	for (int i = 0; i < made; i++) {
+		kill(kids[i], SIGKILL);
+		waitpid(kids[i], NULL, 0);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
-		fprintf(stderr, "usage: sbx-probe syscalls|tiocsti|ptrace-init|x32|forkbomb N|memhog MIB|fill PATH BYTES|ignore-term|spin SECONDS\n");
+		fprintf(stderr, "usage: sbx-probe syscalls|tiocsti|ptrace-init|families|vsock PORT|init-sched|init-flood N MS SECS|x32|forkbomb N|memhog MIB|fill PATH BYTES|ignore-term|spin SECONDS\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "syscalls"))
@@ -210,6 +453,14 @@ int main(int argc, char **argv)
 		tiocsti();
 	else if (!strcmp(argv[1], "ptrace-init"))
 		ptrace_init();
+	else if (!strcmp(argv[1], "families"))
+		families();
+	else if (!strcmp(argv[1], "vsock") && argc > 2)
+		vsock((unsigned)atoi(argv[2]));
+	else if (!strcmp(argv[1], "init-sched"))
+		init_sched();
+	else if (!strcmp(argv[1], "init-flood") && argc > 4)
+		init_flood(atoi(argv[2]), atol(argv[3]), atoi(argv[4]));
 	else if (!strcmp(argv[1], "x32"))
 		x32();
 	else if (!strcmp(argv[1], "forkbomb") && argc > 2)
