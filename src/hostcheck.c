@@ -115,6 +115,52 @@ static int probe_landlock(char *detail, size_t len)
 	return 0;
 }
 
+/* Is this process the host's root (the initial user namespace's uid 0)? */
+static bool host_root(void)
+{
+	unsigned long inside = 1, outside = 1, count = 0;
+	FILE *f = fopen("/proc/self/uid_map", "re");
+	bool yes;
+
+	if (!f)
+		return false;
+	yes = fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3 && inside == 0 &&
+	      outside == 0 && count == 4294967295UL && geteuid() == 0;
+	fclose(f);
+	return yes;
+}
+
+/*
+ * vm.memfd_noexec as a run will have it (init.c): 2 when sbx runs as the
+ * host's root, which alone may raise it in the run's pid namespace;
+ * otherwise the host's value, which the run inherits.  Not required: the
+ * manifest reports the value, or null on kernels before 6.3.
+ */
+static int probe_memfd_noexec(char *detail, size_t len)
+{
+	char buf[16] = "";
+	int fd = open("/proc/sys/vm/memfd_noexec", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0) {
+		int e = errno;
+		snprintf(detail, len, "vm.memfd_noexec: %s (Linux 6.3 or later; the manifest says null)",
+			 strerror(e));
+		return e == ENOENT ? -ENOSYS : -e;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[strcspn(buf, "\n")] = '\0';
+	if (host_root() || !strcmp(buf, "2"))
+		snprintf(detail, len, "runs get 2 (no memfd can be executed)");
+	else
+		snprintf(detail, len, "runs get the host's %s: only root's runs can raise it "
+			 "(sysctl vm.memfd_noexec=2 makes it 2 for every run)", buf);
+	return 0;
+}
+
 /* sbx-init, which every run executes, where a run would look for it. */
 static int probe_init(char *detail, size_t len)
 {
@@ -139,6 +185,7 @@ static const struct probe probes[] = {
 	{ "pidfd", true, probe_pidfd, "Linux 5.3 or later is needed" },
 	{ "seccomp", true, probe_seccomp, "a kernel with CONFIG_SECCOMP_FILTER is needed" },
 	{ "landlock", false, probe_landlock, "boot with lsm=...,landlock to get defense in depth" },
+	{ "memfd noexec", false, probe_memfd_noexec, "Linux 6.3 or later makes memfds non-executable" },
 	{ "sbx-init", true, probe_init, SBX_LIBEXEC_HINT },
 };
 

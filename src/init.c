@@ -11,7 +11,8 @@
  *   1. while the broker admits the job and computes the spec: makes new
  *      mount, net, ipc and uts namespaces, passes the broker a netlink
  *      socket of the new net namespace (over which the broker brings lo
- *      up), names the host "sbx" and resets ignored signals; then waits
+ *      up), makes memfds non-executable in its pid namespace where it may,
+ *      names the host "sbx" and resets ignored signals; then waits
  *      for the go-ahead - the uid/gid maps written, the init placed in the
  *      run's cgroup, the spec attached - becomes the sandbox user and makes
  *      a new cgroup namespace rooted at that cgroup,
@@ -188,6 +189,56 @@ static void unshare_namespaces(void)
 	if (unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) < 0)
 		unavailable(SBX_STAGE_NAMESPACES,
 			    "new mount, network, ipc and uts namespaces");
+}
+
+/*
+ * vm.memfd_noexec 2 in the sandbox's pid namespace (Linux 6.3 and later):
+ * a memfd is never executable, MFD_EXEC is refused, and memfd_create
+ * without either flag gets MFD_NOEXEC_SEAL - so a program written into a
+ * memfd cannot be run, as nothing written to the noexec tmpfs mounts can.
+ * The setting is per pid namespace (it acts on the writer's, whichever
+ * /proc the file is opened in) and a child namespace can only raise it.
+ * The kernel lets a namespace's root write it only while its effective
+ * uid is the host's root: so root's runs set it here, before the uid
+ * change, and an unprivileged caller's runs keep the host's value, which
+ * setup_proc() reads back for the manifest.  -1: no such setting; -2: not
+ * written, read it back.
+ */
+static int memfd_noexec = -2;
+
+static void set_memfd_noexec(void)
+{
+	int fd = open("/proc/sys/vm/memfd_noexec", O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		if (errno == ENOENT)
+			memfd_noexec = -1;
+		return; /* EACCES: not the host's root */
+	}
+	if (write(fd, "2", 1) == 1)
+		memfd_noexec = 2;
+	close(fd);
+}
+
+/* The pid namespace's effective setting, when it was not set above. */
+static void read_memfd_noexec(void)
+{
+	char path[512], buf[16];
+	ssize_t n;
+	int fd;
+
+	if (memfd_noexec != -2)
+		return;
+	fd = open(in_root(path, sizeof(path), "/proc/sys/vm/memfd_noexec"), O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fail(SBX_STAGE_PROC, "reading vm.memfd_noexec");
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || buf[0] < '0' || buf[0] > '2') {
+		errno = n < 0 ? errno : EPROTO;
+		fail(SBX_STAGE_PROC, "reading vm.memfd_noexec");
+	}
+	memfd_noexec = buf[0] - '0';
 }
 
 static void setup_identity(void)
@@ -401,6 +452,7 @@ static void setup_proc(void)
 	 * processes, and the host's pids do not exist here. */
 	if (mount("proc", path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		unavailable(SBX_STAGE_PROC, "mounting a fresh /proc");
+	read_memfd_noexec();
 
 	in_root(null, sizeof(null), "/dev/null");
 	for (size_t i = 0; i < ARRAY_SIZE(mask_files); i++) {
@@ -851,6 +903,7 @@ void sbx_init_main(int sock, int out_fd, int err_fd)
 		fail(SBX_STAGE_SYNC, "PR_SET_PDEATHSIG");
 	unshare_namespaces();
 	send_netlink(sock);
+	set_memfd_noexec();
 	setup_identity();
 	reset_signals();
 	spec = wait_for_go(sock);
@@ -907,7 +960,8 @@ void sbx_init_main(int sock, int out_fd, int err_fd)
 	close(out_fd);
 	close(err_fd);
 	/* The report says what was applied: the Landlock ABI, or 0. */
-	rep = (struct sbx_report){ .kind = SBX_REPORT_STARTED, .status = landlock_abi };
+	rep = (struct sbx_report){ .kind = SBX_REPORT_STARTED, .status = landlock_abi,
+				   .memfd_noexec = memfd_noexec };
 	send_report(sock, &rep);
 	reap(pid, &mask);
 }

@@ -73,6 +73,8 @@ struct sbx_report {
 	int32_t err;       /* errno */
 	int32_t status;    /* wait status of the payload */
 	bool unavailable;  /* a missing feature (69) rather than a bug (70) */
+	int32_t memfd_noexec; /* STARTED: the pid namespace's vm.memfd_noexec,
+			       * -1 where the kernel has none */
 	char msg[256];
 };
 

@@ -103,6 +103,56 @@ for mode in root user; do
 	fi
 	stop_bg
 	check "$mode: with sbx's stdio closed, the run was cancelled cleanly" nothing_left
+
+	# 2. A memfd is no way around noexec: a copy of the static probe in a
+	#    memfd cannot be executed (execveat, /proc/self/fd, after fchmod),
+	#    MFD_EXEC is refused, and a plain memfd comes sealed non-executable
+	#    (vm.memfd_noexec 2 in the run's pid namespace).  The kernel lets
+	#    only host root raise the setting, so an unprivileged caller's runs
+	#    have the host's value: the manifest must say which, and the probe's
+	#    results must agree with it.
+	mkjob "$M/memfd.json" probe '/opt/sbx-probe memfd-exec'
+	POLICY=$POLICY sbx_run "$M/memfd.json"
+	expect_rc 0 "$mode: memfd probe ran"
+	got=$(jqm .stdout.excerpt | python3 -c 'import sys; print(sys.stdin.read().replace("\ufffd", "\n"))')
+	host_scope=$(cat /proc/sys/vm/memfd_noexec)
+	if [ $mode = root ] || [ "$host_scope" = 2 ]; then
+		check "$mode: the manifest says memfd_noexec 2" test "$(jqm .isolation.memfd_noexec)" = 2
+		for want in memfd_create:ok memfd_mode:666 memfd_seal_exec:yes memfd_exec_at:EACCES \
+			memfd_exec_procfd:EACCES memfd_chmod:EPERM memfd_exec_chmod:EACCES \
+			memfd_create_exec:EACCES; do
+			name=${want%%:*} res=${want#*:}
+			if grep -qx "$name $res" <<<"$got"; then ok "$mode: $name -> $res"; else
+				not_ok "$mode: $name: wanted $res, got '$(grep "^$name " <<<"$got" | cut -d' ' -f2-)'"; fi
+		done
+	else
+		check "$mode: the manifest says the host's memfd_noexec ($host_scope)" \
+			test "$(jqm .isolation.memfd_noexec)" = "$host_scope"
+		if [ "$host_scope" = 0 ]; then
+			check "$mode: ... and memfd exec works, as the manifest says" \
+				grep -qx "memfd_exec_at ok" <<<"$got"
+		else
+			check "$mode: ... and plain memfds are sealed, as the manifest says" \
+				grep -qx "memfd_exec_at EACCES" <<<"$got"
+		fi
+	fi
+
+	# sbx check predicts it.
+	as_mode "$SBX" check --config "$M/config.json" --policy "$SBX_SRCDIR/policy" > "$M/check.out" 2>&1
+	check "$mode: sbx check predicts the run's memfd_noexec ($(jqm .isolation.memfd_noexec))" \
+		eval 'if [ "$(jqm .isolation.memfd_noexec)" = 2 ]; then grep -q "^memfd noexec  *ok: runs get 2 " "$M/check.out"; else grep -q "^memfd noexec  *ok: runs get the host.s $host_scope:" "$M/check.out"; fi'
+
+	# Ordinary programs keep what they use memfds for: python's
+	#    os.memfd_create (no MFD_EXEC: sealed, still writable and mappable)
+	#    and ctypes callbacks (libffi closures).
+	mkjob "$M/memfd-py.json" python-analysis 'import os, mmap, ctypes
+fd = os.memfd_create("x")
+os.write(fd, b"hello")
+print(mmap.mmap(fd, 5)[:].decode(), ctypes.CFUNCTYPE(ctypes.c_int)(lambda: 7)())'
+	sbx_run "$M/memfd-py.json"
+	check "$mode: python's memfd_create, mmap and ctypes callbacks still work" \
+		eval '[ $RC -eq 0 ] && [[ "$(jqm .stdout.excerpt)" == "hello 7"* ]]'
+	check "$mode: nothing left behind after the memfd probes" nothing_left
 done
 
 finish

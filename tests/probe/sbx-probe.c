@@ -197,11 +197,79 @@ static void fill(const char *path, long bytes)
 	printf("fill wrote=%ld errno=none\n", done);
 }
 
+#ifndef MFD_EXEC
+#define MFD_EXEC 0x0010U
+#endif
+#ifndef F_SEAL_EXEC
+#define F_SEAL_EXEC 0x0020
+#endif
+
+/*
+ * A memfd holding a copy of this (static) program, executed three ways:
+ * execveat on the fd, execve of /proc/self/fd/N, and after making it
+ * executable with fchmod.  The copy, when it runs, prints
+ * "<how> ok" (argv[1] "memfd-ran").  Then memfd_create with MFD_EXEC, and
+ * the seals a plain memfd gets.  Each exec runs in a child we wait for.
+ */
+static void memfd_try(const char *how, int fd)
+{
+	char path[64], *args[] = { "sbx-probe", "memfd-ran", (char *)how, NULL };
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		result(how, -1);
+		return;
+	}
+	if (pid == 0) {
+		if (!strcmp(how, "memfd_exec_procfd")) {
+			snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+			execve(path, args, NULL);
+		} else {
+			syscall(SYS_execveat, fd, "", args, NULL, AT_EMPTY_PATH);
+		}
+		result(how, -1);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+}
+
+static void memfd_exec(void)
+{
+	static char buf[65536];
+	int fd = (int)syscall(SYS_memfd_create, "sbx-probe", 0U);
+	int self = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	ssize_t n;
+
+	result("memfd_create", fd);
+	if (fd < 0 || self < 0)
+		return;
+	while ((n = read(self, buf, sizeof(buf))) > 0)
+		if (write(fd, buf, (size_t)n) != n) {
+			result("memfd_write", -1);
+			return;
+		}
+	close(self);
+	fstat(fd, &st);
+	printf("memfd_mode %o\n", st.st_mode & 07777);
+	printf("memfd_seal_exec %s\n", (fcntl(fd, F_GET_SEALS) & F_SEAL_EXEC) ? "yes" : "no");
+	memfd_try("memfd_exec_at", fd);
+	memfd_try("memfd_exec_procfd", fd);
+	result("memfd_chmod", fchmod(fd, 0755));
+	memfd_try("memfd_exec_chmod", fd);
+	close(fd);
+	fd = (int)syscall(SYS_memfd_create, "sbx-probe-x", MFD_EXEC);
+	result("memfd_create_exec", fd);
+	if (fd >= 0)
+		close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
-		fprintf(stderr, "usage: sbx-probe syscalls|tiocsti|ptrace-init|x32|forkbomb N|memhog MIB|fill PATH BYTES|ignore-term|spin SECONDS\n");
+		fprintf(stderr, "usage: sbx-probe syscalls|tiocsti|ptrace-init|memfd-exec|x32|forkbomb N|memhog MIB|fill PATH BYTES|ignore-term|spin SECONDS\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "syscalls"))
@@ -210,6 +278,10 @@ int main(int argc, char **argv)
 		tiocsti();
 	else if (!strcmp(argv[1], "ptrace-init"))
 		ptrace_init();
+	else if (!strcmp(argv[1], "memfd-exec"))
+		memfd_exec();
+	else if (!strcmp(argv[1], "memfd-ran") && argc > 2)
+		printf("%s ok\n", argv[2]);
 	else if (!strcmp(argv[1], "x32"))
 		x32();
 	else if (!strcmp(argv[1], "forkbomb") && argc > 2)
