@@ -97,6 +97,40 @@ static int probe_pidfd(char *detail, size_t len)
 	return 0;
 }
 
+/*
+ * A run sets its own user namespace's quotas (/proc/sys/user/max_*, see
+ * init.c) and refuses when it cannot: try one in a user namespace of a
+ * child's own, as the run's init does.
+ */
+static int probe_userns_quotas(char *detail, size_t len)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		int fd;
+
+		if (unshare(CLONE_NEWUSER) < 0)
+			_exit(errno & 0x7f);
+		fd = open("/proc/sys/user/max_inotify_instances", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, "16", 2) != 2)
+			_exit(errno & 0x7f);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return -errno;
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		int e = WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
+		snprintf(detail, len, "setting user.max_inotify_instances in a new user namespace: %s",
+			 strerror(e));
+		return -e;
+	}
+	snprintf(detail, len, "inotify, fanotify and namespace limits per run");
+	return 0;
+}
+
 static int probe_seccomp(char *detail, size_t len)
 {
 	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0)
@@ -179,6 +213,9 @@ static const struct probe probes[] = {
 	{ "user namespaces", true, probe_userns,
 	  "enable unprivileged user namespaces (sysctl user.max_user_namespaces > 0, "
 	  "kernel.unprivileged_userns_clone=1, or relax an AppArmor userns restriction)" },
+	{ "userns quotas", true, probe_userns_quotas,
+	  "each run limits its own user namespace (/proc/sys/user); /proc/sys must be writable "
+	  "there (Linux 4.9 or later)" },
 	{ "clone3", true, probe_clone3, "Linux 5.3 or later is needed" },
 	{ "openat2", true, probe_openat2, "Linux 5.6 or later is needed" },
 	{ "mount_setattr", true, probe_mount_setattr, "Linux 5.12 or later is needed" },

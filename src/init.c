@@ -431,7 +431,67 @@ static void setup_dev(const struct sbx_spec *spec)
 	set_attr(SBX_STAGE_DEV, in_root(path, sizeof(path), "/dev"), false, MOUNT_ATTR_RDONLY);
 }
 
-static void setup_proc(void)
+/*
+ * Limits of the run's own user namespace, in its /proc/sys/user (the
+ * files there belong to the namespace of the process that opens them, and
+ * its root - this process, with CAP_SYS_RESOURCE in it - may set them).
+ *
+ * Why limits here protect the caller: the kernel charges these objects
+ * (inotify instances and watches, fanotify groups and marks, namespaces)
+ * to a chain of counters, one per user namespace from the creating
+ * process's up to the host's.  In each parent the charge goes to the
+ * namespace's owner - the uid that created it, i.e. sbx's caller, host
+ * root for root's runs - against that parent's limit.  So without a
+ * limit of its own, a payload draws straight from the caller's budget
+ * (128 inotify instances for root) and can exhaust it; with one, the run
+ * takes at most its own limit from it.  The rlimits (setup_rlimits) do
+ * the same for queued signals, message queues and locked memory, which
+ * are counted per namespace the same way and checked against the
+ * payload's rlimit in the run's namespace.
+ *
+ * Nothing in the sandbox makes a namespace after this point (the init's
+ * own are all made: the cgroup one was the last), so those counts are 0.
+ * A file the kernel lacks is a quota it does not have (fanotify before
+ * 5.13, time namespaces before 5.6): nothing to exhaust, skipped.
+ */
+static void setup_user_quotas(const struct sbx_spec *spec)
+{
+	const struct {
+		const char *name;
+		uint64_t value;
+	} quotas[] = {
+		{ "max_inotify_instances", spec->quotas.inotify_instances },
+		{ "max_inotify_watches", spec->quotas.inotify_watches },
+		{ "max_fanotify_groups", spec->quotas.fanotify_groups },
+		{ "max_fanotify_marks", spec->quotas.fanotify_marks },
+		{ "max_user_namespaces", 0 },
+		{ "max_mnt_namespaces", 0 },
+		{ "max_pid_namespaces", 0 },
+		{ "max_net_namespaces", 0 },
+		{ "max_ipc_namespaces", 0 },
+		{ "max_uts_namespaces", 0 },
+		{ "max_cgroup_namespaces", 0 },
+		{ "max_time_namespaces", 0 },
+	};
+	char path[512], num[24];
+	int dir, fd, n;
+
+	dir = open(in_root(path, sizeof(path), "/proc/sys/user"), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		unavailable(SBX_STAGE_PROC, "/proc/sys/user: the user namespace's quotas");
+	for (size_t i = 0; i < ARRAY_SIZE(quotas); i++) {
+		fd = openat(dir, quotas[i].name, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT)
+			continue;
+		n = snprintf(num, sizeof(num), "%llu", (unsigned long long)quotas[i].value);
+		if (fd < 0 || write(fd, num, (size_t)n) != n)
+			unavailable(SBX_STAGE_PROC, "setting user.%s to %s", quotas[i].name, num);
+		close(fd);
+	}
+	close(dir);
+}
+
+static void setup_proc(const struct sbx_spec *spec)
 {
 	/* Entries that describe or control the host rather than this pid
 	 * namespace.  Files are covered with /dev/null, directories with an
@@ -453,6 +513,7 @@ static void setup_proc(void)
 	if (mount("proc", path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		unavailable(SBX_STAGE_PROC, "mounting a fresh /proc");
 	read_memfd_noexec();
+	setup_user_quotas(spec);
 
 	in_root(null, sizeof(null), "/dev/null");
 	for (size_t i = 0; i < ARRAY_SIZE(mask_files); i++) {
@@ -701,6 +762,17 @@ static void set_rlimit(int resource, rlim_t value, const char *name)
 		fail(SBX_STAGE_RLIMITS, "setrlimit %s", name);
 }
 
+/* Lower @resource to @value, or to the hard limit the broker passed down
+ * if that is lower still (raising a hard limit needs host privilege). */
+static void lower_rlimit(int resource, rlim_t value, const char *name)
+{
+	struct rlimit rl;
+
+	if (getrlimit(resource, &rl) < 0)
+		fail(SBX_STAGE_RLIMITS, "getrlimit %s", name);
+	set_rlimit(resource, value < rl.rlim_max ? value : rl.rlim_max, name);
+}
+
 static void setup_rlimits(const struct sbx_spec *spec)
 {
 	/* Set on the init and inherited by the payload.  Core dumps would
@@ -711,6 +783,13 @@ static void setup_rlimits(const struct sbx_spec *spec)
 	set_rlimit(RLIMIT_NOFILE, spec->rlimit_nofile, "nofile");
 	set_rlimit(RLIMIT_FSIZE, spec->rlimit_fsize, "fsize");
 	set_rlimit(RLIMIT_NPROC, spec->rlimit_nproc, "nproc");
+	/* Charged to the caller as well as to the payload (see
+	 * setup_user_quotas): the profile's kernel_quotas.  sigpending also
+	 * bounds POSIX timers, each of which holds a queued signal; the
+	 * kernel's own signals to the init (SIGCHLD) are never refused. */
+	lower_rlimit(RLIMIT_SIGPENDING, spec->quotas.sigpending, "sigpending");
+	lower_rlimit(RLIMIT_MSGQUEUE, spec->quotas.msgqueue_bytes, "msgqueue");
+	lower_rlimit(RLIMIT_MEMLOCK, spec->quotas.memlock_bytes, "memlock");
 }
 
 /*
@@ -934,7 +1013,7 @@ void sbx_init_main(int sock, int out_fd, int err_fd)
 	setup_binds(spec);
 	setup_etc(spec);
 	setup_dev(spec);
-	setup_proc();
+	setup_proc(spec);
 	setup_work(spec);
 	setup_net(spec, sock);
 	hand_over_work(sock);

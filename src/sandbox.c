@@ -211,6 +211,7 @@ int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const s
 	 * above pids.max keeps it a second line, so the cgroup is the limit
 	 * that refuses the fork and records it in pids.events. */
 	spec->rlimit_nproc = plan->limits.v[SBX_LIMIT_PIDS] + 1;
+	spec->quotas = p->quotas;
 
 	sp->argv = expand_argv(p, spec->code_path, job->args);
 	spec->argv = sp->argv;

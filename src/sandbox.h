@@ -122,6 +122,9 @@ struct sbx_spec {
 	uint64_t rlimit_fsize;
 	uint64_t rlimit_nofile;
 	uint64_t rlimit_nproc;
+	/* The profile's kernel_quotas: the run's user namespace limits
+	 * (/proc/sys/user/max_*) and the payload's rlimits of the same name. */
+	struct sbx_kernel_quotas quotas;
 
 	/* Network: an egress profile's proxy listener on 127.0.0.1:3128 in the
 	 * new namespace, created by the init and handed to the broker. */

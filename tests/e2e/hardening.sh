@@ -76,6 +76,38 @@ fds_null() {
 	done
 }
 
+# On the host, as the mode's identity: take one inotify instance, one
+# fanotify group (the kind an unprivileged process may make) and queue one
+# realtime signal to ourselves; print "<what> ok" or the error.
+cat > "$T/budget.py" <<'PY'
+import ctypes, os, signal
+libc = ctypes.CDLL(None, use_errno=True)
+def say(what, r):
+    print(what, "ok" if r >= 0 else os.strerror(ctypes.get_errno()))
+    if r >= 0 and what != "sigqueue":
+        os.close(r)
+say("inotify", libc.inotify_init1(os.O_CLOEXEC))
+say("fanotify", libc.fanotify_init(0x200 | 0x1, os.O_RDONLY))  # FAN_REPORT_FID|FAN_CLOEXEC
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGRTMIN})
+say("sigqueue", libc.sigqueue(os.getpid(), signal.SIGRTMIN, ctypes.c_void_p(0)))
+PY
+chmod 0644 "$T/budget.py"
+as_host() {
+	if [ "$MODE" = user ]; then
+		setpriv --reuid "$SBX_TEST_USER" --regid "$(id -g "$SBX_TEST_USER")" --clear-groups "$@"
+	else
+		"$@"
+	fi
+}
+
+# A catalog whose probe profile has kernel quotas of its own.
+POLICY_Q="$T/policy-quotas"
+cp -r "$POLICY" "$POLICY_Q"
+jq '.kernel_quotas = {"inotify_instances": 3, "inotify_watches": 77, "fanotify_groups": 2,
+	"fanotify_marks": 5, "sigpending": 50, "msgqueue_bytes": 4096, "memlock_bytes": 8192}' \
+	"$POLICY/profiles/probe.json" > "$POLICY_Q/profiles/probe.json"
+chmod -R a+rX "$POLICY_Q"
+
 for mode in root user; do
 	setup_mode $mode
 
@@ -153,6 +185,72 @@ print(mmap.mmap(fd, 5)[:].decode(), ctypes.CFUNCTYPE(ctypes.c_int)(lambda: 7)())
 	check "$mode: python's memfd_create, mmap and ctypes callbacks still work" \
 		eval '[ $RC -eq 0 ] && [[ "$(jqm .stdout.excerpt)" == "hello 7"* ]]'
 	check "$mode: nothing left behind after the memfd probes" nothing_left
+
+	# 3. Per-user kernel quotas: a payload takes all the inotify
+	#    instances, fanotify groups and queued signals it can and holds
+	#    them; meanwhile the caller (host root, or the user) can still make
+	#    its own.  The payload has announced its counts in its /tmp when
+	#    the file appears (seen through /proc/<payload>/root).
+	mkjob "$M/hog.json" probe 'exec /opt/sbx-probe hog-quotas /tmp/ready 60'
+	POLICY=$POLICY start_bg "$M/hog.json"
+	hog=
+	if wait_payload sbx-probe; then
+		for i in $(seq 300); do
+			[ -e "/proc/$PAYLOAD_PID/root/tmp/ready" ] && break
+			kill -0 "$BG_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		hog=$(cat "/proc/$PAYLOAD_PID/root/tmp/ready" 2>/dev/null)
+		host=$(as_host /usr/bin/python3 "$T/budget.py" 2>&1)
+	fi
+	stop_bg
+	diag "payload: $(echo $hog); host: $(echo $host)"
+	check "$mode: the payload took its share" test -n "$hog"
+	for what in inotify fanotify sigqueue; do
+		check "$mode: while the payload holds its share, the caller's $what works" \
+			grep -qx "$what ok" <<<"$host"
+	done
+	check "$mode: the payload got at most 16 inotify instances (the default)" \
+		eval 'n=$(awk "/^inotify /{print \$2}" <<<"$hog"); [ -n "$n" ] && [ "$n" -le 16 ] && grep -q "^inotify .* EMFILE" <<<"$hog"'
+	check "$mode: the payload got no fanotify group (the default)" \
+		grep -qx "fanotify 0 EMFILE" <<<"$hog"
+	check "$mode: the payload queued at most 128 signals (the default)" \
+		eval 'n=$(awk "/^sigqueue /{print \$2}" <<<"$hog"); [ -n "$n" ] && [ "$n" -le 128 ] && grep -q "^sigqueue .* EAGAIN" <<<"$hog"'
+	check "$mode: the hostile run was cancelled cleanly" \
+		eval '[ "$(jq -r .status "$BG_OUT")" = cancelled ] && nothing_left'
+
+	# What the payload sees: its own namespace's quotas (no namespace may
+	#    be made at all) and the rlimits, from the defaults and from a
+	#    profile's kernel_quotas.
+	read -r -d '' SHOW <<'SH'
+cd /proc/sys/user && for f in max_*; do echo "$f $(cat $f)"; done
+grep -E "^Max (pending signals|msgqueue size|locked memory)" /proc/self/limits | tr -s ' ' | sed 's/^Max //; s/ /_/'
+SH
+	for cat in "$POLICY" "$POLICY_Q"; do
+		prof=$([ "$cat" = "$POLICY" ] && echo default || echo kernel_quotas)
+		mkjob "$M/show.json" probe "$SHOW"
+		POLICY=$cat sbx_run "$M/show.json"
+		got=$(jqm .stdout.excerpt | python3 -c 'import sys; print(sys.stdin.read().replace("\ufffd", "\n"))')
+		if [ $prof = default ]; then
+			want="max_inotify_instances:16 max_inotify_watches:1024 max_fanotify_groups:0 max_fanotify_marks:0"
+			want="$want pending_signals:128 msgqueue_size:0 locked_memory:65536"
+		else
+			want="max_inotify_instances:3 max_inotify_watches:77 max_fanotify_groups:2 max_fanotify_marks:5"
+			want="$want pending_signals:50 msgqueue_size:4096 locked_memory:8192"
+		fi
+		for ns in cgroup ipc mnt net pid time user uts; do want="$want max_${ns}_namespaces:0"; done
+		bad=
+		for w in $want; do
+			k=${w%%:*} v=${w#*:}
+			case $k in
+			max_*) grep -qx "$k $v" <<<"$got" || bad="$bad $k=$(grep "^$k " <<<"$got" | cut -d' ' -f2)" ;;
+			*) grep -qE "^$k $v $v( |\$)" <<<"$got" || bad="$bad $k=$(grep "^$k" <<<"$got")" ;;
+			esac
+		done
+		check "$mode: $prof: the sandbox's quotas and rlimits are the profile's${bad:+ (wrong:$bad)}" \
+			eval '[ $RC -eq 0 ] && [ -z "$bad" ]'
+	done
+	check "$mode: nothing left behind after the quota runs" nothing_left
 done
 
 finish

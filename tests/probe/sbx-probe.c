@@ -23,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fanotify.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -265,11 +267,62 @@ static void memfd_exec(void)
 		close(fd);
 }
 
+/*
+ * Take as much of the per-user kernel quotas as the kernel gives: inotify
+ * instances, fanotify groups (the unprivileged kind) and queued realtime
+ * signals (SIGRTMIN blocked, queued to ourselves), each bounded.  Then
+ * write the counts to @ready (via a rename, so it appears whole) and hold
+ * everything for @hold seconds; the test looks from the host meanwhile
+ * and cancels the run.
+ */
+static void hog_quotas(const char *ready, int hold)
+{
+	int ino = 0, fan = 0, sig = 0, ino_err = 0, fan_err = 0, sig_err = 0, fd;
+	char tmp[256], line[256];
+	union sigval v = { 0 };
+	sigset_t rt;
+
+	while (ino < 4096) {
+		if (inotify_init1(IN_CLOEXEC) < 0) {
+			ino_err = errno;
+			break;
+		}
+		ino++;
+	}
+	while (fan < 4096) {
+		if (fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_FID | FAN_CLOEXEC, O_RDONLY) < 0) {
+			fan_err = errno;
+			break;
+		}
+		fan++;
+	}
+	sigemptyset(&rt);
+	sigaddset(&rt, SIGRTMIN);
+	sigprocmask(SIG_BLOCK, &rt, NULL);
+	while (sig < 1 << 20) {
+		if (sigqueue(getpid(), SIGRTMIN, v) < 0) {
+			sig_err = errno;
+			break;
+		}
+		sig++;
+	}
+	snprintf(line, sizeof(line), "inotify %d %s\nfanotify %d %s\nsigqueue %d %s\n", ino,
+		 ino_err ? strerrorname_np(ino_err) : "none", fan,
+		 fan_err ? strerrorname_np(fan_err) : "none", sig,
+		 sig_err ? strerrorname_np(sig_err) : "none");
+	fputs(line, stdout);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", ready);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, line, strlen(line)) < 0 || close(fd) < 0 || rename(tmp, ready) < 0)
+		result("hog_ready", -1);
+	sleep((unsigned)hold);
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
-		fprintf(stderr, "usage: sbx-probe syscalls|tiocsti|ptrace-init|memfd-exec|x32|forkbomb N|memhog MIB|fill PATH BYTES|ignore-term|spin SECONDS\n");
+		fprintf(stderr, "usage: sbx-probe syscalls|tiocsti|ptrace-init|memfd-exec|hog-quotas READY SECONDS|x32|forkbomb N|memhog MIB|fill PATH BYTES|ignore-term|spin SECONDS\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "syscalls"))
@@ -278,6 +331,8 @@ int main(int argc, char **argv)
 		tiocsti();
 	else if (!strcmp(argv[1], "ptrace-init"))
 		ptrace_init();
+	else if (!strcmp(argv[1], "hog-quotas") && argc > 3)
+		hog_quotas(argv[2], atoi(argv[3]));
 	else if (!strcmp(argv[1], "memfd-exec"))
 		memfd_exec();
 	else if (!strcmp(argv[1], "memfd-ran") && argc > 2)
