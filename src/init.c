@@ -16,7 +16,8 @@
  *      for the go-ahead - the uid/gid maps written, the init placed in the
  *      run's cgroup, the spec attached - becomes the sandbox user and makes
  *      a new cgroup namespace rooted at that cgroup,
- *   2. builds the new root: a tmpfs with the profile's read-only binds, a
+ *   2. builds the new root: a tmpfs with the profile's read-only binds
+ *      (the host's site trees in them covered unless named), a
  *      generated /etc, a minimal /dev, a fresh /proc with sensitive entries
  *      masked, tmpfs /tmp, /work, /work/in (filled, then read-only) and
  *      /work/out, and pivots into it,
@@ -325,6 +326,9 @@ static void setup_root(const struct sbx_spec *spec)
 	mount_tmpfs(SBX_STAGE_ROOT, NEWROOT, 0, "mode=0755,size=1m,nr_inodes=1024");
 }
 
+/* The tmpfs over each site tree (spec->masks), until it is read-only. */
+static int mask_fds[SBX_MAX_MASKS];
+
 static void setup_binds(const struct sbx_spec *spec)
 {
 	char dst[512];
@@ -359,6 +363,19 @@ static void setup_binds(const struct sbx_spec *spec)
 			fail(SBX_STAGE_BINDS, "bind %s", b->src);
 		close(bind_trees[i]);
 		bind_trees[i] = -1;
+		/* A host site tree this bind carries (/usr/local in /usr):
+		 * covered, writable until the binds inside it are made. */
+		for (size_t m = 0; m < spec->n_masks; m++) {
+			if (spec->masks[m].after_bind != i)
+				continue;
+			in_root(dst, sizeof(dst), spec->masks[m].path);
+			mount_tmpfs(SBX_STAGE_BINDS, dst, MS_NOEXEC, "mode=0755,size=64k,nr_inodes=256");
+			/* Its own handle: a bind of the profile's may cover
+			 * the path by the time it becomes read-only. */
+			mask_fds[m] = open(dst, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (mask_fds[m] < 0)
+				fail(SBX_STAGE_BINDS, "mask %s", spec->masks[m].path);
+		}
 	}
 
 	for (size_t i = 0; i < spec->n_symlinks; i++) {
@@ -373,6 +390,13 @@ static void setup_binds(const struct sbx_spec *spec)
 		*slash = '/';
 		if (symlink(l->target, dst) < 0)
 			fail(SBX_STAGE_BINDS, "symlink %s", l->path);
+	}
+	for (size_t m = 0; m < spec->n_masks; m++) {
+		struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY };
+
+		if (sbx_mount_setattr(mask_fds[m], "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+			fail(SBX_STAGE_BINDS, "read-only mask of %s", spec->masks[m].path);
+		close(mask_fds[m]);
 	}
 }
 

@@ -90,6 +90,15 @@ struct sbx_spec_bind {
 	bool is_dir;
 };
 
+/* An empty tmpfs over a host site tree that a bind carries (/usr/local
+ * in a bind of /usr), mounted right after bind @after_bind, read-only
+ * once every bind is in place. */
+struct sbx_spec_mask {
+	char path[SBX_SPEC_PATH_MAX + 16];
+	uint32_t after_bind;
+};
+#define SBX_MAX_MASKS 8
+
 struct sbx_spec_file {   /* a generated file inside the new root */
 	char path[64];
 	const char *data;
@@ -104,6 +113,8 @@ struct sbx_spec {
 	/* Filesystem */
 	struct sbx_spec_bind binds[SBX_MAX_MOUNTS];
 	size_t n_binds;
+	struct sbx_spec_mask masks[SBX_MAX_MASKS];
+	size_t n_masks;
 	const struct sbx_symlink *symlinks;
 	size_t n_symlinks;
 	struct sbx_spec_file etc[8];

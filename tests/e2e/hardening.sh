@@ -108,6 +108,25 @@ jq '.kernel_quotas = {"inotify_instances": 3, "inotify_watches": 77, "fanotify_g
 	"$POLICY/profiles/probe.json" > "$POLICY_Q/profiles/probe.json"
 chmod -R a+rX "$POLICY_Q"
 
+# A site tree of the host's: a directory under /usr/local that this test
+# creates (and removes), and catalogs whose shell profile names it, or all
+# of /usr/local, in its binds.
+SITE=/usr/local/sbx-init-e2e.$$
+mkdir "$SITE" && echo site-marker > "$SITE/marker" &&
+	printf '#!/bin/sh\necho site-exec\n' > "$SITE/run" && chmod -R a+rX "$SITE" && chmod a+x "$SITE/run" ||
+	{ echo "Bail out! cannot create $SITE"; exit 1; }
+trap 'rm -rf "$SITE"; cleanup_lib' EXIT
+POLICY_SUB="$T/policy-site-sub"
+POLICY_ALL="$T/policy-site-all"
+cp -r "$SBX_SRCDIR/policy" "$POLICY_SUB"
+cp -r "$SBX_SRCDIR/policy" "$POLICY_ALL"
+# Named before /usr on purpose: binds are mounted parents first.
+jq --arg s "$SITE" '.binds = [$s] + .binds' "$SBX_SRCDIR/policy/profiles/shell.json" \
+	> "$POLICY_SUB/profiles/shell.json"
+jq '.binds += ["/usr/local"]' "$SBX_SRCDIR/policy/profiles/shell.json" > "$POLICY_ALL/profiles/shell.json"
+chmod -R a+rX "$POLICY_SUB" "$POLICY_ALL"
+SITE_SHOW="ls -A /usr/local | tr '\\n' ' '; echo; cat $SITE/marker 2>&1; $SITE/run 2>&1; true"
+
 for mode in root user; do
 	setup_mode $mode
 
@@ -251,6 +270,27 @@ SH
 			eval '[ $RC -eq 0 ] && [ -z "$bad" ]'
 	done
 	check "$mode: nothing left behind after the quota runs" nothing_left
+
+	# 4. The host's /usr/local is not part of /usr in the sandbox: empty
+	#    unless the profile names it or a subtree of it.
+	mkjob "$M/site.json" shell "$SITE_SHOW"
+	sbx_run "$M/site.json"
+	got=$(jqm .stdout.excerpt | python3 -c 'import sys; print(sys.stdin.read().replace("\ufffd", "\n"))')
+	check "$mode: /usr/local is empty in the sandbox by default" \
+		eval '[ $RC -eq 0 ] && [ "$(sed -n 1p <<<"$got")" = "" ] && ! grep -q site-marker <<<"$got" && ! grep -q site-exec <<<"$got"'
+	POLICY=$POLICY_SUB sbx_run "$M/site.json"
+	got=$(jqm .stdout.excerpt | python3 -c 'import sys; print(sys.stdin.read().replace("\ufffd", "\n"))')
+	check "$mode: a profile naming a subtree of /usr/local sees it, and only it" \
+		eval '[ $RC -eq 0 ] && [ "$(sed -n 1p <<<"$got")" = "${SITE##*/} " ] && grep -qx site-marker <<<"$got"'
+	check "$mode: ... and can run what it names" grep -qx site-exec <<<"$got"
+	POLICY=$POLICY_ALL sbx_run "$M/site.json"
+	got=$(jqm .stdout.excerpt | python3 -c 'import sys; print(sys.stdin.read().replace("\ufffd", "\n"))')
+	check "$mode: a profile naming /usr/local sees all of it" \
+		eval '[ $RC -eq 0 ] && [ "$(sed -n 1p <<<"$got")" = "$(ls -A /usr/local | tr "\n" " ")" ] && grep -qx site-marker <<<"$got"'
+	check "$mode: ... and can run what is in it" grep -qx site-exec <<<"$got"
+	check "$mode: the masked /usr/local is read-only" \
+		eval 'mkjob "$M/site-w.json" shell "mkdir /usr/local/x 2>&1; echo rc=\$?"; sbx_run "$M/site-w.json"; jqm .stdout.excerpt | grep -q "rc=1"'
+	check "$mode: nothing left behind after the site-tree runs" nothing_left
 done
 
 finish
