@@ -83,7 +83,7 @@ static int stdio_to_null(int fds[3])
 				fds[j] = moved;
 		fds[i] = moved;
 	}
-	null = open("/dev/null", O_RDWR);
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null < 0)
 		return -1;
 	for (int fd = 0; fd < 3; fd++)
