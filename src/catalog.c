@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <openssl/evp.h>
 #include <seccomp.h>
 #include <stdio.h>
@@ -120,8 +121,58 @@ static bool media_type_valid(const char *s)
 static const char *const profile_keys[] = {
 	"description", "argv", "code_file", "binds", "symlinks", "env", "env_allow", "seccomp",
 	"defaults", "minimums", "maximums", "input_bytes_max", "stream_bytes_max",
-	"allowed_outputs", "network_profiles", NULL,
+	"allowed_outputs", "network_profiles", "kernel_quotas", NULL,
 };
+
+/*
+ * kernel_quotas: each key optional, with the default below.  The defaults
+ * leave a payload what ordinary programs use (a few inotify instances, a
+ * POSIX timer or queued signal here and there, a little locked memory)
+ * and nothing of the rest: no fanotify, no POSIX message queue.  The
+ * upper bounds keep one run from claiming what it is meant not to.
+ */
+static const struct {
+	const char *key;
+	size_t off;
+	uint64_t def, max;
+} quota_keys[] = {
+#define Q(k, d, m) { #k, offsetof(struct sbx_kernel_quotas, k), d, m }
+	Q(inotify_instances, 16, 1024),
+	Q(inotify_watches, 1024, 1048576),
+	Q(fanotify_groups, 0, 128),
+	Q(fanotify_marks, 0, 1048576),
+	Q(sigpending, 128, 65536),
+	Q(msgqueue_bytes, 0, UINT64_C(1) << 30),
+	Q(memlock_bytes, 65536, UINT64_C(1) << 30),
+#undef Q
+};
+
+static int parse_quotas(const struct sbx_jctx *c, const json_t *v, struct sbx_kernel_quotas *q)
+{
+	const char *keys[ARRAY_SIZE(quota_keys) + 1];
+
+	for (size_t i = 0; i < ARRAY_SIZE(quota_keys); i++) {
+		*(uint64_t *)((char *)q + quota_keys[i].off) = quota_keys[i].def;
+		keys[i] = quota_keys[i].key;
+	}
+	keys[ARRAY_SIZE(quota_keys)] = NULL;
+	if (!v)
+		return 0;
+	if (sbx_json_check_keys(c, "kernel_quotas", v, keys) < 0)
+		return -1;
+	for (size_t i = 0; i < ARRAY_SIZE(quota_keys); i++) {
+		const json_t *f = json_object_get(v, quota_keys[i].key);
+		char p[SBX_JSON_PATH_MAX];
+
+		if (!f)
+			continue;
+		sbx_json_path_key(p, "kernel_quotas", quota_keys[i].key);
+		if (sbx_json_uint(c, p, f, 0, quota_keys[i].max,
+				  (uint64_t *)((char *)q + quota_keys[i].off)) < 0)
+			return -1;
+	}
+	return 0;
+}
 
 static int parse_argv(const struct sbx_jctx *c, const json_t *v, char ***out)
 {
@@ -360,7 +411,7 @@ static int parse_profile(const struct sbx_jctx *c, const json_t *root, struct sb
 	pr->network_profiles = cat_name;
 	if (!cat_name[0])
 		return sbx_json_error(c, "network_profiles", "expected at least one network profile");
-	return 0;
+	return parse_quotas(c, json_object_get(root, "kernel_quotas"), &pr->quotas);
 }
 
 /* ---- network profiles ------------------------------------------------ */

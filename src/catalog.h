@@ -32,6 +32,22 @@ struct sbx_symlink {
 	char *target; /* link text, e.g. usr/bin */
 };
 
+/*
+ * Per-user kernel quotas of a run (profile key "kernel_quotas"): the
+ * limits of the run's own user namespace (/proc/sys/user/max_*) and the
+ * payload's rlimits on kernel objects that are charged to the user who
+ * created the namespace - the caller - as well as to the payload.
+ */
+struct sbx_kernel_quotas {
+	uint64_t inotify_instances;
+	uint64_t inotify_watches;
+	uint64_t fanotify_groups;
+	uint64_t fanotify_marks;
+	uint64_t sigpending;     /* RLIMIT_SIGPENDING */
+	uint64_t msgqueue_bytes; /* RLIMIT_MSGQUEUE */
+	uint64_t memlock_bytes;  /* RLIMIT_MEMLOCK */
+};
+
 struct sbx_profile {
 	char *name;
 	char *file;              /* path of the JSON file it came from */
@@ -54,6 +70,7 @@ struct sbx_profile {
 	uint64_t stream_bytes_max;  /* captured stdout / stderr each */
 	char **allowed_outputs;
 	char **network_profiles;
+	struct sbx_kernel_quotas quotas; /* every key set (defaults filled in) */
 };
 
 enum sbx_net_kind { SBX_NET_DISABLED, SBX_NET_EGRESS };

@@ -97,6 +97,40 @@ static int probe_pidfd(char *detail, size_t len)
 	return 0;
 }
 
+/*
+ * A run sets its own user namespace's quotas (/proc/sys/user/max_*, see
+ * init.c) and refuses when it cannot: try one in a user namespace of a
+ * child's own, as the run's init does.
+ */
+static int probe_userns_quotas(char *detail, size_t len)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		int fd;
+
+		if (unshare(CLONE_NEWUSER) < 0)
+			_exit(errno & 0x7f);
+		fd = open("/proc/sys/user/max_inotify_instances", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, "16", 2) != 2)
+			_exit(errno & 0x7f);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return -errno;
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		int e = WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
+		snprintf(detail, len, "setting user.max_inotify_instances in a new user namespace: %s",
+			 strerror(e));
+		return -e;
+	}
+	snprintf(detail, len, "inotify, fanotify and namespace limits per run");
+	return 0;
+}
+
 static int probe_seccomp(char *detail, size_t len)
 {
 	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0)
@@ -112,6 +146,52 @@ static int probe_landlock(char *detail, size_t len)
 	if (abi < 0)
 		return -errno;
 	snprintf(detail, len, "ABI %d (not required: reported in the manifest)", abi);
+	return 0;
+}
+
+/* Is this process the host's root (the initial user namespace's uid 0)? */
+static bool host_root(void)
+{
+	unsigned long inside = 1, outside = 1, count = 0;
+	FILE *f = fopen("/proc/self/uid_map", "re");
+	bool yes;
+
+	if (!f)
+		return false;
+	yes = fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3 && inside == 0 &&
+	      outside == 0 && count == 4294967295UL && geteuid() == 0;
+	fclose(f);
+	return yes;
+}
+
+/*
+ * vm.memfd_noexec as a run will have it (init.c): 2 when sbx runs as the
+ * host's root, which alone may raise it in the run's pid namespace;
+ * otherwise the host's value, which the run inherits.  Not required: the
+ * manifest reports the value, or null on kernels before 6.3.
+ */
+static int probe_memfd_noexec(char *detail, size_t len)
+{
+	char buf[16] = "";
+	int fd = open("/proc/sys/vm/memfd_noexec", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0) {
+		int e = errno;
+		snprintf(detail, len, "vm.memfd_noexec: %s (Linux 6.3 or later; the manifest says null)",
+			 strerror(e));
+		return e == ENOENT ? -ENOSYS : -e;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[strcspn(buf, "\n")] = '\0';
+	if (host_root() || !strcmp(buf, "2"))
+		snprintf(detail, len, "runs get 2 (no memfd can be executed)");
+	else
+		snprintf(detail, len, "runs get the host's %s: only root's runs can raise it "
+			 "(sysctl vm.memfd_noexec=2 makes it 2 for every run)", buf);
 	return 0;
 }
 
@@ -133,12 +213,16 @@ static const struct probe probes[] = {
 	{ "user namespaces", true, probe_userns,
 	  "enable unprivileged user namespaces (sysctl user.max_user_namespaces > 0, "
 	  "kernel.unprivileged_userns_clone=1, or relax an AppArmor userns restriction)" },
+	{ "userns quotas", true, probe_userns_quotas,
+	  "each run limits its own user namespace (/proc/sys/user); /proc/sys must be writable "
+	  "there (Linux 4.9 or later)" },
 	{ "clone3", true, probe_clone3, "Linux 5.3 or later is needed" },
 	{ "openat2", true, probe_openat2, "Linux 5.6 or later is needed" },
 	{ "mount_setattr", true, probe_mount_setattr, "Linux 5.12 or later is needed" },
 	{ "pidfd", true, probe_pidfd, "Linux 5.3 or later is needed" },
 	{ "seccomp", true, probe_seccomp, "a kernel with CONFIG_SECCOMP_FILTER is needed" },
 	{ "landlock", false, probe_landlock, "boot with lsm=...,landlock to get defense in depth" },
+	{ "memfd noexec", false, probe_memfd_noexec, "Linux 6.3 or later makes memfds non-executable" },
 	{ "sbx-init", true, probe_init, SBX_LIBEXEC_HINT },
 };
 

@@ -11,11 +11,13 @@
  *   1. while the broker admits the job and computes the spec: makes new
  *      mount, net, ipc and uts namespaces, passes the broker a netlink
  *      socket of the new net namespace (over which the broker brings lo
- *      up), names the host "sbx" and resets ignored signals; then waits
+ *      up), makes memfds non-executable in its pid namespace where it may,
+ *      names the host "sbx" and resets ignored signals; then waits
  *      for the go-ahead - the uid/gid maps written, the init placed in the
  *      run's cgroup, the spec attached - becomes the sandbox user and makes
  *      a new cgroup namespace rooted at that cgroup,
- *   2. builds the new root: a tmpfs with the profile's read-only binds, a
+ *   2. builds the new root: a tmpfs with the profile's read-only binds
+ *      (the host's site trees in them covered unless named), a
  *      generated /etc, a minimal /dev, a fresh /proc with sensitive entries
  *      masked, tmpfs /tmp, /work, /work/in (filled, then read-only) and
  *      /work/out, and pivots into it,
@@ -190,6 +192,56 @@ static void unshare_namespaces(void)
 			    "new mount, network, ipc and uts namespaces");
 }
 
+/*
+ * vm.memfd_noexec 2 in the sandbox's pid namespace (Linux 6.3 and later):
+ * a memfd is never executable, MFD_EXEC is refused, and memfd_create
+ * without either flag gets MFD_NOEXEC_SEAL - so a program written into a
+ * memfd cannot be run, as nothing written to the noexec tmpfs mounts can.
+ * The setting is per pid namespace (it acts on the writer's, whichever
+ * /proc the file is opened in) and a child namespace can only raise it.
+ * The kernel lets a namespace's root write it only while its effective
+ * uid is the host's root: so root's runs set it here, before the uid
+ * change, and an unprivileged caller's runs keep the host's value, which
+ * setup_proc() reads back for the manifest.  -1: no such setting; -2: not
+ * written, read it back.
+ */
+static int memfd_noexec = -2;
+
+static void set_memfd_noexec(void)
+{
+	int fd = open("/proc/sys/vm/memfd_noexec", O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		if (errno == ENOENT)
+			memfd_noexec = -1;
+		return; /* EACCES: not the host's root */
+	}
+	if (write(fd, "2", 1) == 1)
+		memfd_noexec = 2;
+	close(fd);
+}
+
+/* The pid namespace's effective setting, when it was not set above. */
+static void read_memfd_noexec(void)
+{
+	char path[512], buf[16];
+	ssize_t n;
+	int fd;
+
+	if (memfd_noexec != -2)
+		return;
+	fd = open(in_root(path, sizeof(path), "/proc/sys/vm/memfd_noexec"), O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fail(SBX_STAGE_PROC, "reading vm.memfd_noexec");
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || buf[0] < '0' || buf[0] > '2') {
+		errno = n < 0 ? errno : EPROTO;
+		fail(SBX_STAGE_PROC, "reading vm.memfd_noexec");
+	}
+	memfd_noexec = buf[0] - '0';
+}
+
 static void setup_identity(void)
 {
 	/* A fixed name: the host's name is information about the host. */
@@ -274,6 +326,9 @@ static void setup_root(const struct sbx_spec *spec)
 	mount_tmpfs(SBX_STAGE_ROOT, NEWROOT, 0, "mode=0755,size=1m,nr_inodes=1024");
 }
 
+/* The tmpfs over each site tree (spec->masks), until it is read-only. */
+static int mask_fds[SBX_MAX_MASKS];
+
 static void setup_binds(const struct sbx_spec *spec)
 {
 	char dst[512];
@@ -308,6 +363,19 @@ static void setup_binds(const struct sbx_spec *spec)
 			fail(SBX_STAGE_BINDS, "bind %s", b->src);
 		close(bind_trees[i]);
 		bind_trees[i] = -1;
+		/* A host site tree this bind carries (/usr/local in /usr):
+		 * covered, writable until the binds inside it are made. */
+		for (size_t m = 0; m < spec->n_masks; m++) {
+			if (spec->masks[m].after_bind != i)
+				continue;
+			in_root(dst, sizeof(dst), spec->masks[m].path);
+			mount_tmpfs(SBX_STAGE_BINDS, dst, MS_NOEXEC, "mode=0755,size=64k,nr_inodes=256");
+			/* Its own handle: a bind of the profile's may cover
+			 * the path by the time it becomes read-only. */
+			mask_fds[m] = open(dst, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (mask_fds[m] < 0)
+				fail(SBX_STAGE_BINDS, "mask %s", spec->masks[m].path);
+		}
 	}
 
 	for (size_t i = 0; i < spec->n_symlinks; i++) {
@@ -322,6 +390,13 @@ static void setup_binds(const struct sbx_spec *spec)
 		*slash = '/';
 		if (symlink(l->target, dst) < 0)
 			fail(SBX_STAGE_BINDS, "symlink %s", l->path);
+	}
+	for (size_t m = 0; m < spec->n_masks; m++) {
+		struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY };
+
+		if (sbx_mount_setattr(mask_fds[m], "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+			fail(SBX_STAGE_BINDS, "read-only mask of %s", spec->masks[m].path);
+		close(mask_fds[m]);
 	}
 }
 
@@ -380,7 +455,67 @@ static void setup_dev(const struct sbx_spec *spec)
 	set_attr(SBX_STAGE_DEV, in_root(path, sizeof(path), "/dev"), false, MOUNT_ATTR_RDONLY);
 }
 
-static void setup_proc(void)
+/*
+ * Limits of the run's own user namespace, in its /proc/sys/user (the
+ * files there belong to the namespace of the process that opens them, and
+ * its root - this process, with CAP_SYS_RESOURCE in it - may set them).
+ *
+ * Why limits here protect the caller: the kernel charges these objects
+ * (inotify instances and watches, fanotify groups and marks, namespaces)
+ * to a chain of counters, one per user namespace from the creating
+ * process's up to the host's.  In each parent the charge goes to the
+ * namespace's owner - the uid that created it, i.e. sbx's caller, host
+ * root for root's runs - against that parent's limit.  So without a
+ * limit of its own, a payload draws straight from the caller's budget
+ * (128 inotify instances for root) and can exhaust it; with one, the run
+ * takes at most its own limit from it.  The rlimits (setup_rlimits) do
+ * the same for queued signals, message queues and locked memory, which
+ * are counted per namespace the same way and checked against the
+ * payload's rlimit in the run's namespace.
+ *
+ * Nothing in the sandbox makes a namespace after this point (the init's
+ * own are all made: the cgroup one was the last), so those counts are 0.
+ * A file the kernel lacks is a quota it does not have (fanotify before
+ * 5.13, time namespaces before 5.6): nothing to exhaust, skipped.
+ */
+static void setup_user_quotas(const struct sbx_spec *spec)
+{
+	const struct {
+		const char *name;
+		uint64_t value;
+	} quotas[] = {
+		{ "max_inotify_instances", spec->quotas.inotify_instances },
+		{ "max_inotify_watches", spec->quotas.inotify_watches },
+		{ "max_fanotify_groups", spec->quotas.fanotify_groups },
+		{ "max_fanotify_marks", spec->quotas.fanotify_marks },
+		{ "max_user_namespaces", 0 },
+		{ "max_mnt_namespaces", 0 },
+		{ "max_pid_namespaces", 0 },
+		{ "max_net_namespaces", 0 },
+		{ "max_ipc_namespaces", 0 },
+		{ "max_uts_namespaces", 0 },
+		{ "max_cgroup_namespaces", 0 },
+		{ "max_time_namespaces", 0 },
+	};
+	char path[512], num[24];
+	int dir, fd, n;
+
+	dir = open(in_root(path, sizeof(path), "/proc/sys/user"), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		unavailable(SBX_STAGE_PROC, "/proc/sys/user: the user namespace's quotas");
+	for (size_t i = 0; i < ARRAY_SIZE(quotas); i++) {
+		fd = openat(dir, quotas[i].name, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT)
+			continue;
+		n = snprintf(num, sizeof(num), "%llu", (unsigned long long)quotas[i].value);
+		if (fd < 0 || write(fd, num, (size_t)n) != n)
+			unavailable(SBX_STAGE_PROC, "setting user.%s to %s", quotas[i].name, num);
+		close(fd);
+	}
+	close(dir);
+}
+
+static void setup_proc(const struct sbx_spec *spec)
 {
 	/* Entries that describe or control the host rather than this pid
 	 * namespace.  Files are covered with /dev/null, directories with an
@@ -401,6 +536,8 @@ static void setup_proc(void)
 	 * processes, and the host's pids do not exist here. */
 	if (mount("proc", path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		unavailable(SBX_STAGE_PROC, "mounting a fresh /proc");
+	read_memfd_noexec();
+	setup_user_quotas(spec);
 
 	in_root(null, sizeof(null), "/dev/null");
 	for (size_t i = 0; i < ARRAY_SIZE(mask_files); i++) {
@@ -654,6 +791,17 @@ static void set_rlimit(int resource, rlim_t value, const char *name)
 		fail(SBX_STAGE_RLIMITS, "setrlimit %s", name);
 }
 
+/* Lower @resource to @value, or to the hard limit the broker passed down
+ * if that is lower still (raising a hard limit needs host privilege). */
+static void lower_rlimit(int resource, rlim_t value, const char *name)
+{
+	struct rlimit rl;
+
+	if (getrlimit(resource, &rl) < 0)
+		fail(SBX_STAGE_RLIMITS, "getrlimit %s", name);
+	set_rlimit(resource, value < rl.rlim_max ? value : rl.rlim_max, name);
+}
+
 static void setup_rlimits(const struct sbx_spec *spec)
 {
 	/* Set on the init and inherited by the payload.  Core dumps would
@@ -664,6 +812,13 @@ static void setup_rlimits(const struct sbx_spec *spec)
 	set_rlimit(RLIMIT_NOFILE, spec->rlimit_nofile, "nofile");
 	set_rlimit(RLIMIT_FSIZE, spec->rlimit_fsize, "fsize");
 	set_rlimit(RLIMIT_NPROC, spec->rlimit_nproc, "nproc");
+	/* Charged to the caller as well as to the payload (see
+	 * setup_user_quotas): the profile's kernel_quotas.  sigpending also
+	 * bounds POSIX timers, each of which holds a queued signal; the
+	 * kernel's own signals to the init (SIGCHLD) are never refused. */
+	lower_rlimit(RLIMIT_SIGPENDING, spec->quotas.sigpending, "sigpending");
+	lower_rlimit(RLIMIT_MSGQUEUE, spec->quotas.msgqueue_bytes, "msgqueue");
+	lower_rlimit(RLIMIT_MEMLOCK, spec->quotas.memlock_bytes, "memlock");
 }
 
 /*
@@ -856,6 +1011,7 @@ void sbx_init_main(int sock, int out_fd, int err_fd)
 		fail(SBX_STAGE_SYNC, "PR_SET_PDEATHSIG");
 	unshare_namespaces();
 	send_netlink(sock);
+	set_memfd_noexec();
 	setup_identity();
 	reset_signals();
 	spec = wait_for_go(sock);
@@ -886,7 +1042,7 @@ void sbx_init_main(int sock, int out_fd, int err_fd)
 	setup_binds(spec);
 	setup_etc(spec);
 	setup_dev(spec);
-	setup_proc();
+	setup_proc(spec);
 	setup_work(spec);
 	setup_net(spec, sock);
 	hand_over_work(sock);
@@ -912,7 +1068,8 @@ void sbx_init_main(int sock, int out_fd, int err_fd)
 	close(out_fd);
 	close(err_fd);
 	/* The report says what was applied: the Landlock ABI, or 0. */
-	rep = (struct sbx_report){ .kind = SBX_REPORT_STARTED, .status = landlock_abi };
+	rep = (struct sbx_report){ .kind = SBX_REPORT_STARTED, .status = landlock_abi,
+				   .memfd_noexec = memfd_noexec };
 	send_report(sock, &rep);
 	reap(pid, &mask);
 }

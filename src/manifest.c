@@ -143,11 +143,17 @@ static json_t *isolation(const struct sbx_run *run)
 	if (run->sandboxed)
 		for (size_t i = 0; i < ARRAY_SIZE(ns); i++)
 			json_array_append_new(names, json_string(ns[i]));
-	return json_pack("{s:o,s:o,s:b,s:o,s:b,s:[]}", "namespaces", names, "cgroup",
+	/* memfd_noexec: the sandbox's vm.memfd_noexec (2: no memfd can be
+	 * executed), null where the kernel has no such setting. */
+	return json_pack("{s:o,s:o,s:b,s:o,s:o,s:b,s:[]}", "namespaces", names, "cgroup",
 			 run->cg_isolation ? json_incref(run->cg_isolation) : json_null(), "seccomp",
 			 run->seccomp_applied, "landlock_abi",
 			 run->seccomp_applied && run->outcome.landlock_abi > 0 ?
 				 json_integer(run->outcome.landlock_abi) :
+				 json_null(),
+			 "memfd_noexec",
+			 run->seccomp_applied && run->outcome.memfd_noexec >= 0 ?
+				 json_integer(run->outcome.memfd_noexec) :
 				 json_null(),
 			 "no_new_privs", run->seccomp_applied, "capabilities");
 }

@@ -73,6 +73,8 @@ struct sbx_report {
 	int32_t err;       /* errno */
 	int32_t status;    /* wait status of the payload */
 	bool unavailable;  /* a missing feature (69) rather than a bug (70) */
+	int32_t memfd_noexec; /* STARTED: the pid namespace's vm.memfd_noexec,
+			       * -1 where the kernel has none */
 	char msg[256];
 };
 
@@ -88,6 +90,15 @@ struct sbx_spec_bind {
 	bool is_dir;
 };
 
+/* An empty tmpfs over a host site tree that a bind carries (/usr/local
+ * in a bind of /usr), mounted right after bind @after_bind, read-only
+ * once every bind is in place. */
+struct sbx_spec_mask {
+	char path[SBX_SPEC_PATH_MAX + 16];
+	uint32_t after_bind;
+};
+#define SBX_MAX_MASKS 8
+
 struct sbx_spec_file {   /* a generated file inside the new root */
 	char path[64];
 	const char *data;
@@ -102,6 +113,8 @@ struct sbx_spec {
 	/* Filesystem */
 	struct sbx_spec_bind binds[SBX_MAX_MOUNTS];
 	size_t n_binds;
+	struct sbx_spec_mask masks[SBX_MAX_MASKS];
+	size_t n_masks;
 	const struct sbx_symlink *symlinks;
 	size_t n_symlinks;
 	struct sbx_spec_file etc[8];
@@ -120,6 +133,9 @@ struct sbx_spec {
 	uint64_t rlimit_fsize;
 	uint64_t rlimit_nofile;
 	uint64_t rlimit_nproc;
+	/* The profile's kernel_quotas: the run's user namespace limits
+	 * (/proc/sys/user/max_*) and the payload's rlimits of the same name. */
+	struct sbx_kernel_quotas quotas;
 
 	/* Network: an egress profile's proxy listener on 127.0.0.1:3128 in the
 	 * new namespace, created by the init and handed to the broker. */

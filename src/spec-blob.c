@@ -162,8 +162,13 @@ struct sbx_spec *sbx_spec_unpack(void *blob, size_t size)
 	    h->spec_size != sizeof(*s) || h->size != size)
 		return NULL;
 	s = at(base, size, sizeof(*h), sizeof(*s));
-	if (!s || s->n_binds > SBX_MAX_MOUNTS || s->n_etc > ARRAY_SIZE(s->etc))
+	if (!s || s->n_binds > SBX_MAX_MOUNTS || s->n_etc > ARRAY_SIZE(s->etc) ||
+	    s->n_masks > SBX_MAX_MASKS)
 		return NULL;
+	for (size_t i = 0; i < s->n_masks; i++)
+		if (s->masks[i].after_bind >= s->n_binds ||
+		    !memchr(s->masks[i].path, '\0', sizeof(s->masks[i].path)))
+			return NULL;
 
 	for (size_t i = 0; i < s->n_binds; i++) {
 		s->binds[i].src = str_at(base, size, (uintptr_t)s->binds[i].src);

@@ -211,6 +211,7 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 					out->started = true;
 					out->t_exec_ns = sbx_now_mono_ns();
 					out->landlock_abi = rep.status;
+					out->memfd_noexec = rep.memfd_noexec;
 					emit(o, "started", NULL);
 				} else if (k == (int)sizeof(rep) && rep.kind == SBX_REPORT_EXITED) {
 					out->exited = true;
@@ -299,6 +300,7 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 					out->started = true;
 					out->t_exec_ns = sbx_now_mono_ns();
 					out->landlock_abi = rep.status;
+					out->memfd_noexec = rep.memfd_noexec;
 				} else if (rep.kind == SBX_REPORT_FAILED) {
 					r = sbx_spawn_report_error(&rep, err);
 				}

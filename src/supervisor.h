@@ -36,6 +36,7 @@ enum sbx_termination {
 struct sbx_outcome {
 	bool started;        /* the payload's execve succeeded */
 	int landlock_abi;    /* Landlock ABI the sandbox applied, 0 for none */
+	int memfd_noexec;    /* vm.memfd_noexec in the sandbox, -1 for none */
 	bool exited;         /* we have its wait status */
 	int wait_status;
 	enum sbx_termination term;

@@ -26,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fanotify.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -438,13 +440,130 @@ static void init_flood(int n, long ms, int secs)
 		kill(kids[i], SIGKILL);
 		waitpid(kids[i], NULL, 0);
 	}
+#ifndef MFD_EXEC
+#define MFD_EXEC 0x0010U
+#endif
+#ifndef F_SEAL_EXEC
+#define F_SEAL_EXEC 0x0020
+#endif
+
+/*
+ * A memfd holding a copy of this (static) program, executed three ways:
+ * execveat on the fd, execve of /proc/self/fd/N, and after making it
+ * executable with fchmod.  The copy, when it runs, prints
+ * "<how> ok" (argv[1] "memfd-ran").  Then memfd_create with MFD_EXEC, and
+ * the seals a plain memfd gets.  Each exec runs in a child we wait for.
+ */
+static void memfd_try(const char *how, int fd)
+{
+	char path[64], *args[] = { "sbx-probe", "memfd-ran", (char *)how, NULL };
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		result(how, -1);
+		return;
+	}
+	if (pid == 0) {
+		if (!strcmp(how, "memfd_exec_procfd")) {
+			snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+			execve(path, args, NULL);
+		} else {
+			syscall(SYS_execveat, fd, "", args, NULL, AT_EMPTY_PATH);
+		}
+		result(how, -1);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+}
+
+static void memfd_exec(void)
+{
+	static char buf[65536];
+	int fd = (int)syscall(SYS_memfd_create, "sbx-probe", 0U);
+	int self = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	ssize_t n;
+
+	result("memfd_create", fd);
+	if (fd < 0 || self < 0)
+		return;
+	while ((n = read(self, buf, sizeof(buf))) > 0)
+		if (write(fd, buf, (size_t)n) != n) {
+			result("memfd_write", -1);
+			return;
+		}
+	close(self);
+	fstat(fd, &st);
+	printf("memfd_mode %o\n", st.st_mode & 07777);
+	printf("memfd_seal_exec %s\n", (fcntl(fd, F_GET_SEALS) & F_SEAL_EXEC) ? "yes" : "no");
+	memfd_try("memfd_exec_at", fd);
+	memfd_try("memfd_exec_procfd", fd);
+	result("memfd_chmod", fchmod(fd, 0755));
+	memfd_try("memfd_exec_chmod", fd);
+	close(fd);
+	fd = (int)syscall(SYS_memfd_create, "sbx-probe-x", MFD_EXEC);
+	result("memfd_create_exec", fd);
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * Take as much of the per-user kernel quotas as the kernel gives: inotify
+ * instances, fanotify groups (the unprivileged kind) and queued realtime
+ * signals (SIGRTMIN blocked, queued to ourselves), each bounded.  Then
+ * write the counts to @ready (via a rename, so it appears whole) and hold
+ * everything for @hold seconds; the test looks from the host meanwhile
+ * and cancels the run.
+ */
+static void hog_quotas(const char *ready, int hold)
+{
+	int ino = 0, fan = 0, sig = 0, ino_err = 0, fan_err = 0, sig_err = 0, fd;
+	char tmp[256], line[256];
+	union sigval v = { 0 };
+	sigset_t rt;
+
+	while (ino < 4096) {
+		if (inotify_init1(IN_CLOEXEC) < 0) {
+			ino_err = errno;
+			break;
+		}
+		ino++;
+	}
+	while (fan < 4096) {
+		if (fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_FID | FAN_CLOEXEC, O_RDONLY) < 0) {
+			fan_err = errno;
+			break;
+		}
+		fan++;
+	}
+	sigemptyset(&rt);
+	sigaddset(&rt, SIGRTMIN);
+	sigprocmask(SIG_BLOCK, &rt, NULL);
+	while (sig < 1 << 20) {
+		if (sigqueue(getpid(), SIGRTMIN, v) < 0) {
+			sig_err = errno;
+			break;
+		}
+		sig++;
+	}
+	snprintf(line, sizeof(line), "inotify %d %s\nfanotify %d %s\nsigqueue %d %s\n", ino,
+		 ino_err ? strerrorname_np(ino_err) : "none", fan,
+		 fan_err ? strerrorname_np(fan_err) : "none", sig,
+		 sig_err ? strerrorname_np(sig_err) : "none");
+	fputs(line, stdout);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", ready);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, line, strlen(line)) < 0 || close(fd) < 0 || rename(tmp, ready) < 0)
+		result("hog_ready", -1);
+	sleep((unsigned)hold);
 }
 
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
-		fprintf(stderr, "usage: sbx-probe syscalls|tiocsti|ptrace-init|families|vsock PORT|init-sched|init-flood N MS SECS|x32|forkbomb N|memhog MIB|fill PATH BYTES|ignore-term|spin SECONDS\n");
+		fprintf(stderr, "usage: sbx-probe MODE [ARGS...]: the modes are the names main() dispatches on\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "syscalls"))
@@ -461,6 +580,12 @@ int main(int argc, char **argv)
 		init_sched();
 	else if (!strcmp(argv[1], "init-flood") && argc > 4)
 		init_flood(atoi(argv[2]), atol(argv[3]), atoi(argv[4]));
+	else if (!strcmp(argv[1], "hog-quotas") && argc > 3)
+		hog_quotas(argv[2], atoi(argv[3]));
+	else if (!strcmp(argv[1], "memfd-exec"))
+		memfd_exec();
+	else if (!strcmp(argv[1], "memfd-ran") && argc > 2)
+		printf("%s ok\n", argv[2]);
 	else if (!strcmp(argv[1], "x32"))
 		x32();
 	else if (!strcmp(argv[1], "forkbomb") && argc > 2)

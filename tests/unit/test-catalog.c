@@ -71,6 +71,16 @@ static void test_shipped(void **state)
 		assert_int_equal(strlen(sha), 64);
 		assert_string_equal(p->seccomp, "default");
 	}
+	/* No kernel_quotas in the shipped profiles: the defaults. */
+	for (const struct sbx_profile *p = py; p; p = p == py ? sh : NULL) {
+		assert_int_equal(p->quotas.inotify_instances, 16);
+		assert_int_equal(p->quotas.inotify_watches, 1024);
+		assert_int_equal(p->quotas.fanotify_groups, 0);
+		assert_int_equal(p->quotas.fanotify_marks, 0);
+		assert_int_equal(p->quotas.sigpending, 128);
+		assert_int_equal(p->quotas.msgqueue_bytes, 0);
+		assert_int_equal(p->quotas.memlock_bytes, 65536);
+	}
 	assert_string_equal(py->argv[0], "/usr/bin/python3");
 	assert_string_equal(py->code_file, "main.py");
 	assert_int_equal(sbx_strv_length(py->allowed_outputs), 6);
@@ -456,6 +466,18 @@ static const struct broken broken[] = {
 	{ "valid control", NULL, NULL, NULL, NULL, "strict", "10", NULL },
 	{ "unknown key", NULL, NULL, "image\":", "\"x\"", "strict", "10",
 	  "profiles/p.json: image: unknown key" },
+	{ "kernel quotas ok", NULL, NULL, "kernel_quotas\":", "{\"fanotify_groups\":1,\"sigpending\":0}",
+	  "strict", "10", NULL },
+	{ "kernel quotas unknown key", NULL, NULL, "kernel_quotas\":", "{\"inotify\":1}", "strict",
+	  "10", "profiles/p.json: kernel_quotas.inotify: unknown key" },
+	{ "kernel quotas above bound", NULL, NULL, "kernel_quotas\":", "{\"sigpending\":65537}",
+	  "strict", "10",
+	  "profiles/p.json: kernel_quotas.sigpending: expected a non-negative integer of at most 65536, got 65537" },
+	{ "kernel quotas negative", NULL, NULL, "kernel_quotas\":", "{\"memlock_bytes\":-1}",
+	  "strict", "10",
+	  "profiles/p.json: kernel_quotas.memlock_bytes: expected a non-negative integer" },
+	{ "kernel quotas not an object", NULL, NULL, "kernel_quotas\":", "16", "strict", "10",
+	  "profiles/p.json: kernel_quotas: expected an object" },
 	{ "dangling seccomp", NULL, NULL, NULL, NULL, "missing", "10",
 	  "profiles/p.json: seccomp: no seccomp policy \"missing\"" },
 	{ "default above maximum", NULL, NULL, NULL, NULL, "strict", "101",

@@ -43,6 +43,11 @@ static void make_spec(struct sbx_spec *s)
 	s->binds[1].src = "/etc/ld.so.cache";
 	s->binds[1].dst = "/etc/ld.so.cache";
 	s->n_binds = 2;
+	strcpy(s->masks[0].path, "/usr/local");
+	s->masks[0].after_bind = 0;
+	s->n_masks = 1;
+	s->quotas.inotify_instances = 16;
+	s->quotas.sigpending = 128;
 	s->symlinks = links;
 	s->n_symlinks = 2;
 	strcpy(s->etc[0].path, "/etc/passwd");
@@ -93,6 +98,11 @@ static void test_round_trip(void **state)
 	assert_string_equal(s->binds[1].src, "/etc/ld.so.cache");
 	assert_string_equal(s->binds[0].dst, "/usr");
 	assert_true(s->binds[0].is_dir);
+	assert_int_equal(s->n_masks, 1);
+	assert_string_equal(s->masks[0].path, "/usr/local");
+	assert_int_equal(s->masks[0].after_bind, 0);
+	assert_int_equal(s->quotas.inotify_instances, 16);
+	assert_int_equal(s->quotas.sigpending, 128);
 	assert_int_equal(s->n_symlinks, 2);
 	assert_string_equal(s->symlinks[1].path, "/lib");
 	assert_string_equal(s->symlinks[1].target, "usr/lib");
@@ -236,6 +246,18 @@ static void too_many_binds(char *blob, size_t size)
 {
 	SPEC_AT(blob)->n_binds = SBX_MAX_MOUNTS + 1;
 }
+static void too_many_masks(char *blob, size_t size)
+{
+	SPEC_AT(blob)->n_masks = SBX_MAX_MASKS + 1;
+}
+static void mask_after_no_bind(char *blob, size_t size)
+{
+	SPEC_AT(blob)->masks[0].after_bind = 2;
+}
+static void mask_unterminated(char *blob, size_t size)
+{
+	memset(SPEC_AT(blob)->masks[0].path, 'x', sizeof(SPEC_AT(blob)->masks[0].path));
+}
 static void too_many_symlinks(char *blob, size_t size)
 {
 	SPEC_AT(blob)->n_symlinks = SIZE_MAX / 8;
@@ -265,6 +287,9 @@ static void test_refuses_bad_blocks(void **state)
 	expect_refused(bind_path_off_end, 0);
 	expect_refused(too_many_binds, 0);
 	expect_refused(too_many_symlinks, 0);
+	expect_refused(too_many_masks, 0);
+	expect_refused(mask_after_no_bind, 0);
+	expect_refused(mask_unterminated, 0);
 	expect_refused(empty_filter, 0);
 	expect_refused(filter_past_end, 0);
 	expect_refused(etc_past_end, 0);
