@@ -440,6 +440,8 @@ static void init_flood(int n, long ms, int secs)
 		kill(kids[i], SIGKILL);
 		waitpid(kids[i], NULL, 0);
 	}
+}
+
 #ifndef MFD_EXEC
 #define MFD_EXEC 0x0010U
 #endif
