@@ -85,13 +85,29 @@ void sbx_json_escape(const char *s, char *out, size_t len)
 			piece[0] = '\\';
 			piece[1] = (char)ch;
 			piece[2] = '\0';
+		} else if (ch < 0x80) {
+			piece[0] = (char)ch;
+			piece[1] = '\0';
 		} else {
 			/* Keep a UTF-8 sequence whole so truncation never
-			 * leaves half a character. */
-			while (clen < 4 && ((unsigned char)s[i + clen] & 0xc0) == 0x80)
-				clen++;
-			memcpy(piece, s + i, clen);
-			piece[clen] = '\0';
+			 * leaves half a character.  A byte that starts no
+			 * valid sequence (jansson quotes tokens cut in the
+			 * middle of one) is written as \xNN, and a C1 control
+			 * (U+0080..U+009F; U+009B is CSI to some terminals)
+			 * as \u00NN, so a message is always clean UTF-8. */
+			clen = (ch & 0xe0) == 0xc0 ? 2 : (ch & 0xf0) == 0xe0 ? 3 : (ch & 0xf8) == 0xf0 ? 4 : 0;
+			for (size_t k = 1; k < clen; k++)
+				if (((unsigned char)s[i + k] & 0xc0) != 0x80)
+					clen = 0;
+			if (!clen || !sbx_utf8_valid(s + i, clen)) {
+				clen = 1;
+				snprintf(piece, sizeof(piece), "\\x%02x", ch);
+			} else if (ch == 0xc2 && (unsigned char)s[i + 1] <= 0x9f) {
+				snprintf(piece, sizeof(piece), "\\u%04x", (unsigned char)s[i + 1]);
+			} else {
+				memcpy(piece, s + i, clen);
+				piece[clen] = '\0';
+			}
 		}
 		plen = strlen(piece);
 		if (o + plen + sizeof(ellipsis) > len) {

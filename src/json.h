@@ -72,7 +72,9 @@ void sbx_json_path_index(char out[SBX_JSON_PATH_MAX], const char *parent, size_t
  * truncated), 1.5, true, an array, an object. */
 void sbx_json_describe(const json_t *v, char *out, size_t len);
 
-/* Escape @s for a message: control bytes as \xNN, truncated with "...". */
+/* Escape @s for a message: C0 controls, DEL and bytes that are not UTF-8
+ * as \xNN, C1 controls as \u00NN, truncated with "..."; the result is
+ * valid UTF-8 without control characters. */
 void sbx_json_escape(const char *s, char *out, size_t len);
 
 /* "<source>: <path>: <what>" with the context's exit class.  Returns -1. */

@@ -154,6 +154,13 @@ static const struct job_case cases[] = {
 	    "partial_outputs: expected \"discard\" or \"retain\", got \"keep\""),
 	BAD("partial bool", "{" BASE ",'partial_outputs':true}", "partial_outputs: expected \"discard\""),
 	BAD("invalid utf-8", "{" BASE ",'args':['\xff']}", "line 1 column"),
+	/* Found by fuzz-job: jansson cuts the token it quotes in the middle
+	 * of a character; the message must stay UTF-8. */
+	BAD("token cut in a character", "{'}uun\\u0\xd0\x9a\xc6\x8a", "invalid escape near '\\\"}uun\\\\u0\\xd0'"),
+	/* C1 controls (CSI is U+009B) are escaped like C0 ones. */
+	BAD("C1 control in a value", "{" BASE ",'partial_outputs':'\\u009b2J'}",
+	    "partial_outputs: expected \"discard\" or \"retain\", got \"\\u009b2J\""),
+	BAD("C1 control in a key", "{" BASE ",'\\u0085':1}", "[\"\\u0085\"]: unknown key"),
 	/* Reals far outside long long: described, not cast (undefined). */
 	BAD("wall huge real", "{" BASE ",'limits':{'wall_seconds':5.5e123}}",
 	    "limits.wall_seconds: expected a positive integer, got 5.5e+123"),
@@ -194,7 +201,8 @@ static void check(const char *name, const char *json, size_t len, int code, cons
 			fail_msg("%s: expected %d, got %d: %s", name, code, err.code, err.msg);
 		if (strncmp(err.msg, "job.json: ", 10) != 0 || !strstr(err.msg, msg))
 			fail_msg("%s: message \"%s\" lacks \"%s\"", name, err.msg, msg);
-		if (strchr(err.msg, '\n') || strchr(err.msg, '\x1b'))
+		if (strchr(err.msg, '\n') || strchr(err.msg, '\x1b') ||
+		    !sbx_utf8_valid(err.msg, strlen(err.msg)) || strstr(err.msg, "\xc2\x9b"))
 			fail_msg("%s: message is not one clean line: %s", name, err.msg);
 	}
 	/* The digest of the raw bytes is there in both cases. */
