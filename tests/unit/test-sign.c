@@ -425,6 +425,35 @@ static void test_manifest_finish_cleans_and_refuses(void **state)
 	json_decref(m);
 }
 
+/* sbx verify's reading of a manifest: errors are one clean line even when
+ * jansson quotes hostile bytes (found by fuzz-verify: a raw 0x1a, or an
+ * ESC sequence, went to stderr as it was). */
+static void test_manifest_parse_errors_are_clean(void **state)
+{
+	static const char *const bad[] = {
+		"{\"a\":1,\x1b[2J\"b\":2}", "{\"a\":\x1a}", "{\"a\":1\x9b\"}", "{\"a\":\"\x07",
+		"[1]", "{\"a\":1,\"a\":2}",
+	};
+	struct sbx_error err;
+	json_t *m;
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		memset(&err, 0, sizeof(err));
+		m = sbx_manifest_parse("m.json", bad[i], strlen(bad[i]), &err);
+		assert_null(m);
+		assert_int_equal(err.code, SBX_EXIT_FAILED);
+		assert_int_equal(strncmp(err.msg, "m.json: ", 8), 0);
+		for (const char *p = err.msg; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				fail_msg("case %zu: control byte in \"%s\"", i, err.msg);
+		if (!sbx_utf8_valid(err.msg, strlen(err.msg)))
+			fail_msg("case %zu: not UTF-8: \"%s\"", i, err.msg);
+	}
+	m = sbx_manifest_parse("m.json", "{\"a\":[]}", 8, &err);
+	assert_non_null(m);
+	json_decref(m);
+}
+
 static void test_default_key(void **state)
 {
 	_cleanup_free_ char *xdg = tmp_path("xdg"), *expect = tmp_path("xdg/sbx/signing.key");
@@ -492,6 +521,7 @@ int main(void)
 		cmocka_unit_test(test_sign_verify),
 		cmocka_unit_test(test_manifest_finish_and_check),
 		cmocka_unit_test(test_manifest_finish_cleans_and_refuses),
+		cmocka_unit_test(test_manifest_parse_errors_are_clean),
 		cmocka_unit_test(test_default_key),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
