@@ -454,6 +454,64 @@ static void test_manifest_parse_errors_are_clean(void **state)
 	json_decref(m);
 }
 
+static bool clean_line(const char *s)
+{
+	if (!sbx_utf8_valid(s, strlen(s)) || sbx_has_control(s, strlen(s)))
+		return false;
+	for (; *s; s++)
+		if ((unsigned char)s[0] == 0xc2 && (unsigned char)s[1] >= 0x80 &&
+		    (unsigned char)s[1] <= 0x9f)
+			return false;
+	return true;
+}
+
+/* A hostile manifest's keys appear in the signer's and the verifier's
+ * errors escaped: no C1 control (CSI is U+009B), no character cut in two
+ * by the path's bound.  Found by fuzz-verify. */
+static void test_signature_errors_are_clean(void **state)
+{
+	_cleanup_free_ char *path = tmp_path("k14");
+	_cleanup_pkey_ EVP_PKEY *key = NULL;
+	struct sbx_error err = { 0 };
+	char key_id[SBX_KEY_ID_LEN], longkey[400];
+	char *line = NULL;
+	size_t len = 0;
+	json_t *m;
+
+	assert_int_equal(sbx_sign_keygen(path, NULL), 0);
+	assert_int_equal(sbx_sign_load_key(path, &key, NULL), 0);
+	assert_int_equal(sbx_sign_key_id(key, key_id), 0);
+
+	/* The verifier: a real number under a key holding CSI. */
+	m = json_pack("{s:f, s:{s:s, s:s, s:s}}", "\xc2\x9b[2J", 0.5, "signature", "alg", "ed25519",
+		      "key_id", key_id, "value", "AA==");
+	assert_int_equal(sbx_manifest_check_signature(m, key, &err), -1);
+	if (!clean_line(err.msg))
+		fail_msg("verifier: \"%s\"", err.msg);
+	json_decref(m);
+
+	/* ... and 300 two-byte characters, cut by the path's bound. */
+	for (size_t i = 0; i < 150; i++)
+		memcpy(longkey + 2 * i, "\xc3\xa9", 2);
+	longkey[300] = '\0';
+	m = json_pack("{s:f, s:{s:s, s:s, s:s}}", longkey, 0.5, "signature", "alg",
+		      "ed25519", "key_id", key_id, "value", "AA==");
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(sbx_manifest_check_signature(m, key, &err), -1);
+	if (!clean_line(err.msg))
+		fail_msg("verifier, long key: \"%s\"", err.msg);
+	json_decref(m);
+
+	/* The signer: a key jq would not reproduce, holding CSI and DEL. */
+	m = json_pack("{s:b}", "s\xc2\x87n\x7f", 1);
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(sbx_manifest_finish(m, key, &line, &len, &err), -1);
+	assert_non_null(strstr(err.msg, "not reproducible by jq"));
+	if (!clean_line(err.msg))
+		fail_msg("signer: \"%s\"", err.msg);
+	json_decref(m);
+}
+
 static void test_default_key(void **state)
 {
 	_cleanup_free_ char *xdg = tmp_path("xdg"), *expect = tmp_path("xdg/sbx/signing.key");
@@ -522,6 +580,7 @@ int main(void)
 		cmocka_unit_test(test_manifest_finish_and_check),
 		cmocka_unit_test(test_manifest_finish_cleans_and_refuses),
 		cmocka_unit_test(test_manifest_parse_errors_are_clean),
+		cmocka_unit_test(test_signature_errors_are_clean),
 		cmocka_unit_test(test_default_key),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
