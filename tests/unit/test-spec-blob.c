@@ -253,6 +253,18 @@ static void etc_past_end(char *blob, size_t size)
 	SPEC_AT(blob)->etc[0].len = size;
 }
 
+/* Found by fuzz-spec-blob: an offset inside the block but not aligned for
+ * what it points to was followed (undefined behaviour, and in the init). */
+static void symlinks_misaligned(char *blob, size_t size)
+{
+	SPEC_AT(blob)->symlinks = (const struct sbx_symlink *)((uintptr_t)SPEC_AT(blob)->symlinks + 1);
+}
+static void filter_misaligned(char *blob, size_t size)
+{
+	SPEC_AT(blob)->seccomp.filter =
+		(struct sock_filter *)((uintptr_t)SPEC_AT(blob)->seccomp.filter + 2);
+}
+
 static void test_refuses_bad_blocks(void **state)
 {
 	expect_refused(NULL, 1); /* a size that is not the packed one */
@@ -268,6 +280,8 @@ static void test_refuses_bad_blocks(void **state)
 	expect_refused(empty_filter, 0);
 	expect_refused(filter_past_end, 0);
 	expect_refused(etc_past_end, 0);
+	expect_refused(symlinks_misaligned, 0);
+	expect_refused(filter_misaligned, 0);
 	assert_null(sbx_spec_unpack(NULL, 0));
 }
 
