@@ -285,6 +285,33 @@ static void test_refuses_bad_blocks(void **state)
 	assert_null(sbx_spec_unpack(NULL, 0));
 }
 
+/* The init's failure record, as the broker reads it from the socket: any
+ * bytes make a clean one-line error.  Found by fuzz-init-report: a flag
+ * byte other than 0 or 1 was loaded as a bool (undefined behaviour), and
+ * the message went to stderr with its control bytes. */
+static void test_report_bytes_are_checked(void **state)
+{
+	struct sbx_report rep;
+	unsigned char raw[sizeof(rep)];
+	struct sbx_error err = { 0 };
+	int sv[2];
+	static const char msg[] = "mount \x1b[2J\xc2\x9b\xff";
+
+	memset(raw, 0, sizeof(raw));
+	raw[offsetof(struct sbx_report, kind)] = SBX_REPORT_FAILED;
+	raw[offsetof(struct sbx_report, stage)] = SBX_STAGE_BINDS;
+	raw[offsetof(struct sbx_report, unavailable)] = 5;
+	memcpy(raw + offsetof(struct sbx_report, msg), msg, sizeof(msg));
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(send(sv[1], raw, sizeof(raw), 0), (ssize_t)sizeof(raw));
+	assert_int_equal(sbx_spawn_recv_report(sv[0], &rep, NULL, 0), (int)sizeof(rep));
+	assert_int_equal(sbx_spawn_report_error(&rep, &err), -1);
+	assert_int_equal(err.code, SBX_EXIT_UNAVAILABLE);
+	assert_string_equal(err.msg, "sandbox setup: binds: mount \\x1b[2J\\u009b\\xff");
+	close(sv[0]);
+	close(sv[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,6 +319,7 @@ int main(void)
 		cmocka_unit_test(test_sealed),
 		cmocka_unit_test(test_travels_over_a_socket),
 		cmocka_unit_test(test_refuses_bad_blocks),
+		cmocka_unit_test(test_report_bytes_are_checked),
 	};
 
 	cmocka_set_message_output(CM_OUTPUT_TAP);
