@@ -308,6 +308,17 @@ static void test_report_bytes_are_checked(void **state)
 	assert_int_equal(sbx_spawn_report_error(&rep, &err), -1);
 	assert_int_equal(err.code, SBX_EXIT_UNAVAILABLE);
 	assert_string_equal(err.msg, "sandbox setup: binds: mount \\x1b[2J\\u009b\\xff");
+
+	/* Escaped, a full record is longer than a message: it is cut at a
+	 * character boundary, never inside "\xc3\xa9". */
+	memset(raw + offsetof(struct sbx_report, msg), 1, 250);
+	memcpy(raw + offsetof(struct sbx_report, msg) + 250, "\xc3\xa9\xc3\xa9", 5);
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(send(sv[1], raw, sizeof(raw), 0), (ssize_t)sizeof(raw));
+	assert_int_equal(sbx_spawn_recv_report(sv[0], &rep, NULL, 0), (int)sizeof(rep));
+	assert_int_equal(sbx_spawn_report_error(&rep, &err), -1);
+	assert_true(strlen(err.msg) >= 1020);
+	assert_true(sbx_utf8_valid(err.msg, strlen(err.msg)));
 	close(sv[0]);
 	close(sv[1]);
 }
