@@ -1104,16 +1104,16 @@ static int list_dir(const char *dir, const char *sub, char ***out, struct sbx_er
 
 enum kind { KIND_PROFILE, KIND_NETWORK, KIND_SECCOMP };
 
+static int parse_file(struct sbx_catalog *cat, enum kind kind, const char *file,
+		      const char *name, const char *data, size_t len, struct sbx_error *err);
+
 static int load_file(struct sbx_catalog *cat, enum kind kind, const char *sub,
 		     const char *fname, struct sbx_error *err)
 {
 	_cleanup_free_ char *file = sbx_xasprintf("%s/%s/%s", cat->dir, sub, fname);
 	_cleanup_free_ char *name = sbx_xstrndup(fname, strlen(fname) - 5);
 	_cleanup_free_ char *data = NULL;
-	_cleanup_json_ json_t *root = NULL;
-	struct sbx_jctx c = { .source = file, .code = SBX_EXIT_UNAVAILABLE, .err = err };
 	size_t len;
-	int r;
 
 	if (!sbx_catalog_name_valid(name)) {
 		char esc[80];
@@ -1124,6 +1124,26 @@ static int load_file(struct sbx_catalog *cat, enum kind kind, const char *sub,
 	}
 	if (sbx_json_read(file, CATALOG_FILE_MAX, SBX_EXIT_UNAVAILABLE, &data, &len, err) < 0)
 		return -1;
+	return parse_file(cat, kind, file, name, data, len, err);
+}
+
+int sbx_catalog_parse_file(struct sbx_catalog *cat, const char *sub, const char *file,
+			   const char *name, const char *data, size_t len, struct sbx_error *err)
+{
+	enum kind kind = strcmp(sub, "profiles") == 0 ? KIND_PROFILE :
+			 strcmp(sub, "network") == 0  ? KIND_NETWORK :
+							KIND_SECCOMP;
+
+	return parse_file(cat, kind, file, name, data, len, err);
+}
+
+static int parse_file(struct sbx_catalog *cat, enum kind kind, const char *file,
+		      const char *name, const char *data, size_t len, struct sbx_error *err)
+{
+	_cleanup_json_ json_t *root = NULL;
+	struct sbx_jctx c = { .source = file, .code = SBX_EXIT_UNAVAILABLE, .err = err };
+	int r;
+
 	root = sbx_json_parse(&c, data, len);
 	if (!root)
 		return -1;
@@ -1134,8 +1154,8 @@ static int load_file(struct sbx_catalog *cat, enum kind kind, const char *sub,
 		cat->profiles = sbx_xrealloc(cat->profiles, (cat->n_profiles + 1) * sizeof(*pr));
 		pr = &cat->profiles[cat->n_profiles++];
 		memset(pr, 0, sizeof(*pr));
-		pr->name = TAKE_PTR(name);
-		pr->file = TAKE_PTR(file);
+		pr->name = sbx_xstrdup(name);
+		pr->file = sbx_xstrdup(file);
 		/* The manifest names the exact bytes of the policy that
 		 * applied; they are hashed when it is written. */
 		pr->raw = sbx_xmalloc(len ? len : 1);
@@ -1150,8 +1170,8 @@ static int load_file(struct sbx_catalog *cat, enum kind kind, const char *sub,
 		cat->networks = sbx_xrealloc(cat->networks, (cat->n_networks + 1) * sizeof(*np));
 		np = &cat->networks[cat->n_networks++];
 		memset(np, 0, sizeof(*np));
-		np->name = TAKE_PTR(name);
-		np->file = TAKE_PTR(file);
+		np->name = sbx_xstrdup(name);
+		np->file = sbx_xstrdup(file);
 		/* The manifest names the exact bytes of the policy that
 		 * applied; they are hashed when it is written. */
 		np->raw = sbx_xmalloc(len ? len : 1);
@@ -1167,8 +1187,8 @@ static int load_file(struct sbx_catalog *cat, enum kind kind, const char *sub,
 		cat->seccomp = sbx_xrealloc(cat->seccomp, (cat->n_seccomp + 1) * sizeof(*sp));
 		sp = &cat->seccomp[cat->n_seccomp++];
 		memset(sp, 0, sizeof(*sp));
-		sp->name = TAKE_PTR(name);
-		sp->file = TAKE_PTR(file);
+		sp->name = sbx_xstrdup(name);
+		sp->file = sbx_xstrdup(file);
 		/* The manifest names the exact bytes of the policy that
 		 * applied; they are hashed when it is written. */
 		sp->raw = sbx_xmalloc(len ? len : 1);

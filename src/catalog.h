@@ -169,6 +169,18 @@ const struct sbx_seccomp_policy *sbx_catalog_seccomp(const struct sbx_catalog *c
  * libcrypto costs milliseconds that a run spends off its critical path. */
 int sbx_catalog_sha256(const char *raw, size_t len, char out[65]);
 
+/*
+ * sbx_catalog_parse_file() - what sbx_catalog_load() does with one file of
+ * @sub ("profiles", "network" or "seccomp"; anything else is read as
+ * seccomp) once its @len bytes are read: parse them as the entry @name
+ * (already checked with sbx_catalog_name_valid()), named @file in
+ * messages, and add it to @cat.  References to other files are not
+ * checked.  For tests and fuzzers; free @cat with sbx_catalog_free().
+ * Errors: -1 with SBX_EXIT_UNAVAILABLE naming @file and the JSON path.
+ */
+int sbx_catalog_parse_file(struct sbx_catalog *cat, const char *sub, const char *file,
+			   const char *name, const char *data, size_t len, struct sbx_error *err);
+
 /* The media types sbx knows how to validate; catalogs may not list others. */
 bool sbx_media_type_known(const char *type);
 

@@ -795,3 +795,11 @@ void sbx_collection_free(struct sbx_collection *c)
 	free(c->quarantine_path);
 	c->quarantine_path = NULL;
 }
+
+const char *sbx_collect_check_name(const char *name, size_t max_name, char **shown)
+{
+	const char *bad = name_problem(name, max_name);
+
+	*shown = display_name(name, bad != NULL);
+	return bad;
+}

@@ -150,4 +150,12 @@ const struct sbx_artifact *sbx_collection_find(const struct sbx_collection *c, c
 /* Free the items and remove the quarantine dir with what is left in it. */
 void sbx_collection_free(struct sbx_collection *c);
 
+/*
+ * sbx_collect_check_name() - the collector's checks on one directory entry
+ * name (one component, as getdents gives it), for tests and fuzzers.
+ * Return: NULL when @name may be an artifact's name, else the reason it is
+ * rejected; *@shown (owned by the caller) is how the listing shows it.
+ */
+const char *sbx_collect_check_name(const char *name, size_t max_name, char **shown);
+
 #endif

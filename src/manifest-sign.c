@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "canonjson.h"
+#include "json.h"
 #include "sign.h"
 
 /*
@@ -46,7 +47,10 @@ static int prepare(json_t *v, unsigned depth, struct sbx_error *err)
 			key = json_object_iter_key(it);
 			child = json_object_iter_value(it);
 			if (!key_reproducible(key, len)) {
-				_cleanup_free_ char *shown = sbx_canonjson_clean_string(key, len, 64, NULL);
+				_cleanup_free_ char *k = sbx_xstrndup(key, len);
+				char shown[96];
+
+				sbx_json_escape(k, shown, sizeof(shown));
 				return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0,
 						     "manifest: key \"%s\": not reproducible by jq", shown);
 			}

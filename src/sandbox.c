@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "json.h"
 #include "libexec.h"
 #include "netns.h"
 #include "sandbox.h"
@@ -477,9 +478,13 @@ int sbx_spawn_start(struct sbx_spawn *sp, struct sbx_error *err)
 /* Turn a setup failure record into the error it stands for. */
 static int report_error(const struct sbx_report *rep, struct sbx_error *err)
 {
-	char msg[300];
+	char raw[sizeof(rep->msg) + 1], msg[sizeof(rep->msg) * 4 + 4];
 
-	snprintf(msg, sizeof(msg), "%.*s", (int)sizeof(rep->msg), rep->msg);
+	/* The record is bytes from another process: terminated here, and
+	 * escaped like every message that quotes what sbx did not write. */
+	memcpy(raw, rep->msg, sizeof(rep->msg));
+	raw[sizeof(rep->msg)] = '\0';
+	sbx_json_escape(raw, msg, sizeof(msg));
 	sbx_error_set(err, rep->unavailable ? SBX_EXIT_UNAVAILABLE : SBX_EXIT_SOFTWARE, rep->err,
 		      "sandbox setup: %s: %s", sbx_stage_name(rep->stage), msg);
 	if (rep->unavailable)

@@ -72,7 +72,10 @@ struct sbx_report {
 	uint32_t stage;
 	int32_t err;       /* errno */
 	int32_t status;    /* wait status of the payload */
-	bool unavailable;  /* a missing feature (69) rather than a bug (70) */
+	/* A missing feature (69) rather than a bug (70) when nonzero: a byte,
+	 * not a bool, because the broker reads raw bytes from another
+	 * process and a bool holding 5 is undefined behaviour. */
+	uint8_t unavailable;
 	int32_t memfd_noexec; /* STARTED: the pid namespace's vm.memfd_noexec,
 			       * -1 where the kernel has none */
 	char msg[256];

@@ -163,4 +163,12 @@ int sbx_manifest_finish(json_t *manifest, EVP_PKEY *key, char **line, size_t *le
  */
 int sbx_manifest_check_signature(const json_t *manifest, EVP_PKEY *pub, struct sbx_error *err);
 
+/**
+ * sbx_manifest_parse() - `sbx verify`'s reading of a manifest's @len bytes
+ * (verify.c): one JSON object, duplicate keys refused; then
+ * sbx_manifest_check_signature() decides.  @name is the file in messages.
+ * Return: a new reference, or NULL with SBX_EXIT_FAILED and the reason.
+ */
+json_t *sbx_manifest_parse(const char *name, const char *data, size_t len, struct sbx_error *err);
+
 #endif

@@ -178,8 +178,11 @@ struct sbx_spec *sbx_spec_unpack(void *blob, size_t size)
 	}
 	if (s->n_symlinks > size / sizeof(*links))
 		return NULL;
+	/* Inside the block is not enough: an array is read only where its
+	 * type's alignment allows (packed at sizeof(uintptr_t), 8 for the
+	 * filter), never at an odd offset. */
 	links = at(base, size, (uintptr_t)s->symlinks, s->n_symlinks * sizeof(*links));
-	if (!links && s->n_symlinks)
+	if ((!links && s->n_symlinks) || (uintptr_t)s->symlinks % _Alignof(struct sbx_symlink))
 		return NULL;
 	for (size_t i = 0; i < s->n_symlinks; i++) {
 		links[i].path = (char *)str_at(base, size, (uintptr_t)links[i].path);
@@ -197,6 +200,8 @@ struct sbx_spec *sbx_spec_unpack(void *blob, size_t size)
 	if (!s->code && s->code_len)
 		return NULL;
 	if (s->seccomp.len == 0 || s->seccomp.len > BPF_MAXINSNS)
+		return NULL;
+	if ((uintptr_t)s->seccomp.filter % _Alignof(struct sock_filter))
 		return NULL;
 	s->seccomp.filter = at(base, size, (uintptr_t)s->seccomp.filter,
 			       s->seccomp.len * sizeof(struct sock_filter));

@@ -25,6 +25,7 @@
 #include "cli.h"
 #include "digest.h"
 #include "hostconfig.h"
+#include "json.h"
 #include "sign.h"
 #include "syscalls.h"
 
@@ -116,8 +117,6 @@ static json_t *load_manifest(const char *path, struct sbx_error *err)
 	_cleanup_close_ int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY) : -1;
 	_cleanup_free_ char *data = NULL;
 	size_t len = 0;
-	json_error_t jerr;
-	json_t *v;
 
 	if (strcmp(path, "-") && fd < 0) {
 		sbx_error_set(err, SBX_EXIT_FAILED, errno, "%s", path);
@@ -125,12 +124,24 @@ static json_t *load_manifest(const char *path, struct sbx_error *err)
 	}
 	if (read_capped(fd >= 0 ? fd : STDIN_FILENO, name, &data, &len, err) < 0)
 		return NULL;
+	return sbx_manifest_parse(name, data, len, err);
+}
+
+json_t *sbx_manifest_parse(const char *name, const char *data, size_t len, struct sbx_error *err)
+{
+	json_error_t jerr;
+	char text[sizeof(jerr.text) * 4 + 4];
+	json_t *v;
+
 	/* Duplicate keys are refused: with them, sbx and jq could each see a
 	 * different manifest behind the same signature. */
 	v = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!v) {
+		/* jansson quotes the bytes at fault: escaped, they cannot
+		 * reach the caller's terminal as control sequences. */
+		sbx_json_escape(jerr.text, text, sizeof(text));
 		sbx_error_set(err, SBX_EXIT_FAILED, 0, "%s: line %d column %d: %s", name, jerr.line,
-			      jerr.column, jerr.text);
+			      jerr.column, text);
 		return NULL;
 	}
 	if (!json_is_object(v)) {

@@ -425,6 +425,93 @@ static void test_manifest_finish_cleans_and_refuses(void **state)
 	json_decref(m);
 }
 
+/* sbx verify's reading of a manifest: errors are one clean line even when
+ * jansson quotes hostile bytes (found by fuzz-verify: a raw 0x1a, or an
+ * ESC sequence, went to stderr as it was). */
+static void test_manifest_parse_errors_are_clean(void **state)
+{
+	static const char *const bad[] = {
+		"{\"a\":1,\x1b[2J\"b\":2}", "{\"a\":\x1a}", "{\"a\":1\x9b\"}", "{\"a\":\"\x07",
+		"[1]", "{\"a\":1,\"a\":2}",
+	};
+	struct sbx_error err;
+	json_t *m;
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		memset(&err, 0, sizeof(err));
+		m = sbx_manifest_parse("m.json", bad[i], strlen(bad[i]), &err);
+		assert_null(m);
+		assert_int_equal(err.code, SBX_EXIT_FAILED);
+		assert_int_equal(strncmp(err.msg, "m.json: ", 8), 0);
+		for (const char *p = err.msg; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				fail_msg("case %zu: control byte in \"%s\"", i, err.msg);
+		if (!sbx_utf8_valid(err.msg, strlen(err.msg)))
+			fail_msg("case %zu: not UTF-8: \"%s\"", i, err.msg);
+	}
+	m = sbx_manifest_parse("m.json", "{\"a\":[]}", 8, &err);
+	assert_non_null(m);
+	json_decref(m);
+}
+
+static bool clean_line(const char *s)
+{
+	if (!sbx_utf8_valid(s, strlen(s)) || sbx_has_control(s, strlen(s)))
+		return false;
+	for (; *s; s++)
+		if ((unsigned char)s[0] == 0xc2 && (unsigned char)s[1] >= 0x80 &&
+		    (unsigned char)s[1] <= 0x9f)
+			return false;
+	return true;
+}
+
+/* A hostile manifest's keys appear in the signer's and the verifier's
+ * errors escaped: no C1 control (CSI is U+009B), no character cut in two
+ * by the path's bound.  Found by fuzz-verify. */
+static void test_signature_errors_are_clean(void **state)
+{
+	_cleanup_free_ char *path = tmp_path("k14");
+	_cleanup_pkey_ EVP_PKEY *key = NULL;
+	struct sbx_error err = { 0 };
+	char key_id[SBX_KEY_ID_LEN], longkey[400];
+	char *line = NULL;
+	size_t len = 0;
+	json_t *m;
+
+	assert_int_equal(sbx_sign_keygen(path, NULL), 0);
+	assert_int_equal(sbx_sign_load_key(path, &key, NULL), 0);
+	assert_int_equal(sbx_sign_key_id(key, key_id), 0);
+
+	/* The verifier: a real number under a key holding CSI. */
+	m = json_pack("{s:f, s:{s:s, s:s, s:s}}", "\xc2\x9b[2J", 0.5, "signature", "alg", "ed25519",
+		      "key_id", key_id, "value", "AA==");
+	assert_int_equal(sbx_manifest_check_signature(m, key, &err), -1);
+	if (!clean_line(err.msg))
+		fail_msg("verifier: \"%s\"", err.msg);
+	json_decref(m);
+
+	/* ... and 300 two-byte characters, cut by the path's bound. */
+	for (size_t i = 0; i < 150; i++)
+		memcpy(longkey + 2 * i, "\xc3\xa9", 2);
+	longkey[300] = '\0';
+	m = json_pack("{s:f, s:{s:s, s:s, s:s}}", longkey, 0.5, "signature", "alg",
+		      "ed25519", "key_id", key_id, "value", "AA==");
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(sbx_manifest_check_signature(m, key, &err), -1);
+	if (!clean_line(err.msg))
+		fail_msg("verifier, long key: \"%s\"", err.msg);
+	json_decref(m);
+
+	/* The signer: a key jq would not reproduce, holding CSI and DEL. */
+	m = json_pack("{s:b}", "s\xc2\x87n\x7f", 1);
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(sbx_manifest_finish(m, key, &line, &len, &err), -1);
+	assert_non_null(strstr(err.msg, "not reproducible by jq"));
+	if (!clean_line(err.msg))
+		fail_msg("signer: \"%s\"", err.msg);
+	json_decref(m);
+}
+
 static void test_default_key(void **state)
 {
 	_cleanup_free_ char *xdg = tmp_path("xdg"), *expect = tmp_path("xdg/sbx/signing.key");
@@ -492,6 +579,8 @@ int main(void)
 		cmocka_unit_test(test_sign_verify),
 		cmocka_unit_test(test_manifest_finish_and_check),
 		cmocka_unit_test(test_manifest_finish_cleans_and_refuses),
+		cmocka_unit_test(test_manifest_parse_errors_are_clean),
+		cmocka_unit_test(test_signature_errors_are_clean),
 		cmocka_unit_test(test_default_key),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
