@@ -1,0 +1,81 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# outpaths.sh - the host paths a run writes to cannot be taken over by
+# another local user or by the caller's own racing processes.
+#
+#  - The quarantine: another user who sees a run's id (it names the run's
+#    cgroup, which every user can list) and creates /tmp/sbx-run-<id>
+#    before the collection must not make the run fail or lose its outputs.
+. "$SBX_SRCDIR/tests/e2e/lib.sh"
+
+need runuser useradd userdel
+
+# A second local user, the attacker; removed when the script ends.
+EVIL="$SBX_TEST_USER-evil"
+if ! id "$EVIL" >/dev/null 2>&1; then
+	useradd --system --no-create-home --shell /bin/sh "$EVIL" ||
+		{ echo "Bail out! cannot create user $EVIL"; exit 1; }
+fi
+cleanup_outpaths() {
+	local rc=$?
+	userdel "$EVIL" 2>/dev/null
+	[ -n "${T:-}" ] && rm -rf "$T"
+	exit $rc
+}
+trap cleanup_outpaths EXIT
+# artifact PATH FIELD: a field of one artifact of the last manifest.
+artifact() { jq -r --arg p "$1" ".artifacts[] | select(.path == \$p) | $2" "$OUT"; }
+as_evil() { runuser -u "$EVIL" -- env -i PATH=/usr/bin:/bin "$@"; }
+
+# squat EVENTS RESULT: as the attacker, learn the run id (the test reads it
+# from the events file only to know which of the host's runs is its own),
+# wait until that run's cgroup shows in cgroupfs, which every user can list,
+# then create /tmp/sbx-run-<id>.  RESULT gets "staged <dir>" when that
+# happened while the payload was still running.
+cat > "$T/squat.sh" <<'EOF'
+#!/bin/bash
+events=$1 result=$2 id= dir=
+for i in $(seq 1500); do
+	id=$(jq -r 'select(.event == "admitted") | .run_id' "$events" 2>/dev/null | head -1)
+	[ -n "$id" ] && break
+	sleep 0.01
+done
+[ -n "$id" ] || { echo "no run id" > "$result"; exit 1; }
+for i in $(seq 1500); do
+	[ -n "$(find /sys/fs/cgroup -maxdepth 6 -type d -name "sbx-$id" 2>/dev/null | head -1)" ] && break
+	sleep 0.01
+done
+dir=/tmp/sbx-run-$id
+mkdir "$dir" || { echo "mkdir failed" > "$result"; exit 1; }
+if grep -q '"exited"' "$events"; then echo "late $dir" > "$result"; else echo "staged $dir" > "$result"; fi
+EOF
+chmod 0755 "$T/squat.sh"
+
+for mode in root user; do
+	setup_mode $mode
+
+	# --- item: the quarantine's name cannot be squatted --------------------
+	EV="$M/events.jsonl"
+	: > "$EV"
+	chmod 0666 "$EV"
+	echo none > "$T/squat.result"
+	chmod 0666 "$T/squat.result"
+	mkjob "$M/j.json" shell 'sleep 2; echo kept > /work/out/r.txt'
+	as_evil "$T/squat.sh" "$EV" "$T/squat.result" &
+	squatter=$!
+	sbx_run "$M/j.json" --events "$EV"
+	wait $squatter
+	read -r how sq < "$T/squat.result"
+	check "$mode: another user created /tmp/sbx-run-<run id> while the payload ran, and it is still theirs" \
+		eval '[ "$how" = staged ] && [ "$(stat -c %U "$sq" 2>/dev/null)" = "$EVIL" ]'
+	[ "$how" = staged ] || diag "squatter: $how $sq"
+	expect_rc 0 "$mode: the squatted run still succeeds"
+	check "$mode: its output is promoted and delivered" \
+		eval '[ "$(artifact r.txt .status)" = promoted ] && [ "$(cat "$ART/r.txt")" = kept ]'
+	check "$mode: the squatter's directory is left as it was (empty, the attacker's)" \
+		eval '[ -z "$(ls -A "$sq" 2>/dev/null)" ]'
+	[ -n "${sq:-}" ] && [ -d "$sq" ] && rmdir "$sq"
+	check "$mode: nothing left behind" nothing_left
+done
+
+finish
