@@ -310,6 +310,64 @@ static int record_cgroups(struct sbx_run *run)
 }
 
 /*
+ * The run's private temp dir, which will hold the quarantine: a name no one
+ * can predict (the run id is no secret: it names the run's cgroup, which
+ * every local user can list), recorded before it exists so that gc knows
+ * it, made 0700 at the start of the run so that the collection never
+ * depends on a name still being free once the payload has ended.
+ */
+static char *random_temp_path(const char *run_id)
+{
+	unsigned char b[8];
+	char suffix[2 + 2 * sizeof(b)];
+
+	sbx_random_bytes(b, sizeof(b));
+	suffix[0] = '-';
+	sbx_hex(b, sizeof(b), suffix + 1);
+	return sbx_state_temp_path(run_id, suffix);
+}
+
+static int make_temp_dir(struct sbx_run *run)
+{
+	struct stat st;
+
+	/* A taken name is someone's 1-in-2^64 guess or a bug: try a few. */
+	for (int tries = 0; mkdir(run->temp_dir, 0700) < 0; tries++) {
+		if (errno != EEXIST || tries == 3)
+			return sbx_error_set(&run->err, SBX_EXIT_SOFTWARE, errno, "%s", run->temp_dir);
+		free(run->temp_dir);
+		run->temp_dir = random_temp_path(run->run_id);
+		if (sbx_state_add_temp(run->state, run->temp_dir, &run->err) < 0 ||
+		    sbx_state_save(run->state, &run->err) < 0)
+			return -1;
+	}
+	run->temp_fd = open(run->temp_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (run->temp_fd < 0)
+		return sbx_error_set(&run->err, SBX_EXIT_SOFTWARE, errno, "%s", run->temp_dir);
+	if (fstat(run->temp_fd, &st) < 0)
+		return sbx_error_set(&run->err, SBX_EXIT_SOFTWARE, errno, "%s", run->temp_dir);
+	if (st.st_uid != geteuid() || (st.st_mode & 077))
+		return sbx_error_set(&run->err, SBX_EXIT_SOFTWARE, 0,
+				     "%s: not the private directory just made", run->temp_dir);
+	return 0;
+}
+
+/* Remove the (by now empty) temp dir, if the name still is the directory
+ * that was made; a replacement is not ours to remove. */
+static void remove_temp_dir(struct sbx_run *run)
+{
+	struct stat made, now;
+
+	if (run->temp_fd < 0)
+		return;
+	if (fstat(run->temp_fd, &made) == 0 && lstat(run->temp_dir, &now) == 0 &&
+	    made.st_dev == now.st_dev && made.st_ino == now.st_ino)
+		rmdir(run->temp_dir);
+	close(run->temp_fd);
+	run->temp_fd = -1;
+}
+
+/*
  * Copy the inputs into /work/in.  That tmpfs belongs to the sandbox's user
  * namespace, where host root is not mapped: root writes as the id the
  * sandbox user maps to (which also keeps root's power out of the copy).
@@ -406,10 +464,10 @@ static int execute(struct sbx_run *run, int sfd)
 	struct sbx_error spawn_err = { 0 };
 	int spawned = sbx_spawn_start(&sp, &spawn_err);
 
-	/* The run's private temp dir (the quarantine), known to gc by its
-	 * name and recorded before it exists, so a crash leaves nothing
-	 * unknown.  It is created only when there are outputs to collect. */
-	run->temp_dir = sbx_state_temp_path(run->run_id, "");
+	/* The run's private temp dir (for the quarantine), known to gc by
+	 * its name and recorded before it exists, so a crash leaves nothing
+	 * unknown; made once the state entry is saved, below. */
+	run->temp_dir = random_temp_path(run->run_id);
 	if (sbx_state_add_temp(run->state, run->temp_dir, &run->err) < 0)
 		goto out;
 
@@ -436,6 +494,7 @@ static int execute(struct sbx_run *run, int sfd)
 
 	if (sbx_cgroup_detect(&run->cg_host, &copts, &run->err) < 0 ||
 	    record_cgroups(run) < 0 || sbx_state_save(run->state, &run->err) < 0 ||
+	    make_temp_dir(run) < 0 ||
 	    sbx_cgroup_create(&run->cg_host, run->run_id, &clim, &run->cg, &run->err) < 0 ||
 	    sbx_cgroup_describe(&run->cg_host, &run->cg_isolation) < 0)
 		goto out;
@@ -512,11 +571,6 @@ static int execute(struct sbx_run *run, int sfd)
 			sbx_run_event(run, "validated", NULL);
 			goto required;
 		}
-		if (mkdir(run->temp_dir, 0700) < 0) {
-			sbx_error_set(&run->err, SBX_EXIT_SOFTWARE, errno, "%s", run->temp_dir);
-			r = -1;
-			goto out;
-		}
 		if (sbx_collect(sp.outroot_fd, &lim, run->temp_dir, &run->coll, &run->err) < 0) {
 			r = -1;
 			goto out;
@@ -552,7 +606,7 @@ static void cleanup(struct sbx_run *run)
 
 int sbx_cmd_run(const struct sbx_run_opts *o)
 {
-	struct sbx_run run = { .opts = o, .status = SBX_STATUS_ERROR };
+	struct sbx_run run = { .opts = o, .status = SBX_STATUS_ERROR, .temp_fd = -1 };
 	_cleanup_(sbx_admission_releasep) struct sbx_admission *slot = NULL;
 	_cleanup_free_ char *state_dir = NULL;
 	_cleanup_close_ int sfd = -1;
@@ -654,10 +708,8 @@ done:
 	sbx_outcome_free(&run.outcome);
 	if (run.collected)
 		sbx_collection_free(&run.coll);
-	if (run.temp_dir) {
-		rmdir(run.temp_dir); /* ENOENT when nothing was collected */
-		free(run.temp_dir);
-	}
+	remove_temp_dir(&run);
+	free(run.temp_dir);
 	if (state)
 		sbx_state_finish(state);
 	json_decref(run.events);

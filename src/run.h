@@ -67,7 +67,8 @@ struct sbx_run {
 	json_t *network;
 
 	struct sbx_run_state *state;
-	char *temp_dir;           /* $TMPDIR/sbx-run-<id>: the quarantine */
+	char *temp_dir;           /* $TMPDIR/sbx-run-<id>-<random>: holds the quarantine */
+	int temp_fd;              /* that directory, opened when made; -1 */
 
 	struct sbx_events *ev;
 	json_t *events;           /* [{"event", "t_ms"}] for the manifest */

@@ -36,6 +36,10 @@
  */
 void sbx_run_id_new(char out[SBX_RUN_ID_LEN + 1]);
 
+/* sbx_random_bytes() - @len bytes from getrandom(2); aborts when the kernel
+ * has none to give (ids and names made from them must not be guessable). */
+void sbx_random_bytes(unsigned char *buf, size_t len);
+
 /* True when @s is exactly 32 lowercase hex characters. */
 bool sbx_run_id_valid(const char *s);
 

@@ -47,7 +47,9 @@ for i in $(seq 1500); do
 done
 dir=/tmp/sbx-run-$id
 mkdir "$dir" || { echo "mkdir failed" > "$result"; exit 1; }
-if grep -q '"exited"' "$events"; then echo "late $dir" > "$result"; else echo "staged $dir" > "$result"; fi
+# The run's own temp dir, as any user sees it in /tmp: owner and mode.
+own=$(stat -c '%U:%a' /tmp/sbx-run-"$id"-?* 2>/dev/null | head -1)
+if grep -q '"exited"' "$events"; then echo "late $dir ${own:-none}" > "$result"; else echo "staged $dir ${own:-none}" > "$result"; fi
 EOF
 chmod 0755 "$T/squat.sh"
 
@@ -65,10 +67,12 @@ for mode in root user; do
 	squatter=$!
 	sbx_run "$M/j.json" --events "$EV"
 	wait $squatter
-	read -r how sq < "$T/squat.result"
+	read -r how sq own < "$T/squat.result"
 	check "$mode: another user created /tmp/sbx-run-<run id> while the payload ran, and it is still theirs" \
 		eval '[ "$how" = staged ] && [ "$(stat -c %U "$sq" 2>/dev/null)" = "$EVIL" ]'
 	[ "$how" = staged ] || diag "squatter: $how $sq"
+	check "$mode: the run had made its own private temp dir by then (owner:mode $own)" \
+		test "${own:-}" = "$( [ $mode = user ] && echo "$SBX_TEST_USER" || echo root):700"
 	expect_rc 0 "$mode: the squatted run still succeeds"
 	check "$mode: its output is promoted and delivered" \
 		eval '[ "$(artifact r.txt .status)" = promoted ] && [ "$(cat "$ART/r.txt")" = kept ]'
