@@ -6,6 +6,9 @@
 #  - The quarantine: another user who sees a run's id (it names the run's
 #    cgroup, which every user can list) and creates /tmp/sbx-run-<id>
 #    before the collection must not make the run fail or lose its outputs.
+#  - --artifacts: a symlink at DIR, or a component of DIR swapped for a
+#    symlink while the payload runs, must not send the promoted files
+#    anywhere else (the directory the attacker aimed at stays empty).
 . "$SBX_SRCDIR/tests/e2e/lib.sh"
 
 need runuser useradd userdel
@@ -53,6 +56,18 @@ if grep -q '"exited"' "$events"; then echo "late $dir ${own:-none}" > "$result";
 EOF
 chmod 0755 "$T/squat.sh"
 
+# wait_event EVENTS NAME: until the events file has that event (bounded).
+wait_event() {
+	local i
+	for i in $(seq 1500); do
+		grep -q "\"event\":\"$2\"" "$1" 2>/dev/null && return 0
+		sleep 0.01
+	done
+	return 1
+}
+# empty_dir DIR: DIR exists and holds nothing.
+empty_dir() { [ -d "$1" ] && [ -z "$(ls -A "$1")" ]; }
+
 for mode in root user; do
 	setup_mode $mode
 
@@ -79,6 +94,48 @@ for mode in root user; do
 	check "$mode: the squatter's directory is left as it was (empty, the attacker's)" \
 		eval '[ -z "$(ls -A "$sq" 2>/dev/null)" ]'
 	[ -n "${sq:-}" ] && [ -d "$sq" ] && rmdir "$sq"
+	check "$mode: nothing left behind" nothing_left
+
+	# --- item: --artifacts is not redirected by symlinks -------------------
+	mkjob "$M/j.json" shell 'sleep 2; echo kept > /work/out/r.txt'
+	mkjob "$M/quick.json" shell 'echo kept > /work/out/r.txt'
+	mkdir -p "$M/aim1" "$M/aim2" "$M/aim3" "$M/p1" "$M/p2"
+	[ $mode = user ] && chown "$SBX_TEST_USER" "$M/aim1" "$M/aim2" "$M/aim3" "$M/p1" "$M/p2"
+
+	# A symlink at DIR itself, to an empty directory.
+	ln -s "$M/aim1" "$M/link"
+	sbx_run "$M/quick.json" --artifacts "$M/link"
+	expect_rc 64 "$mode: --artifacts naming a symlink is a usage error"
+	check "$mode: the error says the symlink is not followed" grep -q "link: .*symbolic link" "$ERR"
+	check "$mode: the symlink's target stays empty" empty_dir "$M/aim1"
+
+	# DIR's parent exists when the run starts and is swapped for a symlink
+	# while the payload runs: the files go where the parent was opened.
+	EV="$M/events2.jsonl"
+	: > "$EV"
+	chmod 0666 "$EV"
+	( wait_event "$EV" started && mv "$M/p1" "$M/p1.moved" && ln -s "$M/aim2" "$M/p1" ) &
+	swapper=$!
+	sbx_run "$M/j.json" --artifacts "$M/p1/out" --events "$EV"
+	wait $swapper
+	check "$mode: the parent was swapped for a symlink during the run" test -L "$M/p1"
+	expect_rc 0 "$mode: parent swapped during the run: the run still succeeds"
+	check "$mode: the symlink's target stays empty" empty_dir "$M/aim2"
+	check "$mode: the artifact is in the directory opened at the start" \
+		test "$(cat "$M/p1.moved/out/r.txt" 2>/dev/null)" = kept
+
+	# A component of DIR that did not exist at the start appears during
+	# the run, as a symlink: promotion refuses to go through it.
+	: > "$EV"
+	( wait_event "$EV" started && ln -s "$M/aim3" "$M/p2/new" ) &
+	swapper=$!
+	sbx_run "$M/j.json" --artifacts "$M/p2/new/out" --events "$EV"
+	wait $swapper
+	check "$mode: a symlink appeared below the opened directory during the run" test -L "$M/p2/new"
+	check "$mode: ... the run ends error (70) naming the symlink, the artifact is not promoted" \
+		eval '[ $RC -eq 70 ] && grep -q "p2/new/out: .*symbolic link" "$ERR" &&
+			[ "$(artifact r.txt .status)" = rejected ]'
+	check "$mode: the symlink's target stays empty" empty_dir "$M/aim3"
 	check "$mode: nothing left behind" nothing_left
 done
 
