@@ -579,55 +579,205 @@ int sbx_collect_validate(struct sbx_collection *c, char *const *allowed_types,
 
 /* --- promotion ------------------------------------------------------------------- */
 
-int sbx_collect_check_artifacts_dir(const char *dir, struct sbx_error *err)
+/*
+ * --artifacts DIR is the caller's path, trusted as it stands when the run
+ * starts, and only then: the deepest part of it that exists is opened once,
+ * and everything below is made and opened relative to that fd with openat2
+ * (no symlink followed), so neither a symlink at DIR nor a component swapped
+ * for one while the payload runs can send the artifacts anywhere else.
+ */
+static int open_nofollow(int dirfd, const char *path, int flags)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	return sbx_openat2(dirfd, path, &how, sizeof(how));
+}
+
+/* Does the directory @fd hold nothing?  (A fresh open: our own offset.) */
+static int dir_empty(int fd, bool *empty)
 {
 	_cleanup_dir_ DIR *d = NULL;
 	struct dirent *de;
-	struct stat st;
-	int fd;
+	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	if (stat(dir, &st) < 0) {
-		if (errno == ENOENT)
-			return 0;
-		return sbx_error_set(err, SBX_EXIT_USAGE, errno, "--artifacts: %s", dir);
-	}
-	if (!S_ISDIR(st.st_mode))
-		return sbx_error_set(err, SBX_EXIT_USAGE, 0, "--artifacts: %s: not a directory", dir);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return sbx_error_set(err, SBX_EXIT_USAGE, errno, "--artifacts: %s", dir);
-	d = fdopendir(fd);
+	if (dfd < 0)
+		return -1;
+	d = fdopendir(dfd);
 	if (!d) {
-		close(fd);
-		return sbx_error_set(err, SBX_EXIT_USAGE, errno, "--artifacts: %s", dir);
+		close(dfd);
+		return -1;
 	}
+	*empty = true;
+	errno = 0;
 	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			*empty = false;
+			return 0;
+		}
+	return errno ? -1 : 0;
+}
+
+/* After a failed open_nofollow(): was it a symlink that was refused?  (With
+ * O_DIRECTORY the kernel says ENOTDIR for a symlink, not ELOOP.) */
+static bool refused_symlink(int dirfd, const char *path)
+{
+	struct stat st;
+	int e = errno;
+	bool r = e == ELOOP ||
+		 (e == ENOTDIR && fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		  S_ISLNK(st.st_mode));
+
+	errno = e;
+	return r;
+}
+
+static bool dot_or_dotdot(const char *c)
+{
+	return !strcmp(c, ".") || !strcmp(c, "..");
+}
+
+int sbx_artifacts_dir_open(const char *dir, struct sbx_artifacts_dir *ad, struct sbx_error *err)
+{
+	_cleanup_free_ char *parent = sbx_xstrdup(dir);
+	_cleanup_free_ char *rest = NULL;
+	_cleanup_close_ int base = -1, fd = -1;
+	size_t n = strlen(parent);
+	bool empty;
+	char *slash;
+
+	ad->base_fd = -1;
+	ad->rest = NULL;
+	ad->shown = NULL;
+	while (n > 1 && parent[n - 1] == '/')
+		parent[--n] = '\0';
+	slash = strrchr(parent, '/');
+	rest = sbx_xstrdup(slash ? slash + 1 : parent);
+	if (!*rest || dot_or_dotdot(rest))
+		return sbx_error_set(err, SBX_EXIT_USAGE, 0,
+				     "--artifacts: \"%s\": must end in a directory name", dir);
+	/* Up from DIR's parent to the first directory that exists. */
+	for (;;) {
+		if (!slash)
+			strcpy(parent, ".");
+		else if (slash == parent)
+			parent[1] = '\0';
+		else
+			*slash = '\0';
+		base = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (base >= 0)
+			break;
+		if (errno != ENOENT || !slash || slash == parent)
+			return sbx_error_set(err, SBX_EXIT_USAGE, errno, "--artifacts: %s", parent);
+		n = strlen(parent);
+		while (n > 1 && parent[n - 1] == '/')
+			parent[--n] = '\0';
+		slash = strrchr(parent, '/');
+		{
+			const char *comp = slash ? slash + 1 : parent;
+			char *longer;
+
+			/* Missing parts are made by sbx: plain names only. */
+			if (dot_or_dotdot(comp))
+				return sbx_error_set(err, SBX_EXIT_USAGE, ENOENT, "--artifacts: %s",
+						     parent);
+			longer = sbx_xasprintf("%s/%s", comp, rest);
+			free(rest);
+			rest = longer;
+		}
+	}
+	fd = open_nofollow(base, rest, O_RDONLY | O_DIRECTORY);
+	if (fd < 0 && errno == ENOSYS) {
+		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, ENOSYS,
+			      "--artifacts: openat2 is not available, cannot open %s safely", dir);
+		sbx_error_hint(err, "openat2 needs Linux 5.6 or later");
+		return -1;
+	}
+	if (fd < 0 && refused_symlink(base, rest))
+		return sbx_error_set(err, SBX_EXIT_USAGE, 0,
+				     "--artifacts: %s: is a symbolic link (not followed); name the directory itself",
+				     dir);
+	if (fd < 0 && errno == ENOTDIR)
+		return sbx_error_set(err, SBX_EXIT_USAGE, 0, "--artifacts: %s: not a directory", dir);
+	if (fd < 0 && errno != ENOENT)
+		return sbx_error_set(err, SBX_EXIT_USAGE, errno, "--artifacts: %s", dir);
+	if (fd >= 0) {
+		/* DIR exists: it is the directory the artifacts go to. */
+		if (dir_empty(fd, &empty) < 0)
+			return sbx_error_set(err, SBX_EXIT_USAGE, errno, "--artifacts: %s", dir);
+		if (!empty)
 			return sbx_error_set(err, SBX_EXIT_USAGE, 0,
 					     "--artifacts: %s: exists and is not empty", dir);
+		ad->base_fd = TAKE_FD(fd);
+		ad->rest = sbx_xstrdup("");
+	} else {
+		ad->base_fd = TAKE_FD(base);
+		ad->rest = TAKE_PTR(rest);
+	}
+	ad->shown = sbx_xstrdup(dir);
 	return 0;
 }
 
-/* mkdir -p for the trusted artifacts path; returns a dirfd of it. */
-static int make_artifacts_dir(const char *dir, struct sbx_error *err)
+void sbx_artifacts_dir_close(struct sbx_artifacts_dir *ad)
 {
-	_cleanup_free_ char *p = sbx_xstrdup(dir);
-	int fd;
+	if (ad->base_fd >= 0)
+		close(ad->base_fd);
+	ad->base_fd = -1;
+	free(ad->rest);
+	free(ad->shown);
+	ad->rest = ad->shown = NULL;
+}
 
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "--artifacts: %s", p);
-		*s = '/';
+int sbx_collect_check_artifacts_dir(const char *dir, struct sbx_error *err)
+{
+	struct sbx_artifacts_dir ad;
+	int r = sbx_artifacts_dir_open(dir, &ad, err);
+
+	sbx_artifacts_dir_close(&ad);
+	return r;
+}
+
+/* The artifacts directory, made below the fd opened at the start; a dirfd
+ * of it (read access, for the emptiness check and the *at calls). */
+static int make_artifacts_dir(const struct sbx_artifacts_dir *ad, struct sbx_error *err)
+{
+	_cleanup_free_ char *rel = sbx_xstrdup(ad->rest);
+	_cleanup_close_ int cur = -1;
+	char *comp = rel, *next;
+	bool empty;
+
+	if (ad->base_fd < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, EBADF, "--artifacts: not opened");
+	cur = *rel ? dup(ad->base_fd) : openat(ad->base_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cur < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "--artifacts: %s", ad->shown);
+	for (; *comp; comp = next) {
+		int fd;
+
+		next = strchr(comp, '/');
+		next = next ? (*next = '\0', next + 1) : comp + strlen(comp);
+		if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST)
+			return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "--artifacts: %s",
+					     ad->shown);
+		fd = open_nofollow(cur, comp, O_RDONLY | O_DIRECTORY);
+		if (fd < 0 && refused_symlink(cur, comp))
+			return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0,
+					     "--artifacts: %s: a symbolic link took the place of \"%s\" during the run; not followed, nothing promoted",
+					     ad->shown, comp);
+		if (fd < 0)
+			return sbx_error_set(err, errno == ENOSYS ? SBX_EXIT_UNAVAILABLE : SBX_EXIT_SOFTWARE,
+					     errno, "--artifacts: %s", ad->shown);
+		close(cur);
+		cur = fd;
 	}
-	if (mkdir(p, 0755) < 0 && errno != EEXIST)
-		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "--artifacts: %s", dir);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "--artifacts: %s", dir);
-	return fd;
+	/* It may have been made, and filled, since the start. */
+	if (dir_empty(cur, &empty) < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "--artifacts: %s", ad->shown);
+	if (!empty)
+		return sbx_error_set(err, SBX_EXIT_USAGE, 0, "--artifacts: %s: exists and is not empty",
+				     ad->shown);
+	return TAKE_FD(cur);
 }
 
 /* Copy for the EXDEV case; the new file is O_EXCL, never through a link. */
@@ -716,17 +866,24 @@ fail:
 			     "artifacts: %s", a->path);
 }
 
-int sbx_collect_promote(struct sbx_collection *c, const char *artifacts_dir, bool partial,
-			bool retain_partial, struct sbx_error *err)
+int sbx_collect_promote(struct sbx_collection *c, const struct sbx_artifacts_dir *ad,
+			bool partial, bool retain_partial, struct sbx_error *err)
 {
 	_cleanup_close_ int rootfd = -1;
 	int ret = 0;
 
-	if (sbx_collect_check_artifacts_dir(artifacts_dir, err) < 0)
+	rootfd = make_artifacts_dir(ad, err);
+	if (rootfd < 0) {
+		/* Nothing can be delivered: the listing says so, per file. */
+		for (size_t i = 0; i < c->n; i++) {
+			struct sbx_artifact *a = &c->items[i];
+			if (a->status != SBX_ARTIFACT_PROMOTED)
+				continue;
+			set_rejected(a, "not promoted: the artifacts directory could not be used");
+			drop_quarantined(c, a);
+		}
 		return -1;
-	rootfd = make_artifacts_dir(artifacts_dir, err);
-	if (rootfd < 0)
-		return -1;
+	}
 	for (size_t i = 0; i < c->n; i++) {
 		struct sbx_artifact *a = &c->items[i];
 

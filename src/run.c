@@ -578,7 +578,7 @@ static int execute(struct sbx_run *run, int sfd)
 		run->collected = true;
 		sbx_run_event(run, "collected", NULL);
 		if (sbx_collect_validate(&run->coll, run->plan.allowed_outputs, &run->err) < 0 ||
-		    sbx_collect_promote(&run->coll, run->artifacts_dir, run->partial,
+		    sbx_collect_promote(&run->coll, &run->artifacts, run->partial,
 					run->job.partial_outputs == SBX_PARTIAL_RETAIN, &run->err) < 0) {
 			r = -1;
 			goto out;
@@ -611,7 +611,7 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	_cleanup_free_ char *state_dir = NULL;
 	_cleanup_close_ int sfd = -1;
 	struct sbx_run_state *state = NULL;
-	_cleanup_free_ char *line = NULL;
+	_cleanup_free_ char *line = NULL, *artifacts_dir = NULL;
 	size_t len = 0;
 	json_t *manifest;
 	int code;
@@ -624,15 +624,16 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	/* Options, host config, signing key, catalog: no manifest yet. */
 	if (resolve_principal(o, &run.principal) < 0)
 		return SBX_EXIT_USAGE;
-	run.artifacts_dir = o->artifacts ? sbx_xstrdup(o->artifacts) :
-					   sbx_xasprintf("sbx-runs/%s", run.run_id);
+	artifacts_dir = o->artifacts ? sbx_xstrdup(o->artifacts) :
+				       sbx_xasprintf("sbx-runs/%s", run.run_id);
 	/* SPEC order: options, host config, signing key, catalog, job.  The
 	 * key file is read and checked here; OpenSSL sees it only once the
 	 * sandbox is starting the payload (sbx_key_pkey below). */
-	if (sbx_collect_check_artifacts_dir(run.artifacts_dir, &run.err) < 0 ||
+	if (sbx_artifacts_dir_open(artifacts_dir, &run.artifacts, &run.err) < 0 ||
 	    sbx_hostconfig_load(&run.cfg, o->common.config, &run.err) < 0 ||
 	    sbx_sign_default_key(o->key, run.cfg.signing_key, &run.key, &run.err) < 0) {
 		sbx_error_print(&run.err);
+		sbx_artifacts_dir_close(&run.artifacts);
 		return run.err.code;
 	}
 	sfd = cancellation_fd();
@@ -644,6 +645,7 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	    sbx_events_open(o->events, run.run_id, &run.ev, &run.err) < 0) {
 		sbx_error_print(&run.err);
 		sbx_key_clear(&run.key);
+		sbx_artifacts_dir_close(&run.artifacts);
 		return run.err.code;
 	}
 
@@ -653,6 +655,7 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 		if (!run.job_read) {
 			sbx_error_print(&run.err);
 			sbx_key_clear(&run.key);
+			sbx_artifacts_dir_close(&run.artifacts);
 			return run.err.code;
 		}
 		goto done;
@@ -723,6 +726,6 @@ done:
 	sbx_hostconfig_free(&run.cfg);
 	sbx_cgroup_host_free(&run.cg_host);
 	free(run.principal);
-	free(run.artifacts_dir);
+	sbx_artifacts_dir_close(&run.artifacts);
 	return code;
 }

@@ -28,7 +28,7 @@ struct sbx_run {
 	const struct sbx_run_opts *opts;
 	char run_id[SBX_RUN_ID_LEN + 1];
 	char *principal;
-	char *artifacts_dir;
+	struct sbx_artifacts_dir artifacts; /* --artifacts, opened at the start */
 	uint64_t t0_ns;           /* sbx started (monotonic) */
 	uint64_t started_at_ms;   /* sbx started (real time) */
 	uint64_t ended_at_ms;
