@@ -9,6 +9,9 @@
 #  - --artifacts: a symlink at DIR, or a component of DIR swapped for a
 #    symlink while the payload runs, must not send the promoted files
 #    anywhere else (the directory the attacker aimed at stays empty).
+#  - Display paths: a name rejected for its bytes is listed with each bad
+#    byte as \xNN; a file literally named that way must not be listed
+#    under the same path, so no two artifacts of a manifest share one.
 . "$SBX_SRCDIR/tests/e2e/lib.sh"
 
 need runuser useradd userdel
@@ -137,6 +140,22 @@ for mode in root user; do
 		eval '[ $RC -eq 70 ] && grep -q "p2/new/out: .*symbolic link" "$ERR" &&
 			[ "$(artifact r.txt .status)" = rejected ]' || diag "exit $RC, stderr: $(cat "$ERR")"
 	check "$mode: the symlink's target stays empty" empty_dir "$M/aim3"
+	check "$mode: nothing left behind" nothing_left
+
+	# --- item: two artifacts never share a path ----------------------------
+	mkjob "$M/j.json" shell 'cd /work/out && printf x > '"'"'a\x01.txt'"'"' &&
+		printf y > "a$(printf "\001").txt" && printf z > "b$(printf "\001").txt" &&
+		printf w > '"'"'b\x5cx01.txt'"'"' && printf v > ok.txt && ls | wc -l'
+	sbx_run "$M/j.json"
+	expect_rc 0 "$mode: names that display alike: the run succeeds"
+	check "$mode: all five files are listed" test "$(jqm '.artifacts | length')" = 5
+	check "$mode: no two artifacts share a path" \
+		test "$(jqm '[.artifacts[].path] | (length == (unique | length))')" = true
+	check "$mode: the name with U+0001 is listed as a\\x01.txt, rejected" \
+		eval 'artifact "a\\x01.txt" ".status + \" \" + .reason" | grep -q "^rejected .*control"'
+	check "$mode: the literal a\\x01.txt is not promoted under that path" \
+		eval '[ "$(jqm "[.artifacts[] | select(.status == \"promoted\")] | map(.path) | join(\",\")")" = ok.txt ] &&
+			[ "$(cd "$ART" && ls)" = ok.txt ]'
 	check "$mode: nothing left behind" nothing_left
 done
 
