@@ -83,7 +83,7 @@ static int open_beneath(int dirfd, const char *name, int flags, struct sbx_error
 
 /*
  * Length of the character at @s when it may appear in a name as is: a
- * printable ASCII byte, or a valid UTF-8 sequence that is not a C1 control
+ * printable ASCII byte other than the backslash, or a valid UTF-8 sequence that is not a C1 control
  * (U+0080..U+009F, which some terminals obey) or a bidirectional formatting
  * character (U+061C, U+200E/F, U+202A..E, U+2066..9, which make a name read
  * differently from what it is).  0 when the byte must not appear.
@@ -92,8 +92,9 @@ static size_t clean_char(const unsigned char *s, size_t left)
 {
 	size_t len;
 
+	/* A backslash introduces the \xNN of display paths: never as is. */
 	if (s[0] < 0x80)
-		return s[0] >= 0x20 && s[0] != 0x7f ? 1 : 0;
+		return s[0] >= 0x20 && s[0] != 0x7f && s[0] != '\\' ? 1 : 0;
 	len = (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
 	if (!len || len > left || !sbx_utf8_valid((const char *)s, len))
 		return 0;
@@ -156,6 +157,11 @@ static const char *name_problem(const char *name, size_t max_name)
 		return "name contains control characters";
 	if (!sbx_utf8_valid(name, n))
 		return "name is not valid UTF-8";
+	/* Windows reads it as a separator, and display paths escape with it:
+	 * with no backslash in a promoted name, no display path of a
+	 * rejected one can equal it. */
+	if (memchr(name, '\\', n))
+		return "name contains a backslash";
 	for (size_t i = 0, len; i < n; i += len)
 		if (!(len = clean_char(s + i, n - i)))
 			return "name contains Unicode control or bidirectional characters";

@@ -539,6 +539,33 @@ static void test_artifacts_dir(void **state)
 	assert_true(S_ISDIR(st.st_mode));
 }
 
+/* A name rejected for its bytes is shown with \xNN escapes; a file
+ * literally named like that display form must not share its path. */
+static void test_display_paths_unique(void **state)
+{
+	struct sbx_collect_limits lim = { 20, 1 << 20, 16, 255, SBX_COLLECT_ENTRIES_FOR(20) };
+	struct sbx_collection c = { 0 };
+	struct sbx_error err = { 0 };
+	_cleanup_free_ char *q = rpath("q");
+
+	xwrite_str(outfd, "a\\x01.txt", "literal\n");
+	xwrite_str(outfd, "a\x01.txt", "control\n");
+	xwrite_str(outfd, "b\\x5cx01.txt", "literal\n");
+	xwrite_str(outfd, "b\\\x01.txt", "both\n");
+	xwrite_str(outfd, "ok.txt", "fine\n");
+	assert_int_equal(sbx_collect(outfd, &lim, q, &c, &err), 0);
+	assert_int_equal(c.n, 5);
+	for (size_t i = 0; i < c.n; i++)
+		for (size_t k = i + 1; k < c.n; k++)
+			assert_string_not_equal(c.items[i].path, c.items[k].path);
+	expect_rejected(&c, "a\\x01.txt", "control characters");
+	expect_rejected(&c, "a\\x5cx01.txt", "backslash");
+	expect_rejected(&c, "b\\x5cx5cx01.txt", "backslash");
+	expect_rejected(&c, "b\\x5c\\x01.txt", "control characters");
+	assert_int_equal(find(&c, "ok.txt")->status, SBX_ARTIFACT_PROMOTED);
+	sbx_collection_free(&c);
+}
+
 static bool empty_dir(const char *path)
 {
 	DIR *d = opendir(path);
@@ -716,6 +743,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_many_files, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_artifacts_dir, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_artifacts_dir_symlinks, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_display_paths_unique, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_partial, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_free_without_promote, setup_root,
 						teardown_root),
