@@ -163,4 +163,28 @@ int sbx_manifest_finish(json_t *manifest, EVP_PKEY *key, char **line, size_t *le
  */
 int sbx_manifest_check_signature(const json_t *manifest, EVP_PKEY *pub, struct sbx_error *err);
 
+/**
+ * sbx_manifest_check_line() - verify a manifest exactly as it was given.
+ * @name: the file's name for messages ("(stdin)");
+ * @data, @len: its bytes: the canonical line and at most one "\n".  The
+ *              same value written any other way (pretty-printed, other
+ *              escapes, other member order, a duplicated member) fails.
+ * @out: on success the parsed manifest, owned by the caller (may be NULL).
+ * Return: 0 when valid, or -1 with SBX_EXIT_FAILED and the reason.
+ */
+int sbx_manifest_check_line(const char *name, const char *data, size_t len, EVP_PKEY *pub,
+			    json_t **out, struct sbx_error *err);
+
+/**
+ * sbx_verify_unlisted() - the entries of an artifacts directory that
+ * @manifest does not list as promoted: every file, symlink or other
+ * non-directory whose path relative to @dirfd is no promoted artifact's
+ * `path`, and every directory with no promoted artifact below it.  Each is
+ * named on stderr (the first few), and counted in *@unlisted.  Nothing is
+ * followed: symlinks are entries, not ways in.
+ * Return: 0, or -1 with SBX_EXIT_FAILED when DIR cannot be read.
+ */
+int sbx_verify_unlisted(int dirfd, const json_t *manifest, size_t *unlisted,
+			struct sbx_error *err);
+
 #endif
