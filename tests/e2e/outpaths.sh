@@ -12,6 +12,9 @@
 #  - Display paths: a name rejected for its bytes is listed with each bad
 #    byte as \xNN; a file literally named that way must not be listed
 #    under the same path, so no two artifacts of a manifest share one.
+#  - Store and key: a hard link in one principal's store to another's file
+#    is no handle; root does not sign with a key another user owns; names
+#    with invisible or separator characters are not promoted.
 . "$SBX_SRCDIR/tests/e2e/lib.sh"
 
 need runuser useradd userdel
@@ -157,6 +160,41 @@ for mode in root user; do
 		eval '[ "$(jqm "[.artifacts[] | select(.status == \"promoted\")] | map(.path) | join(\",\")")" = ok.txt ] &&
 			[ "$(cd "$ART" && ls)" = ok.txt ]'
 	check "$mode: nothing left behind" nothing_left
+
+	# --- item: store and key hardening --------------------------------------
+	mkdir -p "$M/store/otherprincipal"
+	echo "other principal's secret" > "$M/store/otherprincipal/secret.txt"
+	ln "$M/store/otherprincipal/secret.txt" "$M/store/$PRINCIPAL/linked.txt"
+	[ $mode = user ] && chown -R "$SBX_TEST_USER" "$M/store"
+	mkjob "$M/j.json" shell 'echo PAYLOAD-RAN; cat /work/in/linked.txt' '{input_handles: ["linked.txt"]}'
+	sbx_run "$M/j.json"
+	check "$mode: a hard link to another principal's file: refused (77), payload never ran" \
+		eval '[ $RC -eq 77 ] && [ "$(jqm .status)" = refused ] && grep -q "hard link" "$ERR" &&
+			! grep -qs -e PAYLOAD-RAN -e "principal.s secret" "$OUT" "$ERR"' ||
+		diag "exit $RC, stderr: $(cat "$ERR")"
+
+	mkjob "$M/j.json" shell 'cd /work/out &&
+		for c in "\342\200\213" "\342\200\250" "\342\200\251" "\357\273\277" "\363\240\200\201" "\342\200\256"; do
+			printf x > "n$(printf "$c").txt"; done; printf ok > ok.txt'
+	sbx_run "$M/j.json"
+	check "$mode: names with U+200B, U+2028, U+2029, U+FEFF, a tag, U+202E: all rejected, ok.txt promoted" \
+		eval '[ $RC -eq 0 ] && [ "$(jqm "[.artifacts[] | select(.status == \"rejected\")] | length")" = 6 ] &&
+			[ "$(cd "$ART" && ls)" = ok.txt ]' || diag "artifacts: $(jqm -c .artifacts)"
+	check "$mode: nothing left behind" nothing_left
 done
+
+# As root, a signing key that another user owns is not used.
+MODE=root
+M="$T/root"
+cp "$M/key" "$M/evil.key"
+chown "$EVIL" "$M/evil.key"
+chmod 0600 "$M/evil.key"
+mkjob "$M/j.json" shell 'echo PAYLOAD-RAN'
+as_mode "$SBX" run --config "$M/config.json" --policy "$SBX_SRCDIR/policy" --key "$M/evil.key" \
+	--store "$M/store" --artifacts "$M/art.evilkey" "$M/j.json" >"$M/out.evilkey" 2>"$M/err.evilkey"
+RC=$?
+check "root: a key owned by $EVIL: 69, no manifest, the Hint names chown" \
+	eval '[ $RC -eq 69 ] && [ ! -s "$M/out.evilkey" ] && grep -q "owned by uid" "$M/err.evilkey" &&
+		grep -q "Hint:.*chown" "$M/err.evilkey"' || diag "exit $RC, stderr: $(cat "$M/err.evilkey")"
 
 finish

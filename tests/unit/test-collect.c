@@ -539,6 +539,52 @@ static void test_artifacts_dir(void **state)
 	assert_true(S_ISDIR(st.st_mode));
 }
 
+/* Invisible characters and line or paragraph separators make a name read
+ * as something it is not: rejected, like the bidi controls. */
+static void test_invisible_names(void **state)
+{
+	static const char *const bad[] = {
+		"zw\xe2\x80\x8bsp.txt",     /* U+200B zero width space */
+		"ls\xe2\x80\xa8.txt",       /* U+2028 line separator */
+		"ps\xe2\x80\xa9.txt",       /* U+2029 paragraph separator */
+		"\xef\xbb\xbf" "bom.txt",   /* U+FEFF */
+		"tag\xf3\xa0\x80\x81.txt", /* U+E0001 language tag */
+		"tag\xf3\xa0\x81\xbf.txt", /* U+E007F cancel tag */
+		"wj\xe2\x81\xa0.txt",       /* U+2060 word joiner */
+		"lre\xe2\x80\xaa.txt",      /* U+202A */
+		"pdi\xe2\x81\xa9.txt",      /* U+2069 */
+	};
+	struct sbx_collect_limits lim = { 20, 1 << 20, 16, 255, SBX_COLLECT_ENTRIES_FOR(20) };
+	char *const allowed[] = { "text/plain", NULL };
+	struct sbx_collection c = { 0 };
+	struct sbx_error err = { 0 };
+	_cleanup_free_ char *q = rpath("q");
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		xwrite_str(outfd, bad[i], "x\n");
+	/* Visible non-ASCII stays fine: e-acute, CJK, an emoji (U+1F600). */
+	xwrite_str(outfd, "r\xc3\xa9sum\xc3\xa9.txt", "x\n");
+	xwrite_str(outfd, "\xe6\x97\xa5\xe6\x9c\xac.txt", "x\n");
+	xwrite_str(outfd, "\xf0\x9f\x98\x80.txt", "x\n");
+	assert_int_equal(sbx_collect(outfd, &lim, q, &c, &err), 0);
+	assert_int_equal(sbx_collect_validate(&c, allowed, &err), 0);
+	assert_int_equal(c.n, ARRAY_SIZE(bad) + 3);
+	for (size_t i = 0; i < c.n; i++) {
+		const struct sbx_artifact *a = &c.items[i];
+		bool visible = !strcmp(a->path, "r\xc3\xa9sum\xc3\xa9.txt") ||
+			       !strcmp(a->path, "\xe6\x97\xa5\xe6\x9c\xac.txt") ||
+			       !strcmp(a->path, "\xf0\x9f\x98\x80.txt");
+
+		if (visible != (a->status == SBX_ARTIFACT_PROMOTED))
+			fail_msg("%s: %s", a->path, a->reason ? a->reason : "promoted");
+		if (!visible) {
+			assert_non_null(strstr(a->reason, "invisible"));
+			assert_non_null(strstr(a->path, "\\x"));
+		}
+	}
+	sbx_collection_free(&c);
+}
+
 /* A name rejected for its bytes is shown with \xNN escapes; a file
  * literally named like that display form must not share its path. */
 static void test_display_paths_unique(void **state)
@@ -744,6 +790,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_artifacts_dir, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_artifacts_dir_symlinks, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_display_paths_unique, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_invisible_names, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_partial, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_free_without_promote, setup_root,
 						teardown_root),

@@ -193,6 +193,33 @@ static void test_load_key_permissions(void **state)
 	}
 }
 
+/* A private key must be the caller's own file: root would otherwise sign
+ * with a key some other user put at the configured path. */
+static void test_load_key_owner(void **state)
+{
+	_cleanup_free_ char *path = tmp_path("k22");
+	struct sbx_error err = { 0 };
+	EVP_PKEY *key = NULL;
+
+	if (geteuid() != 0) {
+		skip(); /* chown to another uid needs root; make check runs as root */
+		return;
+	}
+	assert_int_equal(sbx_sign_keygen(path, NULL), 0);
+	assert_int_equal(sbx_sign_load_key(path, &key, &err), 0);
+	EVP_PKEY_free(key);
+	key = NULL;
+	assert_int_equal(chown(path, 65534, 65534), 0);
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_sign_load_key(path, &key, &err), -1);
+	assert_null(key);
+	assert_int_equal(err.code, SBX_EXIT_UNAVAILABLE);
+	assert_non_null(strstr(err.msg, "owned by uid 65534"));
+	assert_non_null(strstr(err.hint, "chown"));
+	/* The public key may belong to anyone. */
+	assert_int_equal(chown(path, 0, 0), 0);
+}
+
 static void test_load_key_rejects(void **state)
 {
 	_cleanup_free_ char *pem = tmp_path("k6"), *junk = tmp_path("junk"), *missing = tmp_path("none");
@@ -604,6 +631,7 @@ int main(void)
 		cmocka_unit_test(test_keygen_files),
 		cmocka_unit_test(test_keygen_refuses_overwrite),
 		cmocka_unit_test(test_load_key_permissions),
+		cmocka_unit_test(test_load_key_owner),
 		cmocka_unit_test(test_load_key_rejects),
 		cmocka_unit_test(test_key_id),
 		cmocka_unit_test(test_sign_verify),
