@@ -82,15 +82,38 @@ static int open_beneath(int dirfd, const char *name, int flags, struct sbx_error
 }
 
 /*
+ * Characters that make a name read as something it is not, refused in
+ * names (sbx(1), OUTPUT NAMES):
+ *  - C1 controls U+0080..U+009F, which some terminals obey;
+ *  - bidirectional formatting: U+061C, U+200E, U+200F, U+202A..U+202E,
+ *    U+2066..U+2069 (a name that displays in another order);
+ *  - invisible characters and separators: U+00AD soft hyphen, U+180E,
+ *    U+200B zero width space, U+2028 and U+2029 (line and paragraph
+ *    separators, which break a listing's lines), U+2060..U+2064 (word
+ *    joiner, invisible operators), U+FEFF, U+FFF9..U+FFFB (interlinear
+ *    annotation), and the tag characters U+E0000..U+E007F (which can
+ *    carry hidden text).
+ * U+200C and U+200D (ZWNJ, ZWJ) stay allowed: Persian, Indic scripts and
+ * emoji sequences need them, and they do not hide a name's other letters.
+ */
+static bool refused_char(uint32_t cp)
+{
+	return (cp >= 0x80 && cp <= 0x9f) || cp == 0xad || cp == 0x61c || cp == 0x180e ||
+	       cp == 0x200b || cp == 0x200e || cp == 0x200f || (cp >= 0x2028 && cp <= 0x202e) ||
+	       (cp >= 0x2060 && cp <= 0x2064) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff ||
+	       (cp >= 0xfff9 && cp <= 0xfffb) || (cp >= 0xe0000 && cp <= 0xe007f);
+}
+
+/*
  * Length of the character at @s when it may appear in a name as is: a
- * printable ASCII byte other than the backslash, or a valid UTF-8 sequence that is not a C1 control
- * (U+0080..U+009F, which some terminals obey) or a bidirectional formatting
- * character (U+061C, U+200E/F, U+202A..E, U+2066..9, which make a name read
- * differently from what it is).  0 when the byte must not appear.
+ * printable ASCII byte other than the backslash, or a valid UTF-8 sequence
+ * of a character refused_char() does not refuse.  0 when the byte must not
+ * appear.
  */
 static size_t clean_char(const unsigned char *s, size_t left)
 {
 	size_t len;
+	uint32_t cp;
 
 	/* A backslash introduces the \xNN of display paths: never as is. */
 	if (s[0] < 0x80)
@@ -98,16 +121,10 @@ static size_t clean_char(const unsigned char *s, size_t left)
 	len = (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
 	if (!len || len > left || !sbx_utf8_valid((const char *)s, len))
 		return 0;
-	if (s[0] == 0xc2 && s[1] <= 0x9f)
-		return 0;
-	if (s[0] == 0xd8 && s[1] == 0x9c)
-		return 0;
-	if (s[0] == 0xe2 && s[1] == 0x80 &&
-	    (s[2] == 0x8e || s[2] == 0x8f || (s[2] >= 0xaa && s[2] <= 0xae)))
-		return 0;
-	if (s[0] == 0xe2 && s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9)
-		return 0;
-	return len;
+	cp = s[0] & (0x7f >> len);
+	for (size_t i = 1; i < len; i++)
+		cp = (cp << 6) | (s[i] & 0x3f);
+	return refused_char(cp) ? 0 : len;
 }
 
 /*
@@ -164,7 +181,7 @@ static const char *name_problem(const char *name, size_t max_name)
 		return "name contains a backslash";
 	for (size_t i = 0, len; i < n; i += len)
 		if (!(len = clean_char(s + i, n - i)))
-			return "name contains Unicode control or bidirectional characters";
+			return "name contains Unicode control, bidirectional or invisible characters";
 	if (name[0] == '-')
 		return "name starts with '-'";
 	return NULL;

@@ -295,6 +295,7 @@ static void test_resolve(void **state)
 	alarm(0);
 
 	/* Names with a path in them never reach openat2. */
+	err = (struct sbx_error){ 0 };
 	assert_int_equal(sbx_store_resolve(f->alice, "alice", "../bob/secret.txt", &fd, &st, &err),
 			 -1);
 	assert_int_equal(err.code, SBX_EXIT_INVALID);
