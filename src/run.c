@@ -466,7 +466,8 @@ static int execute(struct sbx_run *run, int sfd)
 
 	/* The run's private temp dir (for the quarantine), known to gc by
 	 * its name and recorded before it exists, so a crash leaves nothing
-	 * unknown; made once the state entry is saved, below. */
+	 * unknown; made once the state entry is saved, below, before the
+	 * payload starts. */
 	run->temp_dir = random_temp_path(run->run_id);
 	if (sbx_state_add_temp(run->state, run->temp_dir, &run->err) < 0)
 		goto out;
@@ -494,7 +495,6 @@ static int execute(struct sbx_run *run, int sfd)
 
 	if (sbx_cgroup_detect(&run->cg_host, &copts, &run->err) < 0 ||
 	    record_cgroups(run) < 0 || sbx_state_save(run->state, &run->err) < 0 ||
-	    make_temp_dir(run) < 0 ||
 	    sbx_cgroup_create(&run->cg_host, run->run_id, &clim, &run->cg, &run->err) < 0 ||
 	    sbx_cgroup_describe(&run->cg_host, &run->cg_isolation) < 0)
 		goto out;
@@ -508,6 +508,10 @@ static int execute(struct sbx_run *run, int sfd)
 	if (sbx_spawn_prepare(&sp, &run->plan, &run->job, &run->err) < 0)
 		goto out;
 	if (sbx_spawn_release(&sp, &run->err) < 0)
+		goto out;
+	/* While the init builds the sandbox's root (a mkdir and rmdir on a
+	 * disk /tmp cost about a millisecond), before the payload starts. */
+	if (make_temp_dir(run) < 0)
 		goto out;
 	if (sbx_spawn_receive_work(&sp, &run->err) < 0)
 		goto out;
