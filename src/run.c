@@ -333,7 +333,14 @@ static int make_temp_dir(struct sbx_run *run)
 
 	/* A taken name is someone's 1-in-2^64 guess or a bug: try a few. */
 	for (int tries = 0; mkdir(run->temp_dir, 0700) < 0; tries++) {
-		if (errno != EEXIST || tries == 3)
+		if (errno != EEXIST) {
+			/* A host setting: TMPDIR names no place for it. */
+			sbx_error_set(&run->err, SBX_EXIT_UNAVAILABLE, errno,
+				      "temp dir: cannot create %s", run->temp_dir);
+			sbx_error_hint(&run->err, SBX_TEMP_HINT);
+			return -1;
+		}
+		if (tries == 3)
 			return sbx_error_set(&run->err, SBX_EXIT_SOFTWARE, errno, "%s", run->temp_dir);
 		free(run->temp_dir);
 		run->temp_dir = random_temp_path(run->run_id);

@@ -63,6 +63,14 @@ int sbx_state_dir(const char *config_state_dir, char **out, struct sbx_error *er
  */
 char *sbx_state_temp_path(const char *run_id, const char *suffix);
 
+/* sbx_state_temp_base() - the directory of those paths ($TMPDIR or /tmp),
+ * owned by the caller.  Every run makes its temp directory there. */
+char *sbx_state_temp_base(void);
+
+/* The Hint for a temp base where sbx cannot make a directory. */
+#define SBX_TEMP_HINT "set TMPDIR to a directory you can create directories in " \
+		      "(each run keeps its outputs' quarantine there)"
+
 struct sbx_run_state;
 
 /*

@@ -56,7 +56,9 @@ for i in $(seq 1500); do
 done
 dir=/tmp/sbx-run-$id
 mkdir "$dir" || { echo "mkdir failed" > "$result"; exit 1; }
-# The run's own temp dir, as any user sees it in /tmp: owner and mode.
+# The run's own temp dir, as any user sees it in /tmp once the payload has
+# started: owner and mode.
+for i in $(seq 1500); do grep -q '"started"' "$events" && break; sleep 0.01; done
 own=$(stat -c '%U:%a' /tmp/sbx-run-"$id"-?* 2>/dev/null | head -1)
 if grep -q '"exited"' "$events"; then echo "late $dir ${own:-none}" > "$result"; else echo "staged $dir ${own:-none}" > "$result"; fi
 EOF
@@ -143,6 +145,20 @@ for mode in root user; do
 		eval '[ $RC -eq 70 ] && grep -q "p2/new/out: .*symbolic link" "$ERR" &&
 			[ "$(artifact r.txt .status)" = rejected ]' || diag "exit $RC, stderr: $(cat "$ERR")"
 	check "$mode: the symlink's target stays empty" empty_dir "$M/aim3"
+	# Every run now makes its temp dir: a TMPDIR it cannot write is a host
+	# setting, refused with 69 and a Hint, and sbx check says so first.
+	mkjob "$M/quick.json" shell 'echo PAYLOAD-RAN'
+	SBX_EXTRA_ENV="TMPDIR=$M/no-such-tmp" sbx_run "$M/quick.json"
+	check "$mode: a TMPDIR that does not exist: 69, a Hint naming TMPDIR, the payload never ran" \
+		eval '[ $RC -eq 69 ] && grep -q "Hint:.*TMPDIR" "$ERR" && [ "$(jqm .status)" = isolation_unavailable ] &&
+			! grep -q PAYLOAD-RAN "$OUT"'
+	SBX_EXTRA_ENV="TMPDIR=$M/no-such-tmp" as_mode "$SBX" check --config "$M/config.json" \
+		--policy "$SBX_SRCDIR/policy" > "$M/check.out" 2>&1
+	RC=$?
+	check "$mode: sbx check predicts it: 69, temp dir unusable with the same Hint" \
+		eval '[ $RC -eq 69 ] && grep -q "^temp dir .*$M/no-such-tmp" "$M/check.out" && grep -q "Hint:.*TMPDIR" "$M/check.out"'
+	as_mode "$SBX" check --config "$M/config.json" --policy "$SBX_SRCDIR/policy" > "$M/check.out" 2>&1
+	check "$mode: sbx check with the default TMPDIR: temp dir ok" grep -q "^temp dir  *ok: /tmp" "$M/check.out"
 	check "$mode: nothing left behind" nothing_left
 
 	# --- item: two artifacts never share a path ----------------------------
