@@ -710,12 +710,15 @@ int sbx_artifacts_dir_open(const char *dir, struct sbx_artifacts_dir *ad, struct
 			rest = longer;
 		}
 	}
-	fd = open_nofollow(base, rest, O_RDONLY | O_DIRECTORY);
-	if (fd < 0 && errno == ENOSYS) {
-		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, ENOSYS,
-			      "--artifacts: openat2 is not available, cannot open %s safely", dir);
-		sbx_error_hint(err, "openat2 needs Linux 5.6 or later");
-		return -1;
+	/* With more than one component left, the first was missing a moment
+	 * ago: DIR does not exist.  Otherwise DIR is one name below @base,
+	 * opened without following it (no openat2 needed yet: without it,
+	 * the run is refused at its first openat2, with a manifest). */
+	if (strchr(rest, '/')) {
+		fd = -1;
+		errno = ENOENT;
+	} else {
+		fd = openat(base, rest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	}
 	if (fd < 0 && refused_symlink(base, rest))
 		return sbx_error_set(err, SBX_EXIT_USAGE, 0,

@@ -136,9 +136,10 @@ struct sbx_artifacts_dir {
  * sbx_artifacts_dir_open() - open --artifacts DIR for the run.  The path up
  * to DIR's parent is resolved as the caller wrote it (symlinks there are the
  * caller's own choice); DIR itself must not be a symlink.
+ * Needs no openat2 (promotion does).
  * Return: 0, or -1 with SBX_EXIT_USAGE when DIR is a symlink, not a
- * directory, not empty or cannot be reached (SBX_EXIT_UNAVAILABLE without
- * openat2).  Release with sbx_artifacts_dir_close(), also after an error.
+ * directory, not empty or cannot be reached.  Release with
+ * sbx_artifacts_dir_close(), also after an error.
  */
 int sbx_artifacts_dir_open(const char *dir, struct sbx_artifacts_dir *ad, struct sbx_error *err);
 void sbx_artifacts_dir_close(struct sbx_artifacts_dir *ad);
