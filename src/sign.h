@@ -11,11 +11,12 @@
  * sha256sum`.
  *
  * Permissions of a private key file (decided here, documented in sbx(1)):
- * it must be a regular file that is neither readable nor writable by
- * others and not writable by its group; otherwise loading it is refused
- * (69) with a chmod hint, as a key others could read signs nothing.  A
- * group-readable key only draws a warning: a service key shared with a
- * group (root:sbx 0640) is a deliberate deployment.
+ * it must be a regular file owned by the effective uid that gives its
+ * group and others no access at all; otherwise loading it is refused (69)
+ * with a chown or chmod hint.  Whoever else can read a key can sign as its
+ * owner, and whoever owns it can swap it: so root does not sign with a key
+ * another user owns, and a key shared with a group (root:sbx 0640) is no
+ * longer a deployment sbx accepts - each caller signs with a key of its own.
  */
 #ifndef SBX_SIGN_H
 #define SBX_SIGN_H

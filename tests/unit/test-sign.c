@@ -170,7 +170,7 @@ static void test_load_key_permissions(void **state)
 		mode_t mode;
 		bool loads;
 	} cases[] = {
-		{ 0600, true }, { 0400, true }, { 0640, true },  /* group-readable: warning only */
+		{ 0600, true }, { 0400, true }, { 0640, false }, { 0610, false }, { 0601, false },
 		{ 0644, false }, { 0604, false }, { 0660, false }, { 0602, false },
 	};
 	_cleanup_free_ char *path = tmp_path("k5");
