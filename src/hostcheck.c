@@ -28,6 +28,7 @@
 #include "cgroup.h"
 #include "cli.h"
 #include "hostconfig.h"
+#include "state.h"
 #include "libexec.h"
 #include "syscalls.h"
 
@@ -209,6 +210,22 @@ static int probe_init(char *detail, size_t len)
 	return 0;
 }
 
+/* Where every run makes its private temp dir, as the run would. */
+static int probe_tempdir(char *detail, size_t len)
+{
+	_cleanup_free_ char *base = sbx_state_temp_base();
+	_cleanup_free_ char *p = sbx_xasprintf("%s/sbx-check-XXXXXX", strcmp(base, "/") ? base : "");
+
+	if (!mkdtemp(p)) {
+		int e = errno;
+		snprintf(detail, len, "%s: %s", base, strerror(e));
+		return e == ENOENT ? -ENOTDIR : -e; /* "unusable", not "missing" */
+	}
+	rmdir(p);
+	snprintf(detail, len, "%s", base);
+	return 0;
+}
+
 static const struct probe probes[] = {
 	{ "user namespaces", true, probe_userns,
 	  "enable unprivileged user namespaces (sysctl user.max_user_namespaces > 0, "
@@ -224,6 +241,7 @@ static const struct probe probes[] = {
 	{ "landlock", false, probe_landlock, "boot with lsm=...,landlock to get defense in depth" },
 	{ "memfd noexec", false, probe_memfd_noexec, "Linux 6.3 or later makes memfds non-executable" },
 	{ "sbx-init", true, probe_init, SBX_LIBEXEC_HINT },
+	{ "temp dir", true, probe_tempdir, SBX_TEMP_HINT },
 };
 
 int sbx_cmd_check(const struct sbx_common_opts *o)

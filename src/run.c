@@ -316,6 +316,74 @@ static int record_cgroups(struct sbx_run *run)
 }
 
 /*
+ * The run's private temp dir, which will hold the quarantine: a name no one
+ * can predict (the run id is no secret: it names the run's cgroup, which
+ * every local user can list), recorded before it exists so that gc knows
+ * it, made 0700 at the start of the run so that the collection never
+ * depends on a name still being free once the payload has ended.
+ */
+static char *random_temp_path(const char *run_id)
+{
+	unsigned char b[8];
+	char suffix[2 + 2 * sizeof(b)];
+
+	sbx_random_bytes(b, sizeof(b));
+	suffix[0] = '-';
+	sbx_hex(b, sizeof(b), suffix + 1);
+	return sbx_state_temp_path(run_id, suffix);
+}
+
+static int make_temp_dir(struct sbx_run *run)
+{
+	struct stat st;
+
+	/* A taken name is someone's 1-in-2^64 guess or a bug: try a few. */
+	for (int tries = 0; mkdir(run->temp_dir, 0700) < 0; tries++) {
+		if (errno != EEXIST) {
+			/* A host setting: TMPDIR names no place for it. */
+			sbx_error_set(&run->err, SBX_EXIT_UNAVAILABLE, errno,
+				      "temp dir: cannot create %s", run->temp_dir);
+			sbx_error_hint(&run->err, SBX_TEMP_HINT);
+			return -1;
+		}
+		if (tries == 3)
+			return sbx_error_set(&run->err, SBX_EXIT_SOFTWARE, errno, "%s", run->temp_dir);
+		free(run->temp_dir);
+		run->temp_dir = random_temp_path(run->run_id);
+		if (sbx_state_add_temp(run->state, run->temp_dir, &run->err) < 0 ||
+		    sbx_state_save(run->state, &run->err) < 0)
+			return -1;
+	}
+	run->temp_fd = open(run->temp_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (run->temp_fd < 0) {
+		sbx_error_set(&run->err, SBX_EXIT_SOFTWARE, errno, "%s", run->temp_dir);
+		rmdir(run->temp_dir); /* just made, still empty */
+		return -1;
+	}
+	if (fstat(run->temp_fd, &st) < 0)
+		return sbx_error_set(&run->err, SBX_EXIT_SOFTWARE, errno, "%s", run->temp_dir);
+	if (st.st_uid != geteuid() || (st.st_mode & 077))
+		return sbx_error_set(&run->err, SBX_EXIT_SOFTWARE, 0,
+				     "%s: not the private directory just made", run->temp_dir);
+	return 0;
+}
+
+/* Remove the (by now empty) temp dir, if the name still is the directory
+ * that was made; a replacement is not ours to remove. */
+static void remove_temp_dir(struct sbx_run *run)
+{
+	struct stat made, now;
+
+	if (run->temp_fd < 0)
+		return;
+	if (fstat(run->temp_fd, &made) == 0 && lstat(run->temp_dir, &now) == 0 &&
+	    made.st_dev == now.st_dev && made.st_ino == now.st_ino)
+		rmdir(run->temp_dir);
+	close(run->temp_fd);
+	run->temp_fd = -1;
+}
+
+/*
  * Copy the inputs into /work/in.  That tmpfs belongs to the sandbox's user
  * namespace, where host root is not mapped: root writes as the id the
  * sandbox user maps to (which also keeps root's power out of the copy).
@@ -412,10 +480,11 @@ static int execute(struct sbx_run *run, int sfd)
 	struct sbx_error spawn_err = { 0 };
 	int spawned = sbx_spawn_start(&sp, &spawn_err);
 
-	/* The run's private temp dir (the quarantine), known to gc by its
-	 * name and recorded before it exists, so a crash leaves nothing
-	 * unknown.  It is created only when there are outputs to collect. */
-	run->temp_dir = sbx_state_temp_path(run->run_id, "");
+	/* The run's private temp dir (for the quarantine), known to gc by
+	 * its name and recorded before it exists, so a crash leaves nothing
+	 * unknown; made once the state entry is saved, below, before the
+	 * payload starts. */
+	run->temp_dir = random_temp_path(run->run_id);
 	if (sbx_state_add_temp(run->state, run->temp_dir, &run->err) < 0)
 		goto out;
 
@@ -455,6 +524,10 @@ static int execute(struct sbx_run *run, int sfd)
 	if (sbx_spawn_prepare(&sp, &run->plan, &run->job, &run->err) < 0)
 		goto out;
 	if (sbx_spawn_release(&sp, &run->err) < 0)
+		goto out;
+	/* While the init builds the sandbox's root (a mkdir on a disk /tmp
+	 * takes ~0.15 ms here), and before the payload starts. */
+	if (make_temp_dir(run) < 0)
 		goto out;
 	if (sbx_spawn_receive_work(&sp, &run->err) < 0)
 		goto out;
@@ -518,11 +591,6 @@ static int execute(struct sbx_run *run, int sfd)
 			sbx_run_event(run, "validated", NULL);
 			goto required;
 		}
-		if (mkdir(run->temp_dir, 0700) < 0) {
-			sbx_error_set(&run->err, SBX_EXIT_SOFTWARE, errno, "%s", run->temp_dir);
-			r = -1;
-			goto out;
-		}
 		if (sbx_collect(sp.outroot_fd, &lim, run->temp_dir, &run->coll, &run->err) < 0) {
 			r = -1;
 			goto out;
@@ -530,7 +598,7 @@ static int execute(struct sbx_run *run, int sfd)
 		run->collected = true;
 		sbx_run_event(run, "collected", NULL);
 		if (sbx_collect_validate(&run->coll, run->plan.allowed_outputs, &run->err) < 0 ||
-		    sbx_collect_promote(&run->coll, run->artifacts_dir, run->partial,
+		    sbx_collect_promote(&run->coll, &run->artifacts, run->partial,
 					run->job.partial_outputs == SBX_PARTIAL_RETAIN, &run->err) < 0) {
 			r = -1;
 			goto out;
@@ -558,12 +626,12 @@ static void cleanup(struct sbx_run *run)
 
 int sbx_cmd_run(const struct sbx_run_opts *o)
 {
-	struct sbx_run run = { .opts = o, .status = SBX_STATUS_ERROR };
+	struct sbx_run run = { .opts = o, .status = SBX_STATUS_ERROR, .temp_fd = -1 };
 	_cleanup_(sbx_admission_releasep) struct sbx_admission *slot = NULL;
 	_cleanup_free_ char *state_dir = NULL;
 	_cleanup_close_ int sfd = -1;
 	struct sbx_run_state *state = NULL;
-	_cleanup_free_ char *line = NULL;
+	_cleanup_free_ char *line = NULL, *artifacts_dir = NULL;
 	size_t len = 0;
 	json_t *manifest;
 	int code;
@@ -576,15 +644,16 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	/* Options, host config, signing key, catalog: no manifest yet. */
 	if (resolve_principal(o, &run.principal) < 0)
 		return SBX_EXIT_USAGE;
-	run.artifacts_dir = o->artifacts ? sbx_xstrdup(o->artifacts) :
-					   sbx_xasprintf("sbx-runs/%s", run.run_id);
+	artifacts_dir = o->artifacts ? sbx_xstrdup(o->artifacts) :
+				       sbx_xasprintf("sbx-runs/%s", run.run_id);
 	/* SPEC order: options, host config, signing key, catalog, job.  The
 	 * key file is read and checked here; OpenSSL sees it only once the
 	 * sandbox is starting the payload (sbx_key_pkey below). */
-	if (sbx_collect_check_artifacts_dir(run.artifacts_dir, &run.err) < 0 ||
+	if (sbx_artifacts_dir_open(artifacts_dir, &run.artifacts, &run.err) < 0 ||
 	    sbx_hostconfig_load(&run.cfg, o->common.config, &run.err) < 0 ||
 	    sbx_sign_default_key(o->key, run.cfg.signing_key, &run.key, &run.err) < 0) {
 		sbx_error_print(&run.err);
+		sbx_artifacts_dir_close(&run.artifacts);
 		return run.err.code;
 	}
 	sfd = cancellation_fd();
@@ -596,6 +665,7 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	    sbx_events_open(o->events, run.run_id, &run.ev, &run.err) < 0) {
 		sbx_error_print(&run.err);
 		sbx_key_clear(&run.key);
+		sbx_artifacts_dir_close(&run.artifacts);
 		return run.err.code;
 	}
 
@@ -605,6 +675,7 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 		if (!run.job_read) {
 			sbx_error_print(&run.err);
 			sbx_key_clear(&run.key);
+			sbx_artifacts_dir_close(&run.artifacts);
 			return run.err.code;
 		}
 		goto done;
@@ -660,10 +731,8 @@ done:
 	sbx_outcome_free(&run.outcome);
 	if (run.collected)
 		sbx_collection_free(&run.coll);
-	if (run.temp_dir) {
-		rmdir(run.temp_dir); /* ENOENT when nothing was collected */
-		free(run.temp_dir);
-	}
+	remove_temp_dir(&run);
+	free(run.temp_dir);
 	if (state)
 		sbx_state_finish(state);
 	json_decref(run.events);
@@ -677,6 +746,6 @@ done:
 	sbx_hostconfig_free(&run.cfg);
 	sbx_cgroup_host_free(&run.cg_host);
 	free(run.principal);
-	free(run.artifacts_dir);
+	sbx_artifacts_dir_close(&run.artifacts);
 	return code;
 }

@@ -28,7 +28,7 @@ struct sbx_run {
 	const struct sbx_run_opts *opts;
 	char run_id[SBX_RUN_ID_LEN + 1];
 	char *principal;
-	char *artifacts_dir;
+	struct sbx_artifacts_dir artifacts; /* --artifacts, opened at the start */
 	uint64_t t0_ns;           /* sbx started (monotonic) */
 	uint64_t started_at_ms;   /* sbx started (real time) */
 	uint64_t ended_at_ms;
@@ -67,7 +67,8 @@ struct sbx_run {
 	json_t *network;
 
 	struct sbx_run_state *state;
-	char *temp_dir;           /* $TMPDIR/sbx-run-<id>: the quarantine */
+	char *temp_dir;           /* $TMPDIR/sbx-run-<id>-<random>: holds the quarantine */
+	int temp_fd;              /* that directory, opened when made; -1 */
 
 	struct sbx_events *ev;
 	json_t *events;           /* [{"event", "t_ms"}] for the manifest */

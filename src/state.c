@@ -79,7 +79,7 @@ bool sbx_state_cgroup_path_ok(const char *path, const char *run_id)
 }
 
 /* $TMPDIR when usable, else /tmp, without trailing slashes. */
-static char *tmp_base(void)
+char *sbx_state_temp_base(void)
 {
 	const char *t = getenv("TMPDIR");
 	char *s;
@@ -100,14 +100,14 @@ static char *tmp_base(void)
 
 char *sbx_state_temp_path(const char *run_id, const char *suffix)
 {
-	_cleanup_free_ char *base = tmp_base();
+	_cleanup_free_ char *base = sbx_state_temp_base();
 
 	return sbx_xasprintf("%s/sbx-run-%s%s", strcmp(base, "/") ? base : "", run_id, suffix);
 }
 
 bool sbx_state_temp_path_ok(const char *path, const char *run_id)
 {
-	_cleanup_free_ char *base = tmp_base();
+	_cleanup_free_ char *base = sbx_state_temp_base();
 	_cleanup_free_ char *prefix = sbx_xasprintf("sbx-run-%s", run_id);
 	const char *slash, *name;
 	size_t dlen;

@@ -172,6 +172,15 @@ int sbx_store_resolve(int principal_fd, const char *principal, const char *handl
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "handle \"%s\": fstat", handle);
 	if (!S_ISREG(st->st_mode))
 		return not_found(err, principal, handle);
+	/* A second name of a file can sit in any directory the file's owner
+	 * or root could link from: in this principal's directory it would
+	 * make another principal's file (or any file of the host the linker
+	 * could read) a handle of this one.  Nothing tells the two names
+	 * apart, so a store file has exactly one. */
+	if (st->st_nlink > 1)
+		return sbx_error_set(err, SBX_EXIT_REFUSED, 0,
+				     "handle \"%s\" of principal \"%s\" is a hard link (%ju names); a store file must have one name",
+				     handle, principal ? principal : "", (uintmax_t)st->st_nlink);
 	*fd = TAKE_FD(f);
 	return 0;
 }

@@ -137,6 +137,13 @@ static void kill_now(struct sbx_spawn *sp, const struct sbx_supervise_opts *o,
 	pidfd_send_signal(sp->pidfd, SIGKILL, NULL, 0);
 }
 
+/* The init's reading of vm.memfd_noexec: 0 to 2, anything else "none"
+ * (the manifest never shows a value the kernel does not have). */
+static int memfd_noexec_of(const struct sbx_report *rep)
+{
+	return rep->memfd_noexec >= 0 && rep->memfd_noexec <= 2 ? rep->memfd_noexec : -1;
+}
+
 int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, struct sbx_outcome *out,
 		  struct sbx_error *err)
 {
@@ -211,7 +218,7 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 					out->started = true;
 					out->t_exec_ns = sbx_now_mono_ns();
 					out->landlock_abi = rep.status;
-					out->memfd_noexec = rep.memfd_noexec;
+					out->memfd_noexec = memfd_noexec_of(&rep);
 					emit(o, "started", NULL);
 				} else if (k == (int)sizeof(rep) && rep.kind == SBX_REPORT_EXITED) {
 					out->exited = true;
@@ -300,7 +307,7 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 					out->started = true;
 					out->t_exec_ns = sbx_now_mono_ns();
 					out->landlock_abi = rep.status;
-					out->memfd_noexec = rep.memfd_noexec;
+					out->memfd_noexec = memfd_noexec_of(&rep);
 				} else if (rep.kind == SBX_REPORT_FAILED) {
 					r = sbx_spawn_report_error(&rep, err);
 				}
