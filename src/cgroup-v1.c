@@ -277,7 +277,6 @@ static int v1_stats(struct sbx_cgroup *cg, struct sbx_cgroup_stats *st, struct s
 		return -1;
 	if (sbx_cgroup_keyed_u64(oom, "oom_kill", &st->oom_kills) < 0)
 		return bad(cg, SBX_CGROUP_MEMORY, "memory.oom_control", "oom_kill", err);
-	st->oom_group_kills = 0;
 	st->has_memory_events_max = false;
 
 	/* pids.peak is recent (6.x) on v1 too; optional. */

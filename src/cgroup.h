@@ -112,8 +112,11 @@ struct sbx_cgroup {
 struct sbx_cgroup_stats {
 	uint64_t peak_memory_bytes;  /* v2 memory.peak, v1 memory.max_usage_in_bytes */
 	bool has_peak_memory;
-	uint64_t oom_kills;          /* v2 memory.events oom_kill, v1 oom_control oom_kill */
-	uint64_t oom_group_kills;    /* v2 memory.events oom_group_kill; v1: 0 */
+	/* Processes the OOM killer killed in the run's cgroup, each once:
+	 * v2 memory.events oom_kill (which already counts every member of a
+	 * memory.oom.group kill; oom_group_kill, the number of such group
+	 * kills, is not added to it), v1 memory.oom_control oom_kill. */
+	uint64_t oom_kills;
 	uint64_t memory_events_max;  /* v2 memory.events max (allocations over the limit) */
 	bool has_memory_events_max;  /* false on v1: its failcnt is unreliable */
 	uint64_t pids_peak;          /* pids.peak where the kernel has it */

@@ -193,7 +193,7 @@ static bool output_root_full(int fd)
 static void decide_status(struct sbx_run *run)
 {
 	const struct sbx_outcome *o = &run->outcome;
-	bool oom = run->have_stats && (run->stats.oom_kills + run->stats.oom_group_kills) > 0;
+	bool oom = run->have_stats && run->stats.oom_kills > 0;
 	bool pids = run->have_stats && run->stats.pids_events_max > 0;
 
 	run->partial = true;
@@ -207,6 +207,20 @@ static void decide_status(struct sbx_run *run)
 		snprintf(run->reason, sizeof(run->reason), "wall_seconds %llu reached%s",
 			 (unsigned long long)run->plan.limits.v[SBX_LIMIT_WALL_SECONDS],
 			 o->killed ? "; killed after grace_seconds" : "");
+		return;
+	}
+	if (!o->exited && o->init_sigkilled && oom) {
+		/* The OOM killer took the init itself: the payload kept its
+		 * own footprint small (tmpfs pages and socket buffers belong
+		 * to no process) and was not the worst choice after all, or
+		 * on v2 memory.oom.group killed everything at once.  Either
+		 * way the payload ran into its memory limit; it died with the
+		 * pid namespace, of SIGKILL. */
+		run->status = SBX_STATUS_LIMIT_EXCEEDED;
+		run->sandbox_oom_killed = true;
+		snprintf(run->reason, sizeof(run->reason),
+			 "memory: memory_mib %llu exceeded (OOM kill of the whole sandbox)",
+			 (unsigned long long)run->plan.limits.v[SBX_LIMIT_MEMORY_MIB]);
 		return;
 	}
 	if (!o->exited) {

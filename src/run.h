@@ -49,6 +49,8 @@ struct sbx_run {
 	bool seccomp_applied;
 	struct sbx_outcome outcome;
 	bool ran;                 /* the supervisor ran */
+	bool sandbox_oom_killed;  /* the init was OOM-killed before it could
+				   * report the payload's end */
 	struct sbx_collection coll;
 	bool collected;
 	bool partial;

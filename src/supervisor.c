@@ -227,6 +227,8 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 				if (waitid(P_PIDFD, (id_t)sp->pidfd, &si, WEXITED | WNOHANG) == 0 &&
 				    si.si_pid != 0) {
 					init_gone = true;
+					out->init_sigkilled = si.si_code == CLD_KILLED &&
+							      si.si_status == SIGKILL;
 					epoll_ctl(ep, EPOLL_CTL_DEL, sp->pidfd, NULL);
 					close(sp->pidfd);
 					sp->pidfd = -1;

@@ -48,6 +48,7 @@ exec /opt/sbx-probe shmfill 192' '{limits: {memory_mib: 32}}'
 echo "adj_self $(cat /proc/self/oom_score_adj)"
 exec /opt/sbx-probe shmfill 192' '{limits: {memory_mib: 32}}'
 	sbx_run "$M/shm-adj.json"
+	diag "$mode: lowered oom_score_adj: $(jqm .reason), oom_kills $(jqm .usage.oom_kills)"
 	expect_rc 137 "$mode: /dev/shm fill with the payload's oom_score_adj lowered"
 	check "$mode: lowered oom_score_adj: limit_exceeded, reason memory, exit SIGKILL, an OOM kill counted" \
 		eval '[ "$(jqm .status)" = limit_exceeded ] && [[ "$(jqm .reason)" == memory* ]] && [ "$(jqm .exit.signal)" = SIGKILL ] && [ "$(jqm ".usage.oom_kills >= 1")" = true ] && signature_ok'
