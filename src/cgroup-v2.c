@@ -8,7 +8,10 @@
  *   P/sbx.supervisor/          made, and our pid written to its cgroup.procs,
  *                              only when P is our own cgroup and the kernel
  *                              refuses controllers because we live in it
- *   R/memory.max               bytes
+ *   R/memory.max               bytes (socket buffers included: v2 charges
+ *                              them to memory.current with every other
+ *                              page, so nothing like v1's
+ *                              memory.kmem.tcp.limit_in_bytes is needed)
  *   R/memory.swap.max          "0" (absent: no swap accounting, recorded)
  *   R/memory.oom.group         "1" (absent on old kernels: skipped), so an
  *                              OOM kills the whole sandbox, not one worker
@@ -127,6 +130,10 @@ static int v2_limits(struct sbx_cgroup *cg, const struct sbx_cgroup_limits *lim,
 	char v[64];
 	int fd = cg->v2_fd;
 
+	/* One limit for all of the run's memory: on v2, socket buffers (TCP,
+	 * UDP, unix) are charged to memory.current like any page, so unread
+	 * data queued on loopback counts against memory.max and shows in
+	 * memory.peak; the kernel refuses the sends rather than exceed it. */
 	snprintf(v, sizeof(v), "%llu", (unsigned long long)lim->memory_bytes);
 	if (sbx_cgroup_write(fd, dir, "memory.max", v, SBX_EXIT_UNAVAILABLE, err) < 0)
 		return -1;

@@ -728,6 +728,18 @@ int sbx_cgroup_host_report(FILE *f, const struct sbx_cgroup_detect_opts *o)
 		return -1;
 	}
 	path = h.version == 2 ? h.v2_path : h.v1_path[SBX_CGROUP_MEMORY];
+	/* v1 holds socket buffers to the limit only through
+	 * memory.kmem.tcp.limit_in_bytes, which a run's cgroup has exactly
+	 * when its parent has it; without it `sbx run` refuses. */
+	if (h.version == 1 &&
+	    !sbx_cgroup_has_file(h.v1_fd[SBX_CGROUP_MEMORY], "memory.kmem.tcp.limit_in_bytes")) {
+		fprintf(f, "%-16s unusable: v1 (memory at %s): no memory.kmem.tcp.limit_in_bytes, "
+			   "socket buffers cannot be limited\n",
+			"cgroup", path);
+		fprintf(f, "%-16s Hint: %s\n", "", sbx_cgroup_v1_tcp_hint);
+		sbx_cgroup_host_free(&h);
+		return -1;
+	}
 	/* Writable for this user is what creating a run's cgroup needs; on
 	 * v1 every required controller's parent must be. */
 	writable = true;
@@ -740,11 +752,14 @@ int sbx_cgroup_host_report(FILE *f, const struct sbx_cgroup_detect_opts *o)
 	}
 	/* Present but not writable is as unusable as absent: say "blocked". */
 	if (h.version == 2)
-		fprintf(f, "%-16s %s: v2 at %s, controllers cpu memory pids, %s\n", "cgroup",
+		fprintf(f, "%-16s %s: v2 at %s, controllers cpu memory pids, socket buffers in "
+			   "memory.max, %s\n", "cgroup",
 			writable ? "ok" : "blocked", path,
 			writable ? "writable" : "not writable by this user");
 	else
-		fprintf(f, "%-16s %s: v1 (memory at %s), controllers cpu cpuacct memory pids%s, %s\n",
+		fprintf(f,
+			"%-16s %s: v1 (memory at %s), controllers cpu cpuacct memory pids%s, "
+			"socket buffers limited, %s\n",
 			"cgroup", writable ? "ok" : "blocked", path,
 			h.v1_fd[SBX_CGROUP_FREEZER] >= 0 ? " freezer" : " (no freezer)",
 			writable ? "writable" : "not writable by this user");

@@ -72,6 +72,12 @@ exec /opt/sbx-probe shmfill 192' '{limits: {memory_mib: 32}}'
 	check "$mode: unread loopback TCP buffers: the manifest's peak covers what was queued" \
 		eval '[ -n "$queued" ] && [ "$(jqm ".usage.peak_memory_bytes >= $queued")" = true ] && signature_ok'
 	check "$mode: unread loopback TCP buffers: nothing left behind" nothing_left
+
+	# 4. sbx check predicts it: the cgroup line says socket buffers are
+	#    held to the limit (v1: memory.kmem.tcp, v2: memory.max).
+	as_mode "$SBX" check --config "$M/config.json" --policy "$POLICY" > "$M/check.out" 2>&1
+	check "$mode: sbx check: the cgroup line says socket buffers are limited" \
+		grep -qE "^cgroup +ok: .*socket buffers (limited|in memory.max)" "$M/check.out"
 done
 
 finish

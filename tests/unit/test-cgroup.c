@@ -41,6 +41,7 @@ struct fake {
 	bool no_kill;        /* v2 cgroup.kill (before 5.14) */
 	bool no_peaks;       /* memory.peak, pids.peak */
 	bool no_usage_split; /* v1 cpuacct.usage_user/usage_sys */
+	bool no_tcp;         /* v1 memory.kmem.tcp.* (no socket accounting) */
 	int killed_rounds;
 };
 
@@ -160,6 +161,11 @@ static void fake_hook(void *data, enum sbx_cgroup_test_event ev, int fd_,
 					  "9223372036854771712\n");
 			xwrite_at(dfd, "memory.swappiness", "60\n");
 			xwrite_at(dfd, "memory.max_usage_in_bytes", "123456789\n");
+			if (!f->no_tcp) {
+				xwrite_at(dfd, "memory.kmem.tcp.limit_in_bytes",
+					  "9223372036854771712\n");
+				xwrite_at(dfd, "memory.kmem.tcp.max_usage_in_bytes", "1000000\n");
+			}
 			xwrite_at(dfd, "memory.failcnt", "999\n");
 			xwrite_at(dfd, "memory.oom_control",
 				  "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n");
@@ -958,6 +964,8 @@ static void test_v1_create_writes(void **state)
 		if (sbx_cgroup_create(&h, "v", &std_limits, &cg, &err) < 0)
 			fail_msg("create: %s", err.msg);
 		assert_file(mem, "memory.limit_in_bytes", "268435456");
+		/* socket buffers: a quarter of the limit, on their own counter */
+		assert_file(mem, "memory.kmem.tcp.limit_in_bytes", "67108864");
 		if (swap) {
 			assert_file(mem, "memory.memsw.limit_in_bytes", "268435456");
 			assert_file(mem, "memory.swappiness", "60\n");
@@ -1054,7 +1062,8 @@ static void test_v1_stats(void **state)
 		assert_int_equal(sbx_cgroup_stats(cg, &st, &err), cases[i].r);
 		if (cases[i].r == 0) {
 			assert_true(st.has_peak_memory);
-			assert_int_equal(st.peak_memory_bytes, 123456789);
+			/* memory.max_usage_in_bytes + memory.kmem.tcp.max_usage_in_bytes */
+			assert_int_equal(st.peak_memory_bytes, 123456789 + 1000000);
 			/* oom_kill from oom_control, never failcnt (999) */
 			assert_int_equal(st.oom_kills, 3);
 			assert_false(st.has_memory_events_max);
@@ -1136,6 +1145,64 @@ static void test_v1_rollback(void **state)
 	fake_free(f);
 }
 
+/* A v1 memory controller without memory.kmem.tcp.limit_in_bytes could
+ * not hold socket buffers to the limit: 69 with a Hint that says how to
+ * get one that can, and nothing left behind. */
+static void test_v1_no_tcp_accounting(void **state)
+{
+	struct fake *f = fake_hybrid();
+	struct sbx_error err = { 0 };
+	struct sbx_cgroup_host h;
+	struct sbx_cgroup *cg = NULL;
+
+	f->no_tcp = true;
+	detect_ok(f, NULL, &h);
+	assert_int_equal(sbx_cgroup_create(&h, "nt", &std_limits, &cg, &err), -1);
+	assert_null(cg);
+	assert_int_equal(err.code, SBX_EXIT_UNAVAILABLE);
+	assert_non_null(strstr(err.msg, "sbx-nt/memory.kmem.tcp.limit_in_bytes: socket memory "
+					"cannot be limited"));
+	assert_non_null(strstr(err.hint, "systemd.unified_cgroup_hierarchy=1"));
+	for (size_t i = 0; i < ARRAY_SIZE(v1_dirs); i++) {
+		_cleanup_free_ char *d = sbx_xasprintf("%s%s/sbx-nt", f->root, v1_dirs[i]);
+		assert_false(exists(d));
+	}
+	sbx_cgroup_host_free(&h);
+	fake_free(f);
+}
+
+/* sbx check says the same before any run: the v1 parent's memory
+ * directory has the file (every memory cgroup has it where the kernel
+ * supports it), or the line is "unusable" with that Hint. */
+static void test_v1_host_report_tcp(void **state)
+{
+	for (int tcp = 1; tcp >= 0; tcp--) {
+		struct fake *f = fake_hybrid();
+		struct sbx_cgroup_detect_opts o = fake_opts(f, NULL);
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&buf, &len);
+
+		if (tcp)
+			fake_dir(f, "/sys/fs/cgroup/memory/process_api/abc123",
+				 "memory.kmem.tcp.limit_in_bytes", "9223372036854771712\n", NULL);
+		assert_int_equal(sbx_cgroup_host_report(m, &o), tcp ? 0 : -1);
+		fflush(m);
+		if (tcp) {
+			assert_non_null(strstr(buf, "cgroup           ok: v1 "));
+			assert_non_null(strstr(buf, "socket buffers limited"));
+			assert_null(strstr(buf, "Hint:"));
+		} else {
+			assert_non_null(strstr(buf, "cgroup           unusable: v1 "));
+			assert_non_null(strstr(buf, "memory.kmem.tcp.limit_in_bytes"));
+			assert_non_null(strstr(buf, "Hint: this kernel's cgroup v1"));
+		}
+		fclose(m);
+		free(buf);
+		fake_free(f);
+	}
+}
+
 /* --- the real hierarchy of this host --------------------------------------- */
 
 static int read_back(const struct sbx_cgroup *cg, int k, const char *file, char *buf, size_t len)
@@ -1188,6 +1255,9 @@ static void test_real_host(void **state)
 				  sizeof(buf));
 			assert_string_equal(buf, "67108864");
 		}
+		assert_int_equal(read_back(cg, SBX_CGROUP_MEMORY, "memory.kmem.tcp.limit_in_bytes",
+					   buf, sizeof(buf)), 0);
+		assert_string_equal(buf, "16777216");
 		read_back(cg, SBX_CGROUP_CPU, "cpu.cfs_quota_us", buf, sizeof(buf));
 		assert_string_equal(buf, "50000");
 		read_back(cg, SBX_CGROUP_CPU, "cpu.cfs_period_us", buf, sizeof(buf));
@@ -1312,6 +1382,8 @@ int main(void)
 		cmocka_unit_test(test_v1_stats),
 		cmocka_unit_test(test_v1_kill_and_destroy),
 		cmocka_unit_test(test_v1_rollback),
+		cmocka_unit_test(test_v1_no_tcp_accounting),
+		cmocka_unit_test(test_v1_host_report_tcp),
 		cmocka_unit_test(test_real_host),
 	};
 
