@@ -46,6 +46,7 @@
 #include "digest.h"
 #include "events.h"
 #include "proxy.h"
+#include "rootids.h"
 #include "run.h"
 #include "sign.h"
 #include "sandbox.h"
@@ -458,6 +459,7 @@ static int execute(struct sbx_run *run, int sfd)
 	 * for an RCU grace period, while the init is still starting up.) */
 	if (sbx_cgroup_attach(run->cg, sp.pid, &run->err) < 0)
 		goto out;
+	sp.host_id = run->host_id;
 	sp.code = code ? code : run->job.code;
 	sp.code_len = code ? code_len : run->job.code_len;
 	if (sbx_spawn_prepare(&sp, &run->plan, &run->job, &run->err) < 0)
@@ -566,7 +568,7 @@ static void cleanup(struct sbx_run *run)
 
 int sbx_cmd_run(const struct sbx_run_opts *o)
 {
-	struct sbx_run run = { .opts = o, .status = SBX_STATUS_ERROR };
+	struct sbx_run run = { .opts = o, .status = SBX_STATUS_ERROR, .host_id = (uid_t)-1 };
 	_cleanup_(sbx_admission_releasep) struct sbx_admission *slot = NULL;
 	_cleanup_free_ char *state_dir = NULL;
 	_cleanup_close_ int sfd = -1;
@@ -636,6 +638,12 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 						      &run, &slot, &run.err) < 0)
 			goto done;
 	}
+	/* Root's sandbox gets a host id of its own, tied to the slot just
+	 * taken: no other live run can hold the same.  Before any state
+	 * exists, so a refusal leaves nothing to clean. */
+	if (sbx_root_ids_choose(run.cfg.root_ids_first, run.cfg.root_ids_count,
+				sbx_admission_slot(slot), &run.host_id, &run.err) < 0)
+		goto done;
 	sbx_run_event(&run, "admitted", NULL);
 	if (sbx_state_create(state_dir, run.run_id, run.principal, &state, &run.err) < 0)
 		goto done;

@@ -100,8 +100,9 @@ for mode in root user; do
 			eval '[ -n "$uid_a" ] && [ "$uid_a" != "$uid_b" ] && [ "${ids_a#*/}" != "${ids_b#*/}" ]'
 		check "$mode: neither is 65534 nor 0" \
 			eval '[ -n "$uid_a" ] && [ -n "$uid_b" ] && [ "$uid_a" != 65534 ] && [ "$uid_b" != 65534 ] && [ "$uid_a" != 0 ] && [ "$uid_b" != 0 ]'
-		check "$mode: both come from the default range for sbx ($DEFAULT_FIRST + slot)" \
-			eval '[ "${uid_a:-0}" -ge $DEFAULT_FIRST ] && [ "${uid_a:-0}" -lt $((DEFAULT_FIRST + 4096)) ] && [ "${uid_b:-0}" -ge $DEFAULT_FIRST ] && [ "${uid_b:-0}" -lt $((DEFAULT_FIRST + 4096)) ]'
+		# lib.sh gives each script's root runs root_ids of their own.
+		check "$mode: both come from the configured root_ids ($ROOT_IDS_FIRST + slot)" \
+			eval '[ "${uid_a:-0}" -ge $ROOT_IDS_FIRST ] && [ "${uid_a:-0}" -lt $((ROOT_IDS_FIRST + ROOT_IDS_COUNT)) ] && [ "${uid_b:-0}" -ge $ROOT_IDS_FIRST ] && [ "${uid_b:-0}" -lt $((ROOT_IDS_FIRST + ROOT_IDS_COUNT)) ]'
 		# A host nobody may not signal run a's payload (kill -0 asks
 		# for permission and delivers nothing).
 		if [ -n "${pay_a:-}" ] && setpriv --reuid=65534 --regid=65534 --clear-groups kill -0 "$pay_a" 2>/dev/null; then
@@ -139,7 +140,22 @@ printf '{"state_dir":"%s","root_ids":{"first":%d,"count":64}}\n' "$M/state" "$SB
 CFG="$M/taken.json" start taken "$M/never.json"
 finish_run taken $BG
 check "root: root_ids over an id in the passwd database: 69, a Hint, the payload never ran ($(head -c 300 "$ERR" | tr '\n' ' '))" \
-	eval '[ $RC -eq 69 ] && grep -q "root_ids: host uid $SBX_TEST_UID .* /etc/passwd" "$ERR" && grep -q "^sbx: Hint: .*root_ids" "$ERR" && [ "$(jqm .status)" = isolation_unavailable ] && ! grep -q PAYLOAD-RAN "$OUT"'
+	eval '[ $RC -eq 69 ] && grep -qE "root_ids: host [ug]id [0-9]+ is taken: /etc/passwd has it" "$ERR" && grep -q "^sbx: Hint: .*root_ids" "$ERR" && [ "$(jqm .status)" = isolation_unavailable ] && ! grep -q PAYLOAD-RAN "$OUT"'
 check "root: nothing left behind after the refusal" nothing_left
+
+# 3. sbx check predicts both: the default range as root, the refusal for
+#    a range that owns something, and the caller's own id for a user.
+printf '{"state_dir":"%s"}\n' "$M/state" > "$M/default.json"
+"$SBX" check --config "$M/default.json" --policy "$SBX_SRCDIR/policy" > "$M/check.out" 2>&1
+check "root: sbx check: root ids are the default $DEFAULT_FIRST-$((DEFAULT_FIRST + 4095)), free" \
+	grep -qx "root ids  *ok: $DEFAULT_FIRST-$((DEFAULT_FIRST + 4095)), one per concurrent run; .*" "$M/check.out"
+"$SBX" check --config "$M/taken.json" --policy "$SBX_SRCDIR/policy" > "$M/check.out" 2>&1
+rc=$?
+check "root: sbx check: a range over an account is unusable, with a Hint, exit 69" \
+	eval '[ $rc -eq 69 ] && grep -qE "^root ids +unusable: host [ug]id [0-9]+ is taken: /etc/passwd" "$M/check.out" && grep -qE "^ +Hint: .*root_ids" "$M/check.out"'
+runuser -u "$SBX_TEST_USER" -- env -i PATH=/usr/bin:/bin SBX_LIBEXECDIR="$SBX_BUILDDIR" \
+	"$SBX" check --config "$M/taken.json" --policy "$SBX_SRCDIR/policy" > "$M/check.out" 2>&1
+check "user: sbx check: root ids not used, the sandbox is the caller" \
+	grep -qx "root ids  *ok: not used: a sandbox is the caller's own uid $SBX_TEST_UID on the host" "$M/check.out"
 
 finish
