@@ -50,6 +50,7 @@ struct sbx_cgroup_detect_opts {
 	const char *cgroup_parent;
 	const char *mountinfo;   /* NULL: /proc/self/mountinfo */
 	const char *proc_cgroup; /* NULL: /proc/self/cgroup */
+	const char *cmdline;     /* NULL: /proc/cmdline */
 	const char *root;        /* prefix for every mount point; NULL: none */
 };
 
@@ -133,9 +134,12 @@ struct sbx_cgroup_stats {
  * v2 is chosen when a cgroup2 mount reaches the parent and the parent's
  * cgroup.controllers has memory, pids and cpu; else v1 when memory, pids,
  * cpu and cpuacct are mounted and the parent exists in each; else error.
+ * v2 is refused when the kernel command line has cgroup.memory=nosocket,
+ * which stops v2 from charging socket buffers to memory.current.
  * Side-effect free: nothing is created or moved.
  * Errors: -1 with SBX_EXIT_UNAVAILABLE naming what is missing, and a Hint
- * on how to delegate a cgroup.  On error @h holds nothing to free.
+ * on how to delegate a cgroup (or to drop nosocket).  On error @h holds
+ * nothing to free.
  */
 int sbx_cgroup_detect(struct sbx_cgroup_host *h, const struct sbx_cgroup_detect_opts *o,
 		      struct sbx_error *err);

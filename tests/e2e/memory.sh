@@ -8,7 +8,8 @@
 # refused more memory, with truthful usage in the manifest and nothing
 # left behind.  Every fill is bounded, so a host where the limit does not
 # hold is not run out of memory: /dev/shm by its tmpfs size and the
-# probe's count, socket buffers by the probe's cap of 1.5 GiB.
+# probe's count, TCP buffers by the probe's cap of 1.5 GiB, UDP buffers by
+# the probe's socket count and their size (~800 MB).
 . "$SBX_SRCDIR/tests/e2e/lib.sh"
 
 # The shipped catalog plus a test-only "probe" profile (lib.sh).
@@ -72,6 +73,22 @@ exec /opt/sbx-probe shmfill 192' '{limits: {memory_mib: 32}}'
 	check "$mode: unread loopback TCP buffers: the manifest's peak covers what was queued" \
 		eval '[ -n "$queued" ] && [ "$(jqm ".usage.peak_memory_bytes >= $queued")" = true ] && signature_ok'
 	check "$mode: unread loopback TCP buffers: nothing left behind" nothing_left
+
+	# 3b. The same with UDP: 100 receivers with 4 MiB buffers, never
+	#     read, each sent 12 MiB (unlimited the kernel keeps ~800 MB, the
+	#     probe's bound); the receive queues are read back from the
+	#     sandbox's own /proc/net/udp.
+	mkjob "$M/udp.json" probe 'exec /opt/sbx-probe udpfill 100 4194304 12' '{limits: {memory_mib: 64}}'
+	sbx_run "$M/udp.json"
+	got=$(excerpt)
+	queued=$(sed -n 's/^udpfill socks=100 queued=\([0-9]*\)$/\1/p' <<<"$got")
+	diag "$mode: udpfill: $(grep '^udpfill' <<<"$got"), peak_memory_bytes $(jqm .usage.peak_memory_bytes)"
+	expect_rc 0 "$mode: unread loopback UDP buffers: the payload ran to its end"
+	check "$mode: unread loopback UDP buffers: 100 sockets, at most ~the limit queued (${queued:-none} bytes)" \
+		eval '[ -n "$queued" ] && [ "$queued" -le $((96 << 20)) ]'
+	check "$mode: unread loopback UDP buffers: the manifest's peak covers what was queued" \
+		eval '[ -n "$queued" ] && [ "$(jqm ".usage.peak_memory_bytes >= $queued")" = true ] && signature_ok'
+	check "$mode: unread loopback UDP buffers: nothing left behind" nothing_left
 
 	# 4. sbx check predicts it: the cgroup line says socket buffers are
 	#    held to the limit (v1: memory.kmem.tcp, v2: memory.max).

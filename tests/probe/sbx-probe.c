@@ -281,11 +281,65 @@ static void tcpfill(int n, int buf, long cap_mib)
 	fflush(stdout);
 }
 
+/*
+ * The same with UDP: @n receivers on 127.0.0.1 with @buf bytes asked for
+ * as SO_RCVBUF, never read, each sent up to @per_mib MiB of 60000-byte
+ * datagrams (a full receiver drops them, so the send count says nothing).
+ * What the kernel holds is the receive queues, read from /proc/net/udp of
+ * the sandbox's own net namespace, where only these sockets exist.
+ */
+static void udpfill(int n, int buf, long per_mib)
+{
+	static char dgram[60000];
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	long long queued = 0;
+	char line[512];
+	int made = 0;
+	FILE *f;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (s < 0) {
+		result("udpfill_socket", -1);
+		return;
+	}
+	memset(dgram, 0x44, sizeof(dgram));
+	for (int i = 0; i < n; i++) {
+		socklen_t alen = sizeof(a);
+		int r = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+		a.sin_port = 0;
+		if (r < 0 || setsockopt(r, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf)) < 0 ||
+		    bind(r, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+		    getsockname(r, (struct sockaddr *)&a, &alen) < 0)
+			break;
+		made++;
+		for (long k = 0; k < (per_mib << 20) / (long)sizeof(dgram); k++)
+			if (sendto(s, dgram, sizeof(dgram), MSG_DONTWAIT, (struct sockaddr *)&a,
+				   sizeof(a)) < 0 && errno != EAGAIN && errno != ENOBUFS &&
+			    errno != ENOMEM)
+				break;
+	}
+	f = fopen("/proc/net/udp", "re");
+	if (!f) {
+		result("udpfill_proc", -1);
+		return;
+	}
+	/* "sl local rem st tx_queue:rx_queue ..." in hex */
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long tx, rx;
+		if (sscanf(line, "%*s %*s %*s %*s %lx:%lx", &tx, &rx) == 2)
+			queued += (long long)rx;
+	}
+	fclose(f);
+	printf("udpfill socks=%d queued=%lld\n", made, queued);
+	fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
-		fprintf(stderr, "usage: sbx-probe syscalls|tiocsti|ptrace-init|x32|forkbomb N|memhog MIB|fill PATH BYTES|shmfill MIB|tcpfill CONNS BUFBYTES CAPMIB|ignore-term|spin SECONDS\n");
+		fprintf(stderr, "usage: sbx-probe syscalls|tiocsti|ptrace-init|x32|forkbomb N|memhog MIB|fill PATH BYTES|shmfill MIB|tcpfill CONNS BUFBYTES CAPMIB|udpfill SOCKS BUFBYTES MIB|ignore-term|spin SECONDS\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "syscalls"))
@@ -302,6 +356,8 @@ int main(int argc, char **argv)
 		memhog(atol(argv[2]));
 	else if (!strcmp(argv[1], "shmfill") && argc > 2)
 		shmfill(atol(argv[2]));
+	else if (!strcmp(argv[1], "udpfill") && argc > 4)
+		udpfill(atoi(argv[2]), atoi(argv[3]), atol(argv[4]));
 	else if (!strcmp(argv[1], "tcpfill") && argc > 4)
 		tcpfill(atoi(argv[2]), atoi(argv[3]), atol(argv[4]));
 	else if (!strcmp(argv[1], "fill") && argc > 3)

@@ -35,6 +35,7 @@ struct fake {
 	char root[300];  /* dir/mnt: prefix of every mount point */
 	char mountinfo[300];
 	char proc[300];
+	char cmdline[300];
 	/* What the fake kernel omits from a new cgroup directory. */
 	bool no_swap;        /* v2 memory.swap.max, v1 memory.memsw.* */
 	bool no_pids_files;  /* pids.max and friends: controller not enabled */
@@ -224,9 +225,11 @@ static struct fake *fake_new(const char *mountinfo, const char *proc)
 	snprintf(f->root, sizeof(f->root), "%s/mnt", f->dir);
 	snprintf(f->mountinfo, sizeof(f->mountinfo), "%s/mountinfo", f->dir);
 	snprintf(f->proc, sizeof(f->proc), "%s/cgroup", f->dir);
+	snprintf(f->cmdline, sizeof(f->cmdline), "%s/cmdline", f->dir);
 	mkdir_p(f->root);
 	xwrite(f->mountinfo, mountinfo);
 	xwrite(f->proc, proc);
+	xwrite(f->cmdline, "BOOT_IMAGE=/vmlinuz root=/dev/vda1 ro quiet\n");
 	return f;
 }
 
@@ -263,6 +266,7 @@ static struct sbx_cgroup_detect_opts fake_opts(struct fake *f, const char *paren
 		.cgroup_parent = parent,
 		.mountinfo = f->mountinfo,
 		.proc_cgroup = f->proc,
+		.cmdline = f->cmdline,
 		.root = f->root,
 	};
 }
@@ -640,6 +644,54 @@ static void test_host_report(void **state)
 	free(buf);
 	fake_free(f);
 	fake_free(g);
+}
+
+/* cgroup.memory=nosocket: v2 would not charge socket buffers, so it is
+ * refused with its own Hint, in sbx run and sbx check alike; other
+ * cgroup.memory options are fine. */
+static void test_v2_nosocket(void **state)
+{
+	static const struct {
+		const char *cmdline;
+		bool refused;
+	} cases[] = {
+		{ "root=/dev/vda1 cgroup.memory=nosocket\n", true },
+		{ "cgroup.memory=nokmem,nosocket quiet", true },
+		{ "cgroup.memory=nokmem cgroup.memory=nosocket", true },
+		{ "cgroup.memory=nokmem quiet\n", false },
+		{ "xcgroup.memory=nosocket nosocket", false },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct fake *f = fake_v2("cpu memory pids\n", "");
+		struct sbx_cgroup_detect_opts o = fake_opts(f, NULL);
+		struct sbx_error err = { 0 };
+		struct sbx_cgroup_host h;
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *m;
+
+		xwrite(f->cmdline, cases[i].cmdline);
+		if (!cases[i].refused) {
+			detect_ok(f, NULL, &h);
+			assert_int_equal(h.version, 2);
+			sbx_cgroup_host_free(&h);
+			fake_free(f);
+			continue;
+		}
+		assert_int_equal(sbx_cgroup_detect(&h, &o, &err), -1);
+		assert_int_equal(err.code, SBX_EXIT_UNAVAILABLE);
+		assert_non_null(strstr(err.msg, "cgroup.memory=nosocket"));
+		assert_non_null(strstr(err.hint, "remove cgroup.memory=nosocket"));
+		m = open_memstream(&buf, &len);
+		assert_int_equal(sbx_cgroup_host_report(m, &o), -1);
+		fclose(m);
+		assert_non_null(strstr(buf, "cgroup           unusable: v2: the kernel was booted with "
+					    "cgroup.memory=nosocket"));
+		assert_non_null(strstr(buf, "Hint: remove cgroup.memory=nosocket"));
+		free(buf);
+		fake_free(f);
+	}
 }
 
 /* --- v2 backend ---------------------------------------------------------- */
@@ -1369,6 +1421,7 @@ int main(void)
 		cmocka_unit_test(test_detect_cgroup_parent),
 		cmocka_unit_test(test_detect_mount_root_and_escapes),
 		cmocka_unit_test(test_host_report),
+		cmocka_unit_test(test_v2_nosocket),
 		cmocka_unit_test(test_v2_create_writes),
 		cmocka_unit_test(test_v2_no_swap_accounting),
 		cmocka_unit_test(test_v2_missing_controller_file),
