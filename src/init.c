@@ -669,10 +669,10 @@ static void setup_rlimits(const struct sbx_spec *spec)
  * where the init reads it.  The payload gets its own session (no
  * controlling terminal shared with the caller, and a process group the
  * init can signal as a whole), stdin /dev/null, the capture pipes,
- * nothing else open, /work as its directory, and normal signal semantics: no signal blocked (the broker blocks its
- * cancellation signals, and a mask survives execve) and every disposition
- * at its default (the init has no handlers and reset every ignored signal
- * when it started).
+ * nothing else open, /work as its directory, and normal signal semantics:
+ * no signal blocked (the broker blocks its cancellation signals, and a
+ * mask survives execve) and every disposition at its default (the init
+ * has no handlers and reset every ignored signal when it started).
  *
  * glibc's posix_spawn would do the same, plus one sigaction call per
  * signal (64, each through the seccomp filter) and an mmap and munmap of

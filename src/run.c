@@ -211,12 +211,13 @@ static void decide_status(struct sbx_run *run)
 		return;
 	}
 	if (!o->exited && o->init_sigkilled && oom) {
-		/* The OOM killer took the init itself: the payload kept its
-		 * own footprint small (tmpfs pages and socket buffers belong
-		 * to no process) and was not the worst choice after all, or
-		 * on v2 memory.oom.group killed everything at once.  Either
-		 * way the payload ran into its memory limit; it died with the
-		 * pid namespace, of SIGKILL. */
+		/* The OOM killer took the init itself before it could report:
+		 * on v2 memory.oom.group kills the whole group at once, and on
+		 * v1 a payload that lowered its oom_score_adj back to the
+		 * init's, with memory no process owns (tmpfs pages, socket
+		 * buffers), can leave the init the kernel's choice.  Either way
+		 * the payload ran into its memory limit; it died with the pid
+		 * namespace, of SIGKILL. */
 		run->status = SBX_STATUS_LIMIT_EXCEEDED;
 		run->sandbox_oom_killed = true;
 		snprintf(run->reason, sizeof(run->reason),
