@@ -30,6 +30,7 @@
 
 struct sbx_admission {
 	int fd;
+	unsigned slot;
 };
 
 /* --- defaults ----------------------------------------------------------------- */
@@ -178,7 +179,9 @@ static int probe(int slots_fd, unsigned n, bool create, struct census *c)
 	return -1;
 }
 
-/* Count held slots and their memory; keep one free slot below @max. */
+/* Count held slots and their memory; keep the lowest free slot below
+ * @max (so root's per-run ids, drawn from the slot, stay at the start of
+ * their range whatever order the directory lists the files in). */
 static int take_census(int slots_fd, uint64_t max, struct census *c, struct sbx_error *err)
 {
 	_cleanup_free_ bool *seen = sbx_xcalloc(max, sizeof(bool));
@@ -206,7 +209,9 @@ static int take_census(int slots_fd, uint64_t max, struct census *c, struct sbx_
 		fd = probe(slots_fd, n, false, c);
 		if (fd < 0)
 			continue;
-		if (n < max && c->free_fd < 0) {
+		if (n < max && (c->free_fd < 0 || n < c->free_slot)) {
+			if (c->free_fd >= 0)
+				close(c->free_fd);
 			c->free_fd = fd;
 			c->free_slot = n;
 		} else {
@@ -214,11 +219,17 @@ static int take_census(int slots_fd, uint64_t max, struct census *c, struct sbx_
 		}
 	}
 	closedir(d);
-	for (unsigned n = 0; c->free_fd < 0 && n < max; n++) {
-		if (seen[n])
+	/* A number below that without a file yet: the lowest one wins. */
+	for (unsigned n = 0; n < max && (c->free_fd < 0 || n < c->free_slot); n++) {
+		int fd;
+
+		if (seen[n] || (fd = probe(slots_fd, n, true, c)) < 0)
 			continue;
-		c->free_fd = probe(slots_fd, n, true, c);
+		if (c->free_fd >= 0)
+			close(c->free_fd);
+		c->free_fd = fd;
 		c->free_slot = n;
+		break;
 	}
 	return 0;
 }
@@ -366,7 +377,13 @@ int sbx_admission_reserve_cancellable(const char *state_dir,
 	}
 	*res = sbx_xmalloc(sizeof(**res));
 	(*res)->fd = fd;
+	(*res)->slot = c.free_slot;
 	return 0;
+}
+
+unsigned sbx_admission_slot(const struct sbx_admission *res)
+{
+	return res->slot;
 }
 
 void sbx_admission_release(struct sbx_admission *res)

@@ -94,6 +94,11 @@ int sbx_admission_reserve_cancellable(const char *state_dir,
 				      void (*on_queued)(void *), void *userdata,
 				      struct sbx_admission **res, struct sbx_error *err);
 
+/* The held slot's number, < max_concurrent: no two live reservations of
+ * one state directory have the same (root's per-run host id is drawn
+ * from it, rootids.h). */
+unsigned sbx_admission_slot(const struct sbx_admission *res);
+
 /* Give the slot back.  NULL is a no-op. */
 void sbx_admission_release(struct sbx_admission *res);
 

@@ -30,6 +30,7 @@
 #include "hostconfig.h"
 #include "state.h"
 #include "libexec.h"
+#include "rootids.h"
 #include "syscalls.h"
 
 struct probe {
@@ -244,6 +245,34 @@ static const struct probe probes[] = {
 	{ "temp dir", true, probe_tempdir, SBX_TEMP_HINT },
 };
 
+/*
+ * Which host ids sandboxes get, as `sbx run` decides it (rootids.c): for
+ * root, the configured range, which must own nothing on this host (every
+ * run is refused otherwise); for anyone else, the caller's own id.
+ */
+static int report_root_ids(const struct sbx_hostconfig *cfg)
+{
+	uint32_t first = cfg->root_ids_first, last = first + cfg->root_ids_count - 1;
+	struct sbx_error err = { 0 };
+
+	if (getuid() != 0 || !sbx_root_ids_mapped(first)) {
+		printf("%-16s ok: not used: a sandbox is the caller's own uid %u on the host\n",
+		       "root ids", (unsigned)getuid());
+		return 0;
+	}
+	if (sbx_root_ids_check("/etc", first, cfg->root_ids_count, &err) < 0) {
+		/* err.msg starts "root_ids: "; the column says it. */
+		printf("%-16s unusable: %s\n", "root ids",
+		       strncmp(err.msg, "root_ids: ", 10) == 0 ? err.msg + 10 : err.msg);
+		printf("%-16s Hint: %s\n", "", err.hint);
+		return -1;
+	}
+	printf("%-16s ok: %u-%u, one per concurrent run; none in /etc/passwd, /etc/group, "
+	       "/etc/subuid, /etc/subgid\n",
+	       "root ids", first, last);
+	return 0;
+}
+
 int sbx_cmd_check(const struct sbx_common_opts *o)
 {
 	struct sbx_hostconfig cfg = { 0 };
@@ -276,6 +305,8 @@ int sbx_cmd_check(const struct sbx_common_opts *o)
 
 	copts.cgroup_parent = cfg.cgroup_parent;
 	if (sbx_cgroup_host_report(stdout, &copts) < 0)
+		code = SBX_EXIT_UNAVAILABLE;
+	if (report_root_ids(&cfg) < 0)
 		code = SBX_EXIT_UNAVAILABLE;
 
 	if (sbx_catalog_load(&cat, sbx_catalog_default_dir(o->policy, &cfg), &err) < 0) {

@@ -31,8 +31,9 @@
  *      itself with Landlock where the kernel has it and loads the seccomp
  *      filter - so from here on it is no more powerful than the payload,
  *   5. sets the rlimits and spawns the payload in its own session with
- *      only stdin (/dev/null), stdout and stderr open, exec'ing the
- *      profile's interpreter,
+ *      only stdin (/dev/null), stdout and stderr open and oom_score_adj
+ *      1000 (the OOM killer's first choice, the init staying lower),
+ *      exec'ing the profile's interpreter,
  *   6. reaps: forwards SIGTERM/SIGINT/SIGHUP to every process in the
  *      namespace, and when the payload ends kills whatever it left behind
  *      and reports the payload's wait status to the broker.
@@ -638,20 +639,20 @@ static void setup_code(const struct sbx_spec *spec)
 		 MOUNT_ATTR_RDONLY);
 }
 
-/* Close every inherited fd of the broker's but the three the init uses. */
-static void close_inherited(int keep[3])
+/* Close every inherited fd of the broker's but the four the init uses. */
+static void close_inherited(int keep[4])
 {
 	unsigned lo = 3;
 
 	/* keep[] sorted ascending */
-	for (int i = 0; i < 2; i++)
-		for (int j = 0; j < 2 - i; j++)
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 3 - i; j++)
 			if (keep[j] > keep[j + 1]) {
 				int t = keep[j];
 				keep[j] = keep[j + 1];
 				keep[j + 1] = t;
 			}
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		if ((unsigned)keep[i] > lo && close_range(lo, (unsigned)keep[i] - 1, 0) < 0)
 			fail(SBX_STAGE_FDS, "close_range");
 		lo = (unsigned)keep[i] + 1;
@@ -870,17 +871,59 @@ fail:
 	_exit(127);
 }
 
+/*
+ * The OOM killer's first choice in the run's cgroup is the payload (and
+ * whatever it starts: children inherit the value), never the init.  A
+ * payload whose memory is tmpfs pages or socket buffers has a tiny RSS,
+ * and without this the kernel may well pick the init and end the run
+ * without the payload's exit status.  Raising a value needs no privilege,
+ * lowering it needs none down to the least value inherited, which is the
+ * init's: so the init writes 1000 into its own oom_score_adj just before
+ * the clone (which copies it to the child) and puts its own back once the
+ * child has exec'd.  It uses an fd opened when it started, because from
+ * the uid change on it is not dumpable and /proc/self belongs to a root it
+ * does not have; and the child cannot write its own for the same reason
+ * (it shares the init's memory until execve).  The payload may lower its
+ * value again to the init's; run.c reads an OOM-killed init as the memory
+ * limit too.
+ */
+static int oom_adj_fd = -1;
+static char oom_adj_init[16];
+
+static void open_oom_score_adj(void)
+{
+	ssize_t n;
+
+	oom_adj_fd = open("/proc/self/oom_score_adj", O_RDWR | O_CLOEXEC);
+	if (oom_adj_fd < 0)
+		fail(SBX_STAGE_SYNC, "opening /proc/self/oom_score_adj");
+	n = read(oom_adj_fd, oom_adj_init, sizeof(oom_adj_init) - 1);
+	if (n <= 0)
+		fail(SBX_STAGE_SYNC, "reading /proc/self/oom_score_adj");
+	oom_adj_init[n] = '\0';
+}
+
+static void set_oom_score_adj(const char *v)
+{
+	if (write(oom_adj_fd, v, strlen(v)) != (ssize_t)strlen(v))
+		fail(SBX_STAGE_FORK, "oom_score_adj %s", v);
+}
+
 static pid_t spawn_payload(const struct sbx_spec *spec, int out_fd, int err_fd)
 {
 	static char stack[64 * 1024] __attribute__((aligned(16)));
 	struct payload_exec x = { .spec = spec, .out_fd = out_fd, .err_fd = err_fd };
 	pid_t pid;
 
+	set_oom_score_adj("1000");
 	/* The legacy clone: the seccomp filter already loaded answers
 	 * clone3 with ENOSYS, as it does for the payload. */
 	pid = clone(exec_payload, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &x);
 	if (pid < 0)
 		fail(SBX_STAGE_FORK, "clone for the payload");
+	/* The child has exec'd (or failed): its memory is its own now, so
+	 * this changes the init's value alone. */
+	set_oom_score_adj(oom_adj_init);
 	if (x.err) {
 		/* The child has exited; reap it so no zombie is mistaken for
 		 * the payload. */
@@ -1009,6 +1052,7 @@ void sbx_init_main(int sock, int out_fd, int err_fd)
 	 * this was set; then the wait below sees EOF. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		fail(SBX_STAGE_SYNC, "PR_SET_PDEATHSIG");
+	open_oom_score_adj();
 	unshare_namespaces();
 	send_netlink(sock);
 	set_memfd_noexec();
@@ -1048,7 +1092,7 @@ void sbx_init_main(int sock, int out_fd, int err_fd)
 	hand_over_work(sock);
 	setup_code(spec);
 	setup_pivot();
-	close_inherited((int[3]){ sock, out_fd, err_fd });
+	close_inherited((int[4]){ sock, out_fd, err_fd, oom_adj_fd });
 	drop_credentials();
 	landlock_abi = apply_landlock();
 	load_seccomp(spec);

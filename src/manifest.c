@@ -71,8 +71,9 @@ static json_t *exit_record(const struct sbx_run *run)
 	const struct sbx_outcome *o = &run->outcome;
 
 	if (!run->ran || !o->exited) {
-		/* Killed with the whole namespace before the init could report. */
-		if (run->ran && o->killed)
+		/* Killed with the whole namespace before the init could
+		 * report: by us after the grace period, or by the OOM killer. */
+		if (run->ran && (o->killed || run->sandbox_oom_killed))
 			return json_pack("{s:s}", "signal", "SIGKILL");
 		return json_null();
 	}
@@ -114,7 +115,7 @@ static json_t *usage(const struct sbx_run *run)
 		(json_int_t)(run->have_stats && run->stats.has_peak_memory ? run->stats.peak_memory_bytes : 0),
 		"output_bytes", (json_int_t)(run->collected ? run->coll.bytes_found : 0), "output_files",
 		(json_int_t)(run->collected ? run->coll.files_found : 0), "oom_kills",
-		(json_int_t)(run->have_stats ? run->stats.oom_kills + run->stats.oom_group_kills : 0),
+		(json_int_t)(run->have_stats ? run->stats.oom_kills : 0),
 		"output_quota_hit", run->output_quota_hit);
 
 	json_object_set_new(u, "pids_peak",

@@ -46,6 +46,7 @@
 #include "digest.h"
 #include "events.h"
 #include "proxy.h"
+#include "rootids.h"
 #include "run.h"
 #include "sign.h"
 #include "sandbox.h"
@@ -199,7 +200,7 @@ static bool output_root_full(int fd)
 static void decide_status(struct sbx_run *run)
 {
 	const struct sbx_outcome *o = &run->outcome;
-	bool oom = run->have_stats && (run->stats.oom_kills + run->stats.oom_group_kills) > 0;
+	bool oom = run->have_stats && run->stats.oom_kills > 0;
 	bool pids = run->have_stats && run->stats.pids_events_max > 0;
 
 	run->partial = true;
@@ -213,6 +214,21 @@ static void decide_status(struct sbx_run *run)
 		snprintf(run->reason, sizeof(run->reason), "wall_seconds %llu reached%s",
 			 (unsigned long long)run->plan.limits.v[SBX_LIMIT_WALL_SECONDS],
 			 o->killed ? "; killed after grace_seconds" : "");
+		return;
+	}
+	if (!o->exited && o->init_sigkilled && oom) {
+		/* The OOM killer took the init itself before it could report:
+		 * on v2 memory.oom.group kills the whole group at once, and on
+		 * v1 a payload that lowered its oom_score_adj back to the
+		 * init's, with memory no process owns (tmpfs pages, socket
+		 * buffers), can leave the init the kernel's choice.  Either way
+		 * the payload ran into its memory limit; it died with the pid
+		 * namespace, of SIGKILL. */
+		run->status = SBX_STATUS_LIMIT_EXCEEDED;
+		run->sandbox_oom_killed = true;
+		snprintf(run->reason, sizeof(run->reason),
+			 "memory: memory_mib %llu exceeded (OOM kill of the whole sandbox)",
+			 (unsigned long long)run->plan.limits.v[SBX_LIMIT_MEMORY_MIB]);
 		return;
 	}
 	if (!o->exited) {
@@ -519,6 +535,7 @@ static int execute(struct sbx_run *run, int sfd)
 	 * for an RCU grace period, while the init is still starting up.) */
 	if (sbx_cgroup_attach(run->cg, sp.pid, &run->err) < 0)
 		goto out;
+	sp.host_id = run->host_id;
 	sp.code = code ? code : run->job.code;
 	sp.code_len = code ? code_len : run->job.code_len;
 	if (sbx_spawn_prepare(&sp, &run->plan, &run->job, &run->err) < 0)
@@ -626,7 +643,8 @@ static void cleanup(struct sbx_run *run)
 
 int sbx_cmd_run(const struct sbx_run_opts *o)
 {
-	struct sbx_run run = { .opts = o, .status = SBX_STATUS_ERROR, .temp_fd = -1 };
+	struct sbx_run run = { .opts = o, .status = SBX_STATUS_ERROR, .temp_fd = -1,
+				.host_id = (uid_t)-1 };
 	_cleanup_(sbx_admission_releasep) struct sbx_admission *slot = NULL;
 	_cleanup_free_ char *state_dir = NULL;
 	_cleanup_close_ int sfd = -1;
@@ -699,6 +717,12 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 						      &run, &slot, &run.err) < 0)
 			goto done;
 	}
+	/* Root's sandbox gets a host id of its own, tied to the slot just
+	 * taken: no other live run can hold the same.  Before any state
+	 * exists, so a refusal leaves nothing to clean. */
+	if (sbx_root_ids_choose(run.cfg.root_ids_first, run.cfg.root_ids_count,
+				sbx_admission_slot(slot), &run.host_id, &run.err) < 0)
+		goto done;
 	sbx_run_event(&run, "admitted", NULL);
 	if (sbx_state_create(state_dir, run.run_id, run.principal, &state, &run.err) < 0)
 		goto done;

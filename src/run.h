@@ -40,6 +40,8 @@ struct sbx_run {
 	bool job_read;            /* from here on a manifest is printed */
 	struct sbx_plan plan;
 	bool admitted;
+	uid_t host_id;            /* root: the sandbox user's host uid/gid
+				   * (rootids.h); (uid_t)-1: the caller's */
 
 	/* What happened. */
 	enum sbx_status status;
@@ -49,6 +51,8 @@ struct sbx_run {
 	bool seccomp_applied;
 	struct sbx_outcome outcome;
 	bool ran;                 /* the supervisor ran */
+	bool sandbox_oom_killed;  /* the init was OOM-killed before it could
+				   * report the payload's end */
 	struct sbx_collection coll;
 	bool collected;
 	bool partial;

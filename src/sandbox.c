@@ -107,22 +107,6 @@ static char **expand_argv(const struct sbx_profile *p, const char *code_path, ch
 	return argv;
 }
 
-/* Is @id mapped in the user namespace whose map file is @map? */
-static bool id_is_mapped(const char *map, unsigned long id)
-{
-	unsigned long inside, outside, count;
-	bool found = false;
-	FILE *f = fopen(map, "re");
-
-	if (!f)
-		return false;
-	while (fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3)
-		if (id >= inside && id - inside < count)
-			found = true;
-	fclose(f);
-	return found;
-}
-
 /* sbx-init, the program the sandbox's first process runs (init.c). */
 static int open_init(struct sbx_spawn *sp, struct sbx_error *err)
 {
@@ -292,14 +276,14 @@ int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const s
 	if (sbx_seccomp_compile(plan->seccomp, &spec->seccomp, err) < 0)
 		return -1;
 
-	if (getuid() == 0 && id_is_mapped("/proc/self/uid_map", SBX_ROOT_MAPPED_ID) &&
-	    id_is_mapped("/proc/self/gid_map", SBX_ROOT_MAPPED_ID)) {
-		spec->outer_uid = SBX_ROOT_MAPPED_ID;
-		spec->outer_gid = SBX_ROOT_MAPPED_ID;
+	if (sp->host_id != (uid_t)-1) {
+		/* Root's run: an id of this run's own (rootids.c). */
+		spec->outer_uid = sp->host_id;
+		spec->outer_gid = (gid_t)sp->host_id;
 	} else {
-		/* An unprivileged caller, or root of a user namespace that has
-		 * no "nobody": the sandbox user is the caller itself, as for
-		 * any unprivileged user. */
+		/* An unprivileged caller, or root of a user namespace that
+		 * does not map root's ids: the sandbox user is the caller
+		 * itself, the one id it may map without newuidmap. */
 		spec->outer_uid = getuid();
 		spec->outer_gid = getgid();
 	}

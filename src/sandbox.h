@@ -26,9 +26,6 @@
 
 #define SBX_SANDBOX_UID 1000
 #define SBX_SANDBOX_GID 1000
-/* Host id the sandbox user maps to when sbx runs as root: never 0, so that
- * nothing inside can own host files or cgroups as root. */
-#define SBX_ROOT_MAPPED_ID 65534
 
 /* Steps between clone and execve, in order.  Each failure names one. */
 enum sbx_stage {
@@ -194,10 +191,15 @@ struct sbx_spawn {
 	int proxy_fd;    /* the proxy listener (spec.proxy_listener), or -1 */
 	int spec_fd;     /* the packed spec (spec-blob.c) until the go-ahead */
 	int init_fd;     /* O_PATH of sbx-init */
+	/* The host uid and gid the sandbox user maps to, set before
+	 * sbx_spawn_prepare(): root's runs get one of their own from
+	 * rootids.c, never 0; (uid_t)-1 is the caller's own ids. */
+	uid_t host_id;
 };
 
 #define SBX_SPAWN_INIT { .pid = -1, .pidfd = -1, .sock = -1, .out_rd = -1, .err_rd = -1, \
-			 .in_fd = -1, .outroot_fd = -1, .proxy_fd = -1, .spec_fd = -1, .init_fd = -1 }
+			 .in_fd = -1, .outroot_fd = -1, .proxy_fd = -1, .spec_fd = -1, .init_fd = -1, \
+			 .host_id = (uid_t)-1 }
 
 int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const struct sbx_job *job,
 		      struct sbx_error *err);

@@ -235,6 +235,8 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 				if (waitid(P_PIDFD, (id_t)sp->pidfd, &si, WEXITED | WNOHANG) == 0 &&
 				    si.si_pid != 0) {
 					init_gone = true;
+					out->init_sigkilled = si.si_code == CLD_KILLED &&
+							      si.si_status == SIGKILL;
 					epoll_ctl(ep, EPOLL_CTL_DEL, sp->pidfd, NULL);
 					close(sp->pidfd);
 					sp->pidfd = -1;
@@ -300,14 +302,19 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 			while ((k = sbx_spawn_recv_report(sp->sock, &rep, NULL, 0)) > 0) {
 				if (k != (int)sizeof(rep))
 					continue;
+				/* The same events as in the loop: a fast payload's
+				 * reports can still be queued when the init's exit
+				 * is seen first. */
 				if (rep.kind == SBX_REPORT_EXITED && !out->exited) {
 					out->exited = true;
 					out->wait_status = rep.status;
+					emit(o, "exited", NULL);
 				} else if (rep.kind == SBX_REPORT_STARTED && !out->started) {
 					out->started = true;
 					out->t_exec_ns = sbx_now_mono_ns();
 					out->landlock_abi = rep.status;
 					out->memfd_noexec = memfd_noexec_of(&rep);
+					emit(o, "started", NULL);
 				} else if (rep.kind == SBX_REPORT_FAILED) {
 					r = sbx_spawn_report_error(&rep, err);
 				}

@@ -43,6 +43,8 @@ struct sbx_outcome {
 	const char *limit_reason; /* with SBX_TERM_LIMIT */
 	bool soft_fired;
 	bool killed;         /* SIGKILL had to be sent after the grace period */
+	bool init_sigkilled; /* the init itself died of SIGKILL (ours, or the
+			      * kernel's: an OOM kill, a group OOM kill) */
 	uint64_t t_started_ns;
 	uint64_t t_exec_ns;  /* STARTED received */
 	uint64_t t_end_ns;

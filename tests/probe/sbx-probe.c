@@ -31,6 +31,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <netinet/in.h>
 #include <sys/personality.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
@@ -561,6 +562,142 @@ static void hog_quotas(const char *ready, int hold)
 	sleep((unsigned)hold);
 }
 
+/*
+ * Fill /dev/shm (a tmpfs, whose pages are charged to the run's memory
+ * cgroup but to no process's RSS) with up to @mib MiB from a 64 KiB
+ * buffer, so that the writer itself stays small.  Prints what it wrote
+ * only if it survives.
+ */
+static void shmfill(long mib)
+{
+	static char buf[65536];
+	long done = 0, want = mib << 20;
+	int fd = open("/dev/shm/sbx-probe-fill", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	if (fd < 0) {
+		result("shmfill_open", -1);
+		return;
+	}
+	memset(buf, 0x5a, sizeof(buf));
+	while (done < want) {
+		ssize_t n = write(fd, buf, sizeof(buf));
+		if (n < 0) {
+			printf("shmfill wrote=%ld errno=%s\n", done, strerrorname_np(errno));
+			close(fd);
+			return;
+		}
+		done += n;
+	}
+	close(fd);
+	printf("shmfill wrote=%ld errno=none\n", done);
+}
+
+/*
+ * Loopback TCP buffers that are never read: @n connections to our own
+ * listener on 127.0.0.1 (in the sandbox's net namespace), with @buf bytes
+ * asked for as SO_SNDBUF and SO_RCVBUF, and each client sending with
+ * MSG_DONTWAIT until EAGAIN (or ENOBUFS/ENOMEM), never reading the
+ * server side.  Stops once @cap_mib MiB are queued in all, so a host
+ * without a limit is not run out of memory.  Prints how much the kernel
+ * took.
+ */
+static void tcpfill(int n, int buf, long cap_mib)
+{
+	static char chunk[65536];
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	long long queued = 0, cap = (long long)cap_mib << 20;
+	int made = 0, lerr = 0;
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (l < 0 || (buf > 0 && setsockopt(l, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf)) < 0) ||
+	    bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(l, n + 8) < 0 ||
+	    getsockname(l, (struct sockaddr *)&a, &alen) < 0) {
+		result("tcpfill_listen", -1);
+		return;
+	}
+	memset(chunk, 0x33, sizeof(chunk));
+	for (int i = 0; i < n && queued < cap; i++) {
+		int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), s;
+
+		if (c < 0 || (buf > 0 && setsockopt(c, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf)) < 0) ||
+		    connect(c, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+		    (s = accept4(l, NULL, NULL, SOCK_CLOEXEC)) < 0) {
+			lerr = errno;
+			break;
+		}
+		made++;
+		/* s stays open and unread: its receive queue fills. */
+		(void)s;
+		while (queued < cap) {
+			ssize_t k = send(c, chunk, sizeof(chunk), MSG_DONTWAIT | MSG_NOSIGNAL);
+			if (k < 0) {
+				if (errno != EAGAIN && errno != ENOBUFS && errno != ENOMEM)
+					lerr = errno;
+				break;
+			}
+			queued += k;
+		}
+	}
+	printf("tcpfill conns=%d queued=%lld errno=%s\n", made, queued,
+	       lerr ? strerrorname_np(lerr) : "none");
+	fflush(stdout);
+}
+
+/*
+ * The same with UDP: @n receivers on 127.0.0.1 with @buf bytes asked for
+ * as SO_RCVBUF, never read, each sent up to @per_mib MiB of 60000-byte
+ * datagrams (a full receiver drops them, so the send count says nothing).
+ * What the kernel holds is the receive queues, read from /proc/net/udp of
+ * the sandbox's own net namespace, where only these sockets exist.
+ */
+static void udpfill(int n, int buf, long per_mib)
+{
+	static char dgram[60000];
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	long long queued = 0;
+	char line[512];
+	int made = 0;
+	FILE *f;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (s < 0) {
+		result("udpfill_socket", -1);
+		return;
+	}
+	memset(dgram, 0x44, sizeof(dgram));
+	for (int i = 0; i < n; i++) {
+		socklen_t alen = sizeof(a);
+		int r = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+		a.sin_port = 0;
+		if (r < 0 || setsockopt(r, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf)) < 0 ||
+		    bind(r, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+		    getsockname(r, (struct sockaddr *)&a, &alen) < 0)
+			break;
+		made++;
+		for (long k = 0; k < (per_mib << 20) / (long)sizeof(dgram); k++)
+			if (sendto(s, dgram, sizeof(dgram), MSG_DONTWAIT, (struct sockaddr *)&a,
+				   sizeof(a)) < 0 && errno != EAGAIN && errno != ENOBUFS &&
+			    errno != ENOMEM)
+				break;
+	}
+	f = fopen("/proc/net/udp", "re");
+	if (!f) {
+		result("udpfill_proc", -1);
+		return;
+	}
+	/* "sl local rem st tx_queue:rx_queue ..." in hex */
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long tx, rx;
+		if (sscanf(line, "%*s %*s %*s %*s %lx:%lx", &tx, &rx) == 2)
+			queued += (long long)rx;
+	}
+	fclose(f);
+	printf("udpfill socks=%d queued=%lld\n", made, queued);
+	fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -594,6 +731,12 @@ int main(int argc, char **argv)
 		forkbomb(atoi(argv[2]));
 	else if (!strcmp(argv[1], "memhog") && argc > 2)
 		memhog(atol(argv[2]));
+	else if (!strcmp(argv[1], "shmfill") && argc > 2)
+		shmfill(atol(argv[2]));
+	else if (!strcmp(argv[1], "udpfill") && argc > 4)
+		udpfill(atoi(argv[2]), atoi(argv[3]), atol(argv[4]));
+	else if (!strcmp(argv[1], "tcpfill") && argc > 4)
+		tcpfill(atoi(argv[2]), atoi(argv[3]), atol(argv[4]));
 	else if (!strcmp(argv[1], "fill") && argc > 3)
 		fill(argv[2], atol(argv[3]));
 	else if (!strcmp(argv[1], "ignore-term")) {

@@ -307,6 +307,31 @@ static void test_memory_budget(void **state)
 	assert_int_equal(queued, 0);
 }
 
+/* Live reservations have distinct slot numbers, and a new one takes the
+ * lowest free: root's per-run host ids are drawn from them. */
+static void test_slot_numbers(void **state)
+{
+	const char *dir = *state;
+	struct sbx_admission_limits lim = { .max_concurrent = 8, .memory_budget_mib = 1000 };
+	struct sbx_admission *r[5] = { 0 };
+	struct sbx_error err = { 0 };
+
+	for (unsigned i = 0; i < 4; i++) {
+		assert_int_equal(sbx_admission_reserve(dir, &lim, 1, 0, RUN_A, NULL, NULL, &r[i], &err), 0);
+		assert_int_equal(sbx_admission_slot(r[i]), i);
+	}
+	sbx_admission_release(r[1]);
+	sbx_admission_release(r[2]);
+	assert_int_equal(sbx_admission_reserve(dir, &lim, 1, 0, RUN_B, NULL, NULL, &r[1], &err), 0);
+	assert_int_equal(sbx_admission_slot(r[1]), 1);
+	assert_int_equal(sbx_admission_reserve(dir, &lim, 1, 0, RUN_B, NULL, NULL, &r[2], &err), 0);
+	assert_int_equal(sbx_admission_slot(r[2]), 2);
+	assert_int_equal(sbx_admission_reserve(dir, &lim, 1, 0, RUN_B, NULL, NULL, &r[4], &err), 0);
+	assert_int_equal(sbx_admission_slot(r[4]), 4);
+	for (unsigned i = 0; i < 5; i++)
+		sbx_admission_release(r[i]);
+}
+
 static void test_dies_with_process(void **state)
 {
 	const char *dir = *state;
@@ -385,6 +410,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_waits_for_exit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wait_times_out, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memory_budget, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slot_numbers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dies_with_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_race, setup, teardown),
 	};

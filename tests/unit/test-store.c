@@ -26,8 +26,8 @@
 
 /* As root, sbx writes /work/in as the id the sandbox user maps to (run.c
  * sets fsuid/fsgid), and the archive helper then runs as that id: the
- * test does what run.c does. */
-#define SANDBOX_OUTER_ID 65534
+ * test does what run.c does, with the first id of the default root_ids. */
+#define SANDBOX_OUTER_ID 2130706432
 
 static void own_in(const char *in)
 {
