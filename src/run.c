@@ -315,9 +315,18 @@ static int record_cgroups(struct sbx_run *run)
  * sandbox user maps to (which also keeps root's power out of the copy).
  */
 static int materialize(struct sbx_run *run, const struct sbx_spec *spec, int principal_fd,
-		       int in_fd)
+		       int in_fd, int sfd)
 {
 	bool root = geteuid() != spec->outer_uid;
+	/* An archive's helper runs in the run's cgroup, under its wall clock
+	 * and its cancellation (store.c). */
+	struct sbx_extract_ctl ctl = {
+		.cg = run->cg,
+		.cancel_fd = sfd,
+		.deadline_ns = sbx_now_mono_ns() + run->plan.limits.v[SBX_LIMIT_WALL_SECONDS] * 1000000000ull,
+		.wall_seconds = run->plan.limits.v[SBX_LIMIT_WALL_SECONDS],
+		.memory_mib = run->plan.limits.v[SBX_LIMIT_MEMORY_MIB],
+	};
 	int r;
 
 	if (!run->job.input_handles[0])
@@ -328,7 +337,7 @@ static int materialize(struct sbx_run *run, const struct sbx_spec *spec, int pri
 	}
 	r = sbx_store_materialize(principal_fd, run->principal, run->job.input_handles,
 				  run->job.extract, in_fd, run->plan.profile->input_bytes_max,
-				  run->plan.profile->input_bytes_max, &run->err);
+				  run->plan.profile->input_bytes_max, &ctl, &run->err);
 	if (root) {
 		setfsuid(0);
 		setfsgid(0);
@@ -395,6 +404,7 @@ static int execute(struct sbx_run *run, int sfd)
 	_cleanup_close_ int principal_fd = -1;
 	_cleanup_free_ char *code = NULL;
 	size_t code_len = 0;
+	uint64_t t_extract;
 	int r = -1;
 
 	/* The sandbox's first process before anything else: the kernel makes
@@ -461,8 +471,19 @@ static int execute(struct sbx_run *run, int sfd)
 		so.net_fd = sbx_proxy_fd(run->proxy);
 		so.net_ready = on_net_ready;
 	}
-	if (materialize(run, &sp.spec, principal_fd, sp.in_fd) < 0)
+	t_extract = sbx_now_mono_ns();
+	if (materialize(run, &sp.spec, principal_fd, sp.in_fd, sfd) < 0)
 		goto out;
+	/* wall_seconds bounds extraction and payload together: what the
+	 * archives took is taken from the payload's deadlines.  (Without
+	 * archives nothing is taken: copying is not on the clock.) */
+	if (run->job.extract && run->job.extract[0]) {
+		uint64_t spent_ms = (sbx_now_mono_ns() - t_extract) / 1000000ull;
+
+		so.wall_ms = so.wall_ms > spent_ms ? so.wall_ms - spent_ms : 1;
+		if (so.soft_ms)
+			so.soft_ms = so.soft_ms > spent_ms ? so.soft_ms - spent_ms : 1;
+	}
 	if (sbx_spawn_continue(&sp, &run->err) < 0)
 		goto out;
 	sbx_run_event(run, "materialized", NULL);

@@ -299,7 +299,7 @@ static void test_not_archives(void **state)
 	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
 	assert_int_equal(sbx_archive_check(fd, &test_limits, &rep), -1);
 	assert_int_equal(rep.code, SBX_EXIT_REFUSED);
-	assert_non_null(strstr(rep.reason, "not a readable archive"));
+	assert_non_null(strstr(rep.reason, "not a tar or zip archive"));
 	assert_string_equal(rep.entry, "");
 	close(fd);
 }
