@@ -9,7 +9,10 @@
  * the payload.  Channels between them: a SOCK_SEQPACKET socket (the
  * sealed spec, setup reports, the /work/in and /work/out directory fds,
  * the payload's start and wait status), and two pipes for the payload's
- * stdout and stderr.  Nothing else crosses.
+ * stdout and stderr.  Nothing else crosses.  A job with archives has a
+ * third process for a while: sbx-extract, forked by the broker into the
+ * run's cgroup (and an IPC namespace of its own) to fill /work/in through
+ * its fd before the payload starts; see store.c.
  *
  * Stages, each emitting an event:
  *   admission       options, host config, signing key, catalog (errors
@@ -17,7 +20,10 @@
  *                   against its profile; a slot and memory reserved
  *                   against the host budget                 -> admitted
  *   materialization state entry, cgroup, namespaces and root built,
- *                   inputs copied into /work/in           -> materialized
+ *                   inputs copied into /work/in, archives extracted there
+ *                   by sbx-extract in the run's cgroup, on the run's wall
+ *                   clock (which starts here when there are archives) and
+ *                   stopped by cancellation               -> materialized
  *   execution       the supervisor waits on pidfd, signalfd and timerfds
  *                                         -> started, soft_timeout,
  *                                            terminating, exited
