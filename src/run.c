@@ -324,19 +324,20 @@ static int materialize(struct sbx_run *run, const struct sbx_spec *spec, int pri
 		       int in_fd, int sfd)
 {
 	bool root = geteuid() != spec->outer_uid;
+	struct sbx_extract_ctl ctl;
+	int r;
+
+	if (!run->job.input_handles[0])
+		return 0;
 	/* An archive's helper runs in the run's cgroup, under its wall clock
 	 * and its cancellation (store.c). */
-	struct sbx_extract_ctl ctl = {
+	ctl = (struct sbx_extract_ctl){
 		.cg = run->cg,
 		.cancel_fd = sfd,
 		.deadline_ns = sbx_now_mono_ns() + run->plan.limits.v[SBX_LIMIT_WALL_SECONDS] * 1000000000ull,
 		.wall_seconds = run->plan.limits.v[SBX_LIMIT_WALL_SECONDS],
 		.memory_mib = run->plan.limits.v[SBX_LIMIT_MEMORY_MIB],
 	};
-	int r;
-
-	if (!run->job.input_handles[0])
-		return 0;
 	if (root) {
 		setfsgid(spec->outer_gid);
 		setfsuid(spec->outer_uid);
