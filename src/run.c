@@ -479,8 +479,14 @@ static int execute(struct sbx_run *run, int sfd)
 		so.net_ready = on_net_ready;
 	}
 	t_extract = sbx_now_mono_ns();
-	if (materialize(run, &sp.spec, principal_fd, sp.in_fd, sfd) < 0)
+	if (materialize(run, &sp.spec, principal_fd, sp.in_fd, sfd) < 0) {
+		/* An archive's helper ran in the cgroup: its usage (an OOM
+		 * kill, the peak) is the run's. */
+		if (run->job.extract && run->job.extract[0] &&
+		    sbx_cgroup_stats(run->cg, &run->stats, NULL) == 0)
+			run->have_stats = true;
 		goto out;
+	}
 	/* wall_seconds bounds extraction and payload together: what the
 	 * archives took is taken from the payload's deadlines.  (Without
 	 * archives nothing is taken: copying is not on the clock.) */

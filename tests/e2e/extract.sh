@@ -238,6 +238,15 @@ for mode in root user; do
 	check "$mode: 31 pax global headers of 1 MB each: refused for their header bytes (77)" \
 		status_is 77 refused 'archive "globals.tgz": headers of one entry above 1048576 bytes'
 
+	# 16 MB of files in a 16 MiB job: the extracted pages are the run's
+	# memory, so the cgroup stops the helper (not the waiting init).
+	mkjob "$M/j.json" shell "echo $RAN" \
+		'{input_handles: ["slow.tbz"], extract: ["slow.tbz"], limits: {memory_mib: 16}}'
+	sbx_run "$M/j.json"
+	check "$mode: 16 MB extracted under memory_mib 16: limit_exceeded, memory (137)" \
+		status_is 137 limit_exceeded 'archive "slow.tbz": memory: memory_mib 16 exceeded while extracting \(OOM kill\)'
+	check "$mode: ... the manifest's usage records the OOM kill" test "$(jqm .usage.oom_kills)" -ge 1
+
 	# --- sparse files that end in a hole --------------------------------------
 
 	mkjob "$M/j.json" shell 'cd /work/in/hole.tar
