@@ -54,6 +54,15 @@
 #ifdef __SANITIZE_ADDRESS__
 #include <sanitizer/lsan_interface.h>
 #endif
+/* Sanitizer builds reserve terabytes of shadow memory: no RLIMIT_AS.
+ * (gcc defines __SANITIZE_ADDRESS__, clang answers __has_feature.) */
+#if defined(__SANITIZE_ADDRESS__)
+#define SBX_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SBX_ASAN 1
+#endif
+#endif
 
 /* Newer Landlock rights than the build headers may know; the kernel is
  * asked for its ABI and only what it knows is requested. */
@@ -230,8 +239,7 @@ static int apply_limits(uint64_t max_memory, uint64_t cpu_seconds, char *why, si
 	if (max_memory) {
 		struct rlimit as = { max_memory + AS_OVERHEAD, max_memory + AS_OVERHEAD };
 
-#ifndef __SANITIZE_ADDRESS__
-		/* (Sanitizer builds reserve terabytes of shadow memory.) */
+#ifndef SBX_ASAN
 		if (setrlimit(RLIMIT_AS, &as) < 0) {
 			snprintf(why, why_len, "setrlimit RLIMIT_AS: %s", strerror(errno));
 			return -1;
