@@ -147,7 +147,8 @@ static int probe_landlock(char *detail, size_t len)
 	int abi = sbx_landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
 	if (abi < 0)
 		return -errno;
-	snprintf(detail, len, "ABI %d (not required: reported in the manifest)", abi);
+	snprintf(detail, len, "ABI %d (needed by the archive helper; for payloads, reported in the manifest)",
+		 abi);
 	return 0;
 }
 
@@ -239,7 +240,9 @@ static const struct probe probes[] = {
 	{ "mount_setattr", true, probe_mount_setattr, "Linux 5.12 or later is needed" },
 	{ "pidfd", true, probe_pidfd, "Linux 5.3 or later is needed" },
 	{ "seccomp", true, probe_seccomp, "a kernel with CONFIG_SECCOMP_FILTER is needed" },
-	{ "landlock", false, probe_landlock, "boot with lsm=...,landlock to get defense in depth" },
+	{ "landlock", false, probe_landlock,
+	  "boot with lsm=...,landlock: without it jobs with \"extract\" are refused (69), "
+	  "since the archive helper confines itself with it; other jobs run" },
 	{ "memfd noexec", false, probe_memfd_noexec, "Linux 6.3 or later makes memfds non-executable" },
 	{ "sbx-init", true, probe_init, SBX_LIBEXEC_HINT },
 	{ "temp dir", true, probe_tempdir, SBX_TEMP_HINT },
@@ -297,10 +300,10 @@ int sbx_cmd_check(const struct sbx_common_opts *o)
 		       r == -ENOSYS || r == -ENOENT ? "missing" :
 		       (r == -EPERM || r == -EACCES) ? "blocked" : "unusable",
 		       detail[0] ? detail : strerror(-r));
-		if (probes[i].required) {
-			printf("%-16s Hint: %s\n", "", probes[i].hint);
+		/* An optional feature's hint says what goes without it. */
+		printf("%-16s Hint: %s\n", "", probes[i].hint);
+		if (probes[i].required)
 			code = SBX_EXIT_UNAVAILABLE;
-		}
 	}
 
 	copts.cgroup_parent = cfg.cgroup_parent;

@@ -9,7 +9,10 @@
  * the payload.  Channels between them: a SOCK_SEQPACKET socket (the
  * sealed spec, setup reports, the /work/in and /work/out directory fds,
  * the payload's start and wait status), and two pipes for the payload's
- * stdout and stderr.  Nothing else crosses.
+ * stdout and stderr.  Nothing else crosses.  A job with archives has a
+ * third process for a while: sbx-extract, forked by the broker into the
+ * run's cgroup (and an IPC namespace of its own) to fill /work/in through
+ * its fd before the payload starts; see store.c.
  *
  * Stages, each emitting an event:
  *   admission       options, host config, signing key, catalog (errors
@@ -17,7 +20,10 @@
  *                   against its profile; a slot and memory reserved
  *                   against the host budget                 -> admitted
  *   materialization state entry, cgroup, namespaces and root built,
- *                   inputs copied into /work/in           -> materialized
+ *                   inputs copied into /work/in, archives extracted there
+ *                   by sbx-extract in the run's cgroup, on the run's wall
+ *                   clock (which starts here when there are archives) and
+ *                   stopped by cancellation               -> materialized
  *   execution       the supervisor waits on pidfd, signalfd and timerfds
  *                                         -> started, soft_timeout,
  *                                            terminating, exited
@@ -405,20 +411,30 @@ static void remove_temp_dir(struct sbx_run *run)
  * sandbox user maps to (which also keeps root's power out of the copy).
  */
 static int materialize(struct sbx_run *run, const struct sbx_spec *spec, int principal_fd,
-		       int in_fd)
+		       int in_fd, int sfd)
 {
 	bool root = geteuid() != spec->outer_uid;
+	struct sbx_extract_ctl ctl;
 	int r;
 
 	if (!run->job.input_handles[0])
 		return 0;
+	/* An archive's helper runs in the run's cgroup, under its wall clock
+	 * and its cancellation (store.c). */
+	ctl = (struct sbx_extract_ctl){
+		.cg = run->cg,
+		.cancel_fd = sfd,
+		.deadline_ns = sbx_now_mono_ns() + run->plan.limits.v[SBX_LIMIT_WALL_SECONDS] * 1000000000ull,
+		.wall_seconds = run->plan.limits.v[SBX_LIMIT_WALL_SECONDS],
+		.memory_mib = run->plan.limits.v[SBX_LIMIT_MEMORY_MIB],
+	};
 	if (root) {
 		setfsgid(spec->outer_gid);
 		setfsuid(spec->outer_uid);
 	}
 	r = sbx_store_materialize(principal_fd, run->principal, run->job.input_handles,
 				  run->job.extract, in_fd, run->plan.profile->input_bytes_max,
-				  run->plan.profile->input_bytes_max, &run->err);
+				  run->plan.profile->input_bytes_max, &ctl, &run->err);
 	if (root) {
 		setfsuid(0);
 		setfsgid(0);
@@ -485,6 +501,7 @@ static int execute(struct sbx_run *run, int sfd)
 	_cleanup_close_ int principal_fd = -1;
 	_cleanup_free_ char *code = NULL;
 	size_t code_len = 0;
+	uint64_t t_extract;
 	int r = -1;
 
 	/* The sandbox's first process before anything else: the kernel makes
@@ -557,8 +574,25 @@ static int execute(struct sbx_run *run, int sfd)
 		so.net_fd = sbx_proxy_fd(run->proxy);
 		so.net_ready = on_net_ready;
 	}
-	if (materialize(run, &sp.spec, principal_fd, sp.in_fd) < 0)
+	t_extract = sbx_now_mono_ns();
+	if (materialize(run, &sp.spec, principal_fd, sp.in_fd, sfd) < 0) {
+		/* An archive's helper ran in the cgroup: its usage (an OOM
+		 * kill, the peak) is the run's. */
+		if (run->job.extract && run->job.extract[0] &&
+		    sbx_cgroup_stats(run->cg, &run->stats, NULL) == 0)
+			run->have_stats = true;
 		goto out;
+	}
+	/* wall_seconds bounds extraction and payload together: what the
+	 * archives took is taken from the payload's deadlines.  (Without
+	 * archives nothing is taken: copying is not on the clock.) */
+	if (run->job.extract && run->job.extract[0]) {
+		uint64_t spent_ms = (sbx_now_mono_ns() - t_extract) / 1000000ull;
+
+		so.wall_ms = so.wall_ms > spent_ms ? so.wall_ms - spent_ms : 1;
+		if (so.soft_ms)
+			so.soft_ms = so.soft_ms > spent_ms ? so.soft_ms - spent_ms : 1;
+	}
 	if (sbx_spawn_continue(&sp, &run->err) < 0)
 		goto out;
 	sbx_run_event(run, "materialized", NULL);

@@ -47,7 +47,7 @@ static int materialize_as_sandbox(int principal_fd, const char *principal, char 
 		setfsuid(SANDBOX_OUTER_ID);
 	}
 	r = sbx_store_materialize(principal_fd, principal, handles, extract, in_dirfd,
-				  per_input_max, total_max, err);
+				  per_input_max, total_max, NULL, err);
 	if (root) {
 		setfsuid(0);
 		setfsgid(0);
