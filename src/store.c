@@ -646,7 +646,7 @@ static int run_extractor(int archive_fd, int dst_fd, const struct sbx_archive_li
 					     " reached while extracting (its CPU limit)",
 					     handle, ctl ? ctl->wall_seconds : 0);
 		if (si.si_status == SIGKILL && ctl && ctl->cg &&
-		    sbx_cgroup_stats(ctl->cg, &st, NULL) == 0 && st.oom_kills + st.oom_group_kills > 0)
+		    sbx_cgroup_stats(ctl->cg, &st, NULL) == 0 && st.oom_kills > 0)
 			return sbx_error_set(err, SBX_EXIT_LIMIT, 0,
 					     "archive \"%s\": memory: memory_mib %" PRIu64
 					     " exceeded while extracting (OOM kill)",
