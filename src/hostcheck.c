@@ -68,12 +68,20 @@ static int probe_clone3(char *detail, size_t len)
 	return 0;
 }
 
+/* Relative to "/", not the working directory: sbx run never resolves
+ * anything there, and a caller may well sit in a directory it cannot
+ * search (a root-owned 0700 one), which would make EACCES look like a
+ * blocked openat2. */
 static int probe_openat2(char *detail, size_t len)
 {
 	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
 				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	int fd = sbx_openat2(AT_FDCWD, ".", &how, sizeof(how));
+	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int fd;
 
+	if (root < 0)
+		return -errno;
+	fd = sbx_openat2(root, ".", &how, sizeof(how));
 	if (fd < 0)
 		return -errno;
 	close(fd);
