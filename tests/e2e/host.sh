@@ -5,10 +5,63 @@
 # user namespaces, each refused with 69 and a Hint naming the setting.
 . "$SBX_SRCDIR/tests/e2e/lib.sh"
 
+need strace
+
 # A directory the test user cannot read or search, owned by root.
 NOREAD="$T/noread"
 mkdir -m 0700 "$NOREAD"
 
+# User namespaces restricted by the host.  The host's real settings are
+# machine-wide and shared, so none is changed: sbx reads its sysctls from
+# a fake tree (SBX_TEST_SYSCTL_ROOT), and the failing step's errno is
+# injected - by strace where a system call fails (the clone, the init's
+# unshare), by SBX_TEST_ERRNO where strace cannot single it out (a map
+# write, lo).  Each restriction must refuse with 69, name the setting in
+# the Hint, leave nothing, and `sbx check` must name the same setting.
+#
+# fakehost NAME SETTING=VALUE...: a tree with only those settings.
+fakehost() {
+	local d="$T/host-$1" kv; shift
+	mkdir -p "$d/proc/sys/kernel" "$d/proc/sys/user" "$d/sys/fs/selinux"
+	for kv in "$@"; do echo "${kv#*=}" > "$d/${kv%%=*}"; done
+	chmod -R a+rX "$d"
+	echo "$d"
+}
+AA=proc/sys/kernel/apparmor_restrict_unprivileged_userns
+CLONE=proc/sys/kernel/unprivileged_userns_clone
+MAX=proc/sys/user/max_user_namespaces
+SEL=sys/fs/selinux/enforce
+OSREL=proc/sys/kernel/osrelease
+
+# name | fake host | strace injection ("-" for none) | SBX_TEST_ERRNO | setting named
+scenarios=(
+	"apparmor-unshare|$(fakehost aa $AA=1 $MAX=15000)|unshare:error=EPERM:when=1|-|kernel.apparmor_restrict_unprivileged_userns=1"
+	"apparmor-uid_map|$(fakehost aa $AA=1 $MAX=15000)|-|uid_map:EACCES|kernel.apparmor_restrict_unprivileged_userns=1"
+	"apparmor-lo|$(fakehost aa $AA=1 $MAX=15000)|-|lo:EPERM|kernel.apparmor_restrict_unprivileged_userns=1"
+	"userns_clone|$(fakehost debian $CLONE=0 $MAX=15000)|clone3:error=EPERM:when=1|-|kernel.unprivileged_userns_clone=0"
+	"max_user_namespaces|$(fakehost max0 $CLONE=1 $MAX=0)|clone3:error=ENOSPC:when=1|-|user.max_user_namespaces=0"
+	"selinux-clone|$(fakehost selinux $MAX=15000 $SEL=1)|clone3:error=EACCES:when=1|-|/sys/fs/selinux/enforce=1"
+	"selinux-gid_map|$(fakehost selinux $MAX=15000 $SEL=1)|-|gid_map:EACCES|/sys/fs/selinux/enforce=1"
+	"seccomp-clone|$(fakehost open $AA=0 $CLONE=1 $MAX=15000 $SEL=0)|clone3:error=EPERM:when=1|-|a seccomp filter"
+	"seccomp-unshare|$(fakehost open $AA=0 $CLONE=1 $MAX=15000 $SEL=0)|unshare:error=EPERM:when=1|-|a seccomp filter"
+	"seccomp-clone3-enosys|$(fakehost new $MAX=15000 $OSREL=6.1.0)|clone3:error=ENOSYS:when=1|-|clone3 made ENOSYS"
+	"old-kernel|$(fakehost old $MAX=15000 $OSREL=5.2.0)|clone3:error=ENOSYS:when=1|-|before Linux 5.3"
+)
+
+# The sbx binary, run under strace when the scenario injects there.
+mkwrap() {
+	local inject=$1 w="$T/sbx-wrapped"
+	if [ "$inject" = - ]; then
+		printf '#!/bin/sh\nexec "%s" "$@"\n' "$SBX_BUILDDIR/sbx" > "$w"
+	else
+		printf '#!/bin/sh\nexec strace -qq -o /dev/null -f -e trace=%s -e inject=%s "%s" "$@"\n' \
+			"${inject%%:*}" "$inject" "$SBX_BUILDDIR/sbx" > "$w"
+	fi
+	chmod 0755 "$w"
+	echo "$w"
+}
+
+REAL_SBX=$SBX
 for mode in root user; do
 	setup_mode $mode
 	mkjob "$M/echo.json" shell 'echo hello'
@@ -36,6 +89,34 @@ for mode in root user; do
 	fi
 	check "$mode: the manifest records swap_limited ($want_swap on this host)" \
 		test "$(jqm '.isolation.cgroup.swap_limited')" = "$want_swap"
+	check "$mode: nothing left behind" nothing_left
+
+	for sc in "${scenarios[@]}"; do
+		IFS='|' read -r name fake inject forced setting <<< "$sc"
+		SBX=$(mkwrap "$inject")
+		SBX_EXTRA_ENV="SBX_TEST_SYSCTL_ROOT=$fake"
+		[ "$forced" = - ] || SBX_EXTRA_ENV="$SBX_EXTRA_ENV SBX_TEST_ERRNO=$forced"
+		sbx_run "$M/echo.json"
+		check "$mode: $name: sbx run refuses with 69 and a Hint naming $setting" \
+			eval '[ $RC -eq 69 ] && grep "^sbx: Hint: " "$ERR" | grep -qF -- "$setting"'
+		grep "^sbx: Hint: " "$ERR" | grep -qF -- "$setting" || diag "stderr: $(cat "$ERR")"
+		check "$mode: $name: the manifest says isolation_unavailable, signed" \
+			eval '[ "$(jqm .status)" = isolation_unavailable ] && signature_ok'
+		check "$mode: $name: nothing left behind" nothing_left
+		as_mode "$SBX" check --config "$M/config.json" --policy "$SBX_SRCDIR/policy" \
+			> "$M/check-$name.out" 2>&1
+		rc=$?
+		check "$mode: $name: sbx check exits 69 and names $setting" \
+			eval '[ $rc -eq 69 ] && grep "^user namespaces  *\(blocked\|missing\): " "$M/check-$name.out" | grep -qF -- "$setting"'
+		grep -qF -- "$setting" "$M/check-$name.out" || diag "check: $(head -3 "$M/check-$name.out")"
+		SBX_EXTRA_ENV=
+		SBX=$REAL_SBX
+	done
+	# The AppArmor Hint says exactly what to do: the profile's file, how
+	# to load it, and the binary it must attach to.
+	SBX_EXTRA_ENV="SBX_TEST_SYSCTL_ROOT=$T/host-aa SBX_TEST_ERRNO=lo:EPERM" sbx_run "$M/echo.json"
+	check "$mode: the AppArmor Hint names /etc/apparmor.d/sbx, apparmor_parser and sbx's own path" \
+		eval 'grep "^sbx: Hint: " "$ERR" | grep -F "apparmor_parser -r /etc/apparmor.d/sbx" | grep -qF "profile sbx $SBX_BUILDDIR/sbx flags=(unconfined)"'
 	check "$mode: nothing left behind" nothing_left
 done
 
