@@ -297,29 +297,31 @@ static bool init_failed(struct sbx_spawn *sp, struct sbx_error *err)
 	return true;
 }
 
+/* @err is empty on entry: the caller stops at the first error. */
 static int write_id_maps(struct sbx_spawn *sp, struct sbx_error *err)
 {
-	struct sbx_error map_err = { 0 };
+	struct sbx_error why;
 	char map[64];
 	int r;
 
 	/* setgroups must be denied before an unprivileged gid_map is accepted;
 	 * for root too, so the payload can never drop a group to gain access. */
-	r = write_proc(sp, "setgroups", "deny", &map_err);
+	r = write_proc(sp, "setgroups", "deny", err);
 	snprintf(map, sizeof(map), "%d %u 1\n", SBX_SANDBOX_GID, (unsigned)sp->spec.outer_gid);
 	if (r == 0)
-		r = write_proc(sp, "gid_map", map, &map_err);
+		r = write_proc(sp, "gid_map", map, err);
 	snprintf(map, sizeof(map), "%d %u 1\n", SBX_SANDBOX_UID, (unsigned)sp->spec.outer_uid);
 	if (r == 0)
-		r = write_proc(sp, "uid_map", map, &map_err);
+		r = write_proc(sp, "uid_map", map, err);
 	if (r == 0)
 		return 0;
 	/* An init whose namespaces were refused may be gone before its maps
 	 * are written, and then the write fails too: its report names the
-	 * step that really failed.  (Only a failure: a queued netlink
-	 * socket is a live init's, and the run ends here anyway.) */
-	if (!init_failed(sp, err) && !err->code)
-		*err = map_err;
+	 * step that really failed.  (Only a failure report counts: a queued
+	 * netlink socket is a live init's, and the run ends here anyway.) */
+	why = (struct sbx_error){ 0 };
+	if (init_failed(sp, &why))
+		*err = why;
 	return -1;
 }
 

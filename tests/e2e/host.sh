@@ -33,19 +33,20 @@ MAX=proc/sys/user/max_user_namespaces
 SEL=sys/fs/selinux/enforce
 OSREL=proc/sys/kernel/osrelease
 
-# name | fake host | strace injection ("-" for none) | SBX_TEST_ERRNO | setting named
+# name | fake host | strace injection ("-" for none) | SBX_TEST_ERRNO | setting named |
+# the error message: the step that failed, never a later one it took down
 scenarios=(
-	"apparmor-unshare|$(fakehost aa $AA=1 $MAX=15000)|unshare:error=EPERM:when=1|-|kernel.apparmor_restrict_unprivileged_userns=1"
-	"apparmor-uid_map|$(fakehost aa $AA=1 $MAX=15000)|-|uid_map:EACCES|kernel.apparmor_restrict_unprivileged_userns=1"
-	"apparmor-lo|$(fakehost aa $AA=1 $MAX=15000)|-|lo:EPERM|kernel.apparmor_restrict_unprivileged_userns=1"
-	"userns_clone|$(fakehost debian $CLONE=0 $MAX=15000)|clone3:error=EPERM:when=1|-|kernel.unprivileged_userns_clone=0"
-	"max_user_namespaces|$(fakehost max0 $CLONE=1 $MAX=0)|clone3:error=ENOSPC:when=1|-|user.max_user_namespaces=0"
-	"selinux-clone|$(fakehost selinux $MAX=15000 $SEL=1)|clone3:error=EACCES:when=1|-|/sys/fs/selinux/enforce=1"
-	"selinux-gid_map|$(fakehost selinux $MAX=15000 $SEL=1)|-|gid_map:EACCES|/sys/fs/selinux/enforce=1"
-	"seccomp-clone|$(fakehost open $AA=0 $CLONE=1 $MAX=15000 $SEL=0)|clone3:error=EPERM:when=1|-|a seccomp filter"
-	"seccomp-unshare|$(fakehost open $AA=0 $CLONE=1 $MAX=15000 $SEL=0)|unshare:error=EPERM:when=1|-|a seccomp filter"
-	"seccomp-clone3-enosys|$(fakehost new $MAX=15000 $OSREL=6.1.0)|clone3:error=ENOSYS:when=1|-|clone3 made ENOSYS"
-	"old-kernel|$(fakehost old $MAX=15000 $OSREL=5.2.0)|clone3:error=ENOSYS:when=1|-|before Linux 5.3"
+	"apparmor-unshare|$(fakehost aa $AA=1 $MAX=15000)|unshare:error=EPERM:when=1|-|kernel.apparmor_restrict_unprivileged_userns=1|sandbox setup: namespaces: "
+	"apparmor-uid_map|$(fakehost aa $AA=1 $MAX=15000)|-|uid_map:EACCES|kernel.apparmor_restrict_unprivileged_userns=1|user namespace: writing uid_map: "
+	"apparmor-lo|$(fakehost aa $AA=1 $MAX=15000)|-|lo:EPERM|kernel.apparmor_restrict_unprivileged_userns=1|sandbox setup: network: bringing up lo: "
+	"userns_clone|$(fakehost debian $CLONE=0 $MAX=15000)|clone3:error=EPERM:when=1|-|kernel.unprivileged_userns_clone=0|creating the sandbox's namespaces: "
+	"max_user_namespaces|$(fakehost max0 $CLONE=1 $MAX=0)|clone3:error=ENOSPC:when=1|-|user.max_user_namespaces=0|creating the sandbox's namespaces: "
+	"selinux-clone|$(fakehost selinux $MAX=15000 $SEL=1)|clone3:error=EACCES:when=1|-|/sys/fs/selinux/enforce=1|creating the sandbox's namespaces: "
+	"selinux-gid_map|$(fakehost selinux $MAX=15000 $SEL=1)|-|gid_map:EACCES|/sys/fs/selinux/enforce=1|user namespace: writing gid_map: "
+	"seccomp-clone|$(fakehost open $AA=0 $CLONE=1 $MAX=15000 $SEL=0)|clone3:error=EPERM:when=1|-|a seccomp filter|creating the sandbox's namespaces: "
+	"seccomp-unshare|$(fakehost open $AA=0 $CLONE=1 $MAX=15000 $SEL=0)|unshare:error=EPERM:when=1|-|a seccomp filter|sandbox setup: namespaces: "
+	"seccomp-clone3-enosys|$(fakehost new $MAX=15000 $OSREL=6.1.0)|clone3:error=ENOSYS:when=1|-|clone3 made ENOSYS|creating the sandbox's namespaces: "
+	"old-kernel|$(fakehost old $MAX=15000 $OSREL=5.2.0)|clone3:error=ENOSYS:when=1|-|before Linux 5.3|creating the sandbox's namespaces: "
 )
 
 # The sbx binary, run under strace when the scenario injects there.
@@ -92,7 +93,7 @@ for mode in root user; do
 	check "$mode: nothing left behind" nothing_left
 
 	for sc in "${scenarios[@]}"; do
-		IFS='|' read -r name fake inject forced setting <<< "$sc"
+		IFS='|' read -r name fake inject forced setting step <<< "$sc"
 		SBX=$(mkwrap "$inject")
 		SBX_EXTRA_ENV="SBX_TEST_SYSCTL_ROOT=$fake"
 		[ "$forced" = - ] || SBX_EXTRA_ENV="$SBX_EXTRA_ENV SBX_TEST_ERRNO=$forced"
@@ -100,6 +101,7 @@ for mode in root user; do
 		check "$mode: $name: sbx run refuses with 69 and a Hint naming $setting" \
 			eval '[ $RC -eq 69 ] && grep "^sbx: Hint: " "$ERR" | grep -qF -- "$setting"'
 		grep "^sbx: Hint: " "$ERR" | grep -qF -- "$setting" || diag "stderr: $(cat "$ERR")"
+		check "$mode: $name: the error names the step: $step" grep -qF -- "sbx: $step" "$ERR"
 		check "$mode: $name: the manifest says isolation_unavailable, signed" \
 			eval '[ "$(jqm .status)" = isolation_unavailable ] && signature_ok'
 		check "$mode: $name: nothing left behind" nothing_left
