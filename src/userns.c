@@ -69,7 +69,7 @@ static void refused(const struct sbx_userns_facts *f, struct sbx_userns_diagnosi
 		snprintf(d->hint, sizeof(d->hint),
 			 "AppArmor takes every capability from an unprivileged user namespace "
 			 "(kernel.apparmor_restrict_unprivileged_userns=1) unless the program's profile "
-			 "allows userns: load an AppArmor profile for sbx that allows it with "
+			 "allows userns: as root, load an AppArmor profile for sbx that allows it with "
 			 "`apparmor_parser -r /etc/apparmor.d/sbx`, creating the file first if it is "
 			 "missing: printf 'abi <abi/4.0>,\\ninclude <tunables/global>\\nprofile sbx %s "
 			 "flags=(unconfined) {\\n  userns,\\n}\\n' > /etc/apparmor.d/sbx - or set that "
