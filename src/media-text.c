@@ -1,29 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * media-text.c - text/plain, text/csv and application/json.
+ * media-text.c - text/plain and text/csv (application/json: media-json.c).
  *
- * All three must be valid UTF-8 without NUL bytes, checked in one streaming
+ * Both must be valid UTF-8 without NUL bytes, checked in one streaming
  * pass.  CSV is read as RFC 4180 (quoted fields may hold commas, quotes as
  * "" and line breaks; records end in LF or CRLF; a bare CR outside quotes
  * or a quote inside an unquoted field is an error) and every record must
  * have as many fields as the first.  A cell whose content starts with = + -
  * @ TAB or CR would run as a formula when opened in a spreadsheet; it is
- * not an error, but the report flags it so the manifest can warn.  JSON
- * must parse with jansson, with duplicate keys refused (two consumers could
- * otherwise read two different documents) and nesting capped before the
- * parser sees it.
+ * not an error, but the report flags it so the manifest can warn.
  */
 #include "config.h"
 
-#include <jansson.h>
 #include <string.h>
 
 #include "util.h"
 #include "validate.h"
 
-/* Feed a chunk to the UTF-8/NUL check; -1 with a reason at the first fault. */
-static int text_feed(const char *what, struct sbx_media_utf8 *u, const unsigned char *p, size_t n,
-		     uint64_t at, struct sbx_media_report *rep)
+int sbx_media_text_feed(const char *what, struct sbx_media_utf8 *u, const unsigned char *p,
+			size_t n, uint64_t at, struct sbx_media_report *rep)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (u->need == 0) {
@@ -41,8 +36,8 @@ static int text_feed(const char *what, struct sbx_media_utf8 *u, const unsigned 
 	return 0;
 }
 
-static int text_end(const char *what, const struct sbx_media_utf8 *u,
-		    struct sbx_media_report *rep)
+int sbx_media_text_end(const char *what, const struct sbx_media_utf8 *u,
+		       struct sbx_media_report *rep)
 {
 	if (!sbx_media_utf8_end(u))
 		return sbx_media_fail(rep, "%s: truncated UTF-8 sequence at the end", what);
@@ -62,8 +57,8 @@ int sbx_media_text_validate(int fd, uint64_t size, struct sbx_media_report *rep)
 		if (k < 0)
 			return sbx_media_fail(rep, "text: read error");
 		if (k == 0)
-			return text_end("text", &u, rep);
-		if (text_feed("text", &u, p, (size_t)k, at, rep) < 0)
+			return sbx_media_text_end("text", &u, rep);
+		if (sbx_media_text_feed("text", &u, p, (size_t)k, at, rep) < 0)
 			return -1;
 	}
 }
@@ -215,7 +210,7 @@ int sbx_media_csv_validate(int fd, uint64_t size, struct sbx_media_report *rep)
 		}
 		if (k == 0)
 			break;
-		if (text_feed("csv", &u, p, (size_t)k, at, rep) < 0)
+		if (sbx_media_text_feed("csv", &u, p, (size_t)k, at, rep) < 0)
 			return -1;
 		for (size_t i = 0; i < (size_t)k; i++) {
 			i += csv_skip(&s, p + i, (size_t)k - i);
@@ -227,7 +222,7 @@ int sbx_media_csv_validate(int fd, uint64_t size, struct sbx_media_report *rep)
 			}
 		}
 	}
-	if (ret == 0 && text_end("csv", &u, rep) < 0)
+	if (ret == 0 && sbx_media_text_end("csv", &u, rep) < 0)
 		ret = -1;
 	else if (ret == 0 && s.state == CSV_QUOTED)
 		ret = sbx_media_fail(rep, "csv: unterminated quoted field");
@@ -241,91 +236,4 @@ out:
 	rep->rows = s.rows;
 	rep->columns = s.columns;
 	return ret;
-}
-
-/* --- JSON -------------------------------------------------------------------- */
-
-/*
- * Nesting depth outside strings.  Only the depth matters here; jansson
- * decides whether the document is well-formed.
- */
-struct json_scan {
-	unsigned depth;
-	bool in_string;
-	bool escape;
-};
-
-static int json_scan_bytes(struct json_scan *j, const unsigned char *p, size_t n,
-			   struct sbx_media_report *rep)
-{
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = p[i];
-
-		if (j->in_string) {
-			if (j->escape)
-				j->escape = false;
-			else if (c == '\\')
-				j->escape = true;
-			else if (c == '"')
-				j->in_string = false;
-		} else if (c == '"') {
-			j->in_string = true;
-		} else if (c == '[' || c == '{') {
-			if (++j->depth > SBX_MEDIA_JSON_MAX_DEPTH)
-				return sbx_media_fail(rep, "json: nesting deeper than %d",
-						      SBX_MEDIA_JSON_MAX_DEPTH);
-		} else if ((c == ']' || c == '}') && j->depth > 0) {
-			j->depth--;
-		}
-	}
-	return 0;
-}
-
-static size_t json_read_cb(void *buf, size_t len, void *data)
-{
-	struct sbx_media_reader *r = data;
-	const unsigned char *p;
-	ssize_t k = sbx_media_reader_chunk(r, &p, len);
-
-	if (k < 0)
-		return (size_t)-1;
-	if (k > 0)
-		memcpy(buf, p, (size_t)k);
-	return (size_t)k;
-}
-
-int sbx_media_json_validate(int fd, uint64_t size, struct sbx_media_report *rep)
-{
-	_cleanup_free_ struct sbx_media_reader *r = sbx_media_reader_new(fd, size);
-	_cleanup_free_ struct sbx_media_reader *r2 = NULL;
-	struct sbx_media_utf8 u = { 0 };
-	struct json_scan j = { 0 };
-	json_error_t jerr;
-	json_t *root;
-
-	/* Pass 1: UTF-8, NUL and depth, in bounded memory. */
-	for (;;) {
-		uint64_t at = sbx_media_reader_tell(r);
-		const unsigned char *p;
-		ssize_t k = sbx_media_reader_chunk(r, &p, SIZE_MAX);
-
-		if (k < 0)
-			return sbx_media_fail(rep, "json: read error");
-		if (k == 0)
-			break;
-		if (text_feed("json", &u, p, (size_t)k, at, rep) < 0 ||
-		    json_scan_bytes(&j, p, (size_t)k, rep) < 0)
-			return -1;
-	}
-	if (text_end("json", &u, rep) < 0)
-		return -1;
-
-	/* Pass 2: parse.  The tree is bounded by the file, itself capped. */
-	r2 = sbx_media_reader_new(fd, size);
-	root = json_load_callback(json_read_cb, r2, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
-	if (!root)
-		return sbx_media_fail(rep, "json: line %d column %d: %s", jerr.line, jerr.column,
-				      jerr.text);
-	json_decref(root);
-	return 0;
 }

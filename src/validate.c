@@ -236,3 +236,14 @@ bool sbx_media_utf8_end(const struct sbx_media_utf8 *u)
 {
 	return !u->bad && u->need == 0;
 }
+
+/* --- flags ------------------------------------------------------------------ */
+
+const char *sbx_media_flag_name(unsigned i)
+{
+	static const char *const names[SBX_MEDIA_FLAG_COUNT] = {
+		"terminal_controls",
+	};
+
+	return i < SBX_MEDIA_FLAG_COUNT ? names[i] : NULL;
+}

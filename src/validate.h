@@ -23,7 +23,10 @@
  * decides whether the content really is CSV or JSON.
  *
  * Validators read the file through a small buffered pread() reader with
- * fixed buffers; they never map or allocate by a size taken from the file.
+ * fixed buffers; they never map or allocate by a size taken from the file,
+ * and keep bounded state (JSON: a 64-deep stack and at most
+ * SBX_MEDIA_JSON_MAX_KEYS key hashes), because they run in the broker,
+ * outside every cgroup.
  * They check structure, not rendering safety: PNG image data is not
  * inflated, PDF objects are not parsed.
  */
@@ -39,11 +42,28 @@
 #define SBX_MEDIA_MAX_PIXELS 50000000ULL
 /* Deepest nesting accepted in a JSON artifact. */
 #define SBX_MEDIA_JSON_MAX_DEPTH 64
+/* Keys of the JSON objects open at once (their 64-bit hashes are kept to
+ * refuse duplicates: at most 8 MiB). */
+#define SBX_MEDIA_JSON_MAX_KEYS (1u << 20)
 /* Bytes of the head that detection looks at. */
 #define SBX_MEDIA_HEAD 512
 
+/*
+ * What a validator found suspicious but allowed: the manifest lists these
+ * per artifact in "flags" (names from sbx_media_flag_name()).
+ */
+enum {
+	/* JSON strings that decode to control characters (ESC, C1, DEL...) */
+	SBX_MEDIA_FLAG_CONTROLS = 1u << 0,
+};
+#define SBX_MEDIA_FLAG_COUNT 1
+
+/* Manifest name of flag bit @i (0-based), or NULL. */
+const char *sbx_media_flag_name(unsigned i);
+
 struct sbx_media_report {
 	char reason[256];   /* why the file was rejected, "" when valid */
+	unsigned flags;     /* SBX_MEDIA_FLAG_* */
 	bool formula_cells; /* CSV: a cell starts with = + - @ TAB or CR */
 	uint64_t width;     /* images: dimensions from IHDR / SOFn */
 	uint64_t height;
@@ -165,6 +185,13 @@ bool sbx_media_utf8_end(const struct sbx_media_utf8 *u);
 int sbx_media_png_validate(int fd, uint64_t size, struct sbx_media_report *rep);
 int sbx_media_jpeg_validate(int fd, uint64_t size, struct sbx_media_report *rep);
 int sbx_media_pdf_validate(int fd, uint64_t size, struct sbx_media_report *rep);
+/* The UTF-8/NUL check of the text types over a chunk at file offset @at,
+ * and at the end; -1 with a reason naming @what at the first fault. */
+int sbx_media_text_feed(const char *what, struct sbx_media_utf8 *u, const unsigned char *p,
+			size_t n, uint64_t at, struct sbx_media_report *rep);
+int sbx_media_text_end(const char *what, const struct sbx_media_utf8 *u,
+		       struct sbx_media_report *rep);
+
 int sbx_media_text_validate(int fd, uint64_t size, struct sbx_media_report *rep);
 int sbx_media_csv_validate(int fd, uint64_t size, struct sbx_media_report *rep);
 int sbx_media_json_validate(int fd, uint64_t size, struct sbx_media_report *rep);
