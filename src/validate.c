@@ -243,6 +243,7 @@ const char *sbx_media_flag_name(unsigned i)
 {
 	static const char *const names[SBX_MEDIA_FLAG_COUNT] = {
 		"terminal_controls",
+		"terminal_colors",
 	};
 
 	return i < SBX_MEDIA_FLAG_COUNT ? names[i] : NULL;

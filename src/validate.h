@@ -55,8 +55,10 @@
 enum {
 	/* JSON strings that decode to control characters (ESC, C1, DEL...) */
 	SBX_MEDIA_FLAG_CONTROLS = 1u << 0,
+	/* text/plain holds SGR colour sequences, ESC [ ... m */
+	SBX_MEDIA_FLAG_COLORS = 1u << 1,
 };
-#define SBX_MEDIA_FLAG_COUNT 1
+#define SBX_MEDIA_FLAG_COUNT 2
 
 /* Manifest name of flag bit @i (0-based), or NULL. */
 const char *sbx_media_flag_name(unsigned i);
@@ -64,7 +66,9 @@ const char *sbx_media_flag_name(unsigned i);
 struct sbx_media_report {
 	char reason[256];   /* why the file was rejected, "" when valid */
 	unsigned flags;     /* SBX_MEDIA_FLAG_* */
-	bool formula_cells; /* CSV: a cell starts with = + - @ TAB or CR */
+	bool formula_cells; /* CSV: a cell starts with = + - @ TAB or CR (after
+			     * spaces, full-width forms too, for any of the
+			     * separators , ; TAB) */
 	uint64_t width;     /* images: dimensions from IHDR / SOFn */
 	uint64_t height;
 	uint64_t rows;      /* CSV: records; columns of each record */

@@ -58,6 +58,41 @@ for mode in root user; do
 		check "$mode: ... the broker's peak RSS stays under 24 MiB ($(rss_kib) KiB)" \
 			test "$(rss_kib)" -lt 24576
 	done
+
+	# --- CSV formulas under every separator, terminal escapes in text ------
+	mkjob "$M/j.json" shell 'cd /work/out
+		printf "sep=;\nname;link\nx;\"=HYPERLINK(\"\"http://192.0.2.1/\"\")\"\n" > sep.csv
+		printf "a;b\n1;=1+1\n" > semicolon.csv
+		printf "a\tb\n1\t=1+1\n" > tab.csv
+		printf "a,b\n1,\357\274\235cmd\n" > fullwidth.csv
+		printf "a,b\n1, =1+1\n" > space.csv
+		printf "a,b\n1;=x,2\n" > other-sep.csv
+		printf "a;b\n1,5;2,5\n" > decimal.csv
+		printf "a,b\n1,\033[31m2\n" > esc.csv
+		printf "copy \033]52;c;ZWNobyBvd25lZA==\007 this\n" > osc52.txt
+		printf "\033[2J\033[Hnothing to see\n" > clear.txt
+		printf "safe\b\b\b\bevil\n" > bs.txt
+		printf "log \033[1;31mERROR\033[0m line\n" > colours.log
+		printf "[\"\\\\u001b]52;c;eA==\\\\u0007\"]" > escaped.json
+		printf "plain text\n" > plain.txt'
+	sbx_run "$M/j.json"
+	expect_rc 0 "$mode: CSV and text outputs: the run succeeds"
+	for f in sep semicolon tab fullwidth space other-sep; do
+		check "$mode: $f.csv: promoted, formula_cells true" \
+			eval 'promoted $f.csv && [ "$(artifact $f.csv .formula_cells)" = true ]'
+	done
+	check "$mode: decimal.csv (sniffed ';', decimal commas): promoted, no formula" \
+		eval 'promoted decimal.csv && [ "$(artifact decimal.csv .formula_cells)" = false ]'
+	check "$mode: a CSV with an escape sequence is rejected" rejected_because esc.csv 'control character 0x1b'
+	check "$mode: text with an OSC 52 clipboard write is rejected" rejected_because osc52.txt 'terminal escape'
+	check "$mode: text that clears the screen is rejected" rejected_because clear.txt 'terminal control sequence'
+	check "$mode: text with backspaces is rejected" rejected_because bs.txt 'control character 0x08'
+	check "$mode: a log with colours is promoted, flagged terminal_colors" promoted colours.log terminal_colors
+	check "$mode: JSON whose strings decode to controls: promoted, flagged terminal_controls" \
+		promoted escaped.json terminal_controls
+	check "$mode: plain text: promoted, no flags" promoted plain.txt
+	check "$mode: nothing rejected reaches --artifacts" \
+		eval '[ ! -e "$ART/esc.csv" ] && [ ! -e "$ART/osc52.txt" ] && [ ! -e "$ART/clear.txt" ] && [ -f "$ART/colours.log" ]'
 	check "$mode: nothing left behind" nothing_left
 done
 

@@ -328,6 +328,7 @@ struct vcase {
 	int expect;         /* 0 valid, -1 rejected */
 	const char *reason; /* substring of the reason when rejected */
 	int formula;        /* -1 do not check */
+	unsigned flags;     /* SBX_MEDIA_FLAG_* expected of a valid file */
 };
 
 static struct buf mk_png(int v) { return make_png((enum png_variant)v); }
@@ -366,6 +367,38 @@ static const char *const texts[] = {
 	/* 27 */ "a,b\n1,2\n\n",
 	/* 28 */ "0123456789abcdef0123456789abcdef01234\0tail",
 	/* 29 */ "0123456789abcdef0123456789abcdef01234\xc3\xa9 then \x80 bad",
+	/* CSV separators and formula leads */
+	/* 30 */ "sep=;\na;b\n1;=cmd\n",
+	/* 31 */ "a;b\n1;=cmd\n",
+	/* 32 */ "a\tb\n1\t=cmd\n",
+	/* 33 */ "a,b\n1,\xef\xbc\x9d" "cmd\n",
+	/* 34 */ "a,b\n1, =1+1\n",
+	/* 35 */ "a,b\n1,\" @SUM(A1)\"\n",
+	/* 36 */ "a,b\n1;=x,2\n",
+	/* 37 */ "a;b\n1,5;2,5\n",
+	/* 38 */ "sep=;\r\na;b\r\n1,5;2\r\n",
+	/* 39 */ "a,b\n1,\xef\xbc\x8b" "1\n",
+	/* 40 */ "a,b\n1,\xef\xbc\xa0" "SUM\n",
+	/* 41 */ "a,b\n1,  -2\n",
+	/* terminal controls */
+	/* 42 */ "a,b\n1,\x1b]52;c;Zm9v\x07\n",
+	/* 43 */ "a,b\n1,\x7f\n",
+	/* 44 */ "a,b\n1,\xc2\x9b" "2J\n",
+	/* 45 */ "a,b\n1,x\x08\n",
+	/* 46 */ "hello \x1b[31mred\x1b[0m and \x1b[38;5;196mmore\x1b[m\n",
+	/* 47 */ "copy \x1b]52;c;ZWNobyBwd25lZA==\x07 done\n",
+	/* 48 */ "\x1b[2J\x1b[Hclean screen\n",
+	/* 49 */ "safe\b\b\b\bevil\n",
+	/* 50 */ "\xc2\x9d" "52;c;eA==\xc2\x9c\n",
+	/* 51 */ "DEL \x7f\n",
+	/* 52 */ "tab\tcr\r\nlf\n\xc2\xa0nbsp \xc3\x85\n",
+	/* 53 */ "cut \x1b[3",
+	/* 54 */ "\x1b[1111111111111111111111111111111111111111111111111111111111111111111m",
+	/* 55 */ "bell \x07\n",
+	/* 56 */ "[\"\\u001b[31m\"]",
+	/* 57 */ "[\"\x7f\"]",
+	/* 58 */ "{\"k\\u0085\": \"\xc2\x85\"}",
+	/* 59 */ "[\"plain \\u00e9\\n\"]",
 };
 static const size_t text_len[] = {
 	[1] = 12, [18] = 8, [28] = 42,
@@ -394,6 +427,9 @@ static struct buf mk_pdf(int i)
 	return pdf(pdfs[i][0], pdfs[i][1]);
 }
 
+/* Most cases expect no flags: leave .flags out. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 static const struct vcase vcases[] = {
 	{ "png good rgba", "image/png", mk_png, PNG_GOOD, 0, NULL, -1 },
 	{ "png good palette", "image/png", mk_png, PNG_PALETTE, 0, NULL, -1 },
@@ -479,9 +515,43 @@ static const struct vcase vcases[] = {
 	{ "pdf startxref empty", "application/pdf", mk_pdf, 7, -1, "startxref offset missing", -1 },
 	{ "pdf bad header", "application/pdf", mk_pdf, 8, -1, "header", -1 },
 
+	{ "csv sep=; line", "text/csv", mk_text, 30, 0, NULL, 1 },
+	{ "csv sniffed ;", "text/csv", mk_text, 31, 0, NULL, 1 },
+	{ "csv sniffed TAB", "text/csv", mk_text, 32, 0, NULL, 1 },
+	{ "csv full-width =", "text/csv", mk_text, 33, 0, NULL, 1 },
+	{ "csv leading space =", "text/csv", mk_text, 34, 0, NULL, 1 },
+	{ "csv quoted space @", "text/csv", mk_text, 35, 0, NULL, 1 },
+	{ "csv = after ; in a , file", "text/csv", mk_text, 36, 0, NULL, 1 },
+	{ "csv ; with decimal commas", "text/csv", mk_text, 37, 0, NULL, 0 },
+	{ "csv sep=; CRLF", "text/csv", mk_text, 38, 0, NULL, 0 },
+	{ "csv full-width +", "text/csv", mk_text, 39, 0, NULL, 1 },
+	{ "csv full-width @", "text/csv", mk_text, 40, 0, NULL, 1 },
+	{ "csv spaces -", "text/csv", mk_text, 41, 0, NULL, 1 },
+	{ "csv OSC 52", "text/csv", mk_text, 42, -1, "control character 0x1b at offset 6", -1 },
+	{ "csv DEL", "text/csv", mk_text, 43, -1, "control character 0x7f", -1 },
+	{ "csv C1 CSI", "text/csv", mk_text, 44, -1, "C1 control character U+009B", -1 },
+	{ "csv backspace", "text/csv", mk_text, 45, -1, "control character 0x08", -1 },
+	{ "text SGR colours", "text/plain", mk_text, 46, 0, NULL, -1, SBX_MEDIA_FLAG_COLORS },
+	{ "text OSC 52", "text/plain", mk_text, 47, -1, "terminal escape ESC 0x5d at offset 5", -1 },
+	{ "text clear screen", "text/plain", mk_text, 48, -1, "terminal control sequence", -1 },
+	{ "text backspace", "text/plain", mk_text, 49, -1, "control character 0x08 at offset 4", -1 },
+	{ "text C1 OSC", "text/plain", mk_text, 50, -1, "C1 control character U+009D at offset 0",
+	  -1 },
+	{ "text DEL", "text/plain", mk_text, 51, -1, "control character 0x7f", -1 },
+	{ "text TAB CR LF NBSP", "text/plain", mk_text, 52, 0, NULL, -1 },
+	{ "text cut escape", "text/plain", mk_text, 53, -1, "unterminated terminal escape", -1 },
+	{ "text long SGR", "text/plain", mk_text, 54, -1, "terminal control sequence", -1 },
+	{ "text BEL", "text/plain", mk_text, 55, -1, "control character 0x07", -1 },
+	{ "json escaped ESC", "application/json", mk_text, 56, 0, NULL, -1, SBX_MEDIA_FLAG_CONTROLS },
+	{ "json raw DEL", "application/json", mk_text, 57, 0, NULL, -1, SBX_MEDIA_FLAG_CONTROLS },
+	{ "json C1 in key and value", "application/json", mk_text, 58, 0, NULL, -1,
+	  SBX_MEDIA_FLAG_CONTROLS },
+	{ "json no controls", "application/json", mk_text, 59, 0, NULL, -1 },
+
 	{ "unknown type", "text/html", mk_text, 0, -1, "no validator for media type text/html",
 	  -1 },
 };
+#pragma GCC diagnostic pop
 
 static void test_validators(void **state)
 {
@@ -494,10 +564,12 @@ static void test_validators(void **state)
 
 		print_message("# %s: %s\n", c->what, r == 0 ? "valid" : rep.reason);
 		assert_int_equal(r, c->expect);
-		if (c->expect < 0)
+		if (c->expect < 0) {
 			assert_non_null(strstr(rep.reason, c->reason));
-		else
+		} else {
 			assert_string_equal(rep.reason, "");
+			assert_int_equal(rep.flags, c->flags);
+		}
 		if (c->formula >= 0)
 			assert_int_equal(rep.formula_cells, c->formula);
 		close(fd);
@@ -536,6 +608,14 @@ static void test_report_fields(void **state)
 	assert_int_equal(rep.height, 1);
 	assert_int_equal(sbx_media_validate("text/csv", fd2, c.n, &rep), 0);
 	assert_int_equal(rep.rows, 3);
+	assert_int_equal(rep.columns, 3);
+	close(fd2);
+	/* The "sep=" line names the separator and is not a record. */
+	c.n = 0;
+	puts_(&c, "sep=;\na;b;c\n1,5;2;3\n");
+	fd2 = memfd_of(&c);
+	assert_int_equal(sbx_media_validate("text/csv", fd2, c.n, &rep), 0);
+	assert_int_equal(rep.rows, 2);
 	assert_int_equal(rep.columns, 3);
 	close(fd);
 	close(fd2);
