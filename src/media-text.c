@@ -143,6 +143,49 @@ static int ctl_end(const char *what, const struct ctl *t, struct sbx_media_repor
 	return 0;
 }
 
+/*
+ * A browser, or any program that sniffs, takes a file for HTML (scripts
+ * run) or XML when its first bytes after whitespace are one of these
+ * (WHATWG MIME Sniffing, "identifying a resource with an unknown MIME
+ * type"), whatever its name says; the tags must end in SP or '>'.  Text
+ * and CSV that start so are refused: a page with <script> named .txt is
+ * still a page.  (Markdown must not open with an HTML tag.)
+ */
+static const char *sniffs_as_markup(const unsigned char *p, size_t n)
+{
+	static const struct {
+		const char *pat;
+		bool tag; /* must be followed by SP or '>' */
+	} pats[] = {
+		{ "<!doctype html", true }, { "<html", true }, { "<head", true }, { "<script", true },
+		{ "<iframe", true }, { "<h1", true }, { "<div", true }, { "<font", true },
+		{ "<table", true }, { "<a", true }, { "<style", true }, { "<title", true },
+		{ "<b", true }, { "<body", true }, { "<br", true }, { "<p", true },
+		{ "<!--", false }, { "<?xml", false },
+	};
+	size_t i = 0;
+
+	while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r' || p[i] == '\f'))
+		i++;
+	for (size_t k = 0; k < ARRAY_SIZE(pats); k++) {
+		size_t len = strlen(pats[k].pat), j;
+
+		if (n - i < len + pats[k].tag)
+			continue;
+		for (j = 0; j < len; j++) {
+			unsigned char c = p[i + j];
+
+			if (c >= 'A' && c <= 'Z')
+				c = (unsigned char)(c - 'A' + 'a');
+			if (c != (unsigned char)pats[k].pat[j])
+				break;
+		}
+		if (j == len && (!pats[k].tag || p[i + len] == ' ' || p[i + len] == '>'))
+			return pats[k].pat;
+	}
+	return NULL;
+}
+
 int sbx_media_text_validate(int fd, uint64_t size, struct sbx_media_report *rep)
 {
 	_cleanup_free_ struct sbx_media_reader *r = sbx_media_reader_new(fd, size);
@@ -158,6 +201,9 @@ int sbx_media_text_validate(int fd, uint64_t size, struct sbx_media_report *rep)
 			return sbx_media_fail(rep, "text: read error");
 		if (k == 0)
 			return sbx_media_text_end("text", &u, rep) < 0 ? -1 : ctl_end("text", &t, rep);
+		if (at == 0 && sniffs_as_markup(p, (size_t)k))
+			return sbx_media_fail(rep, "text: starts like an HTML or XML document (%s)",
+					      sniffs_as_markup(p, (size_t)k));
 		if (sbx_media_text_feed("text", &u, p, (size_t)k, at, rep) < 0 ||
 		    ctl_feed("text", &t, p, (size_t)k, at, rep) < 0)
 			return -1;
@@ -412,6 +458,9 @@ int sbx_media_csv_validate(int fd, uint64_t size, struct sbx_media_report *rep)
 			i = csv_pick_sep(p, k > 0 ? (size_t)k : 0, &sep);
 			csv_init(s, sep);
 			first = false;
+			if (k > 0 && sniffs_as_markup(p, (size_t)k))
+				return sbx_media_fail(rep, "csv: starts like an HTML or XML document (%s)",
+						      sniffs_as_markup(p, (size_t)k));
 		}
 		if (k == 0)
 			break;

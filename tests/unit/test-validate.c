@@ -127,7 +127,24 @@ enum png_variant {
 	PNG_HUGE_LENGTH,
 	PNG_BIG_IDAT,
 	PNG_NO_SIGNATURE,
+	PNG_ZIP_UNKNOWN_CHUNK,
+	PNG_SMALL_PRIVATE,
+	PNG_ZIP_IN_TEXT,
+	PNG_HTML_IN_ITXT,
+	PNG_ZIP_IN_IDAT,
+	PNG_SIG_IN_IDAT,
+	PNG_EXIF_THUMB,
 };
+
+/* A small ZIP: a local header, data, and an end record a reader takes. */
+static void put_zip(struct buf *b)
+{
+	put(b, "PK\x03\x04\x14\x00\x00\x00\x00\x00", 10);
+	puts_(b, "hidden archive entry data ........................................");
+	put(b, "PK\x01\x02\x14\x00", 6);
+	put(b, "PK\x05\x06\x00\x00\x00\x00\x01\x00\x01\x00\x2e\x00\x00\x00\x10\x00\x00\x00"
+	       "\x00\x00", 22);
+}
 
 static struct buf make_png(enum png_variant v)
 {
@@ -146,6 +163,34 @@ static struct buf make_png(enum png_variant v)
 		png_chunk(&b, "PLTE", "\xff\x00\x00", 3);
 	if (v == PNG_UNKNOWN_CRITICAL)
 		png_chunk(&b, "ABCD", "x", 1);
+	if (v == PNG_ZIP_UNKNOWN_CHUNK || v == PNG_ZIP_IN_TEXT || v == PNG_HTML_IN_ITXT ||
+	    v == PNG_SMALL_PRIVATE || v == PNG_EXIF_THUMB) {
+		struct buf d = { 0 };
+
+		if (v == PNG_ZIP_UNKNOWN_CHUNK) {
+			put_zip(&d);
+			while (d.n < 300)
+				put8(&d, 0);
+		} else if (v == PNG_ZIP_IN_TEXT) {
+			put(&d, "Comment\0", 8);
+			put_zip(&d);
+		} else if (v == PNG_HTML_IN_ITXT) {
+			put(&d, "Comment\0\0\0\0\0", 12);
+			puts_(&d, "<html><SCRIPT>alert(1)</script></html>");
+		} else if (v == PNG_SMALL_PRIVATE) {
+			put(&d, "\x00\x00\x00\x01\x00\x00\x00\x01\x00", 9);
+		} else {
+			put(&d, "MM\x00\x2a\x00\x00\x00\x08", 8);
+			put(&d, "\xff\xd8\xff\xe0 thumbnail \xff\xd9", 17);
+		}
+		png_chunk(&b, v == PNG_ZIP_UNKNOWN_CHUNK ? "zIPp"
+			      : v == PNG_ZIP_IN_TEXT	 ? "tEXt"
+			      : v == PNG_HTML_IN_ITXT	 ? "iTXt"
+			      : v == PNG_SMALL_PRIVATE	 ? "vpAg"
+						 : "eXIf",
+			  d.p, d.n);
+		free(d.p);
+	}
 	if (v == PNG_HUGE_LENGTH) {
 		put32(&b, 0x7fffffffu);
 		puts_(&b, "IDAT");
@@ -158,6 +203,17 @@ static struct buf make_png(enum png_variant v)
 			big[i] = (unsigned char)(i * 7 + 3);
 		png_chunk(&b, "IDAT", big, n);
 		free(big);
+	} else if (v == PNG_ZIP_IN_IDAT || v == PNG_SIG_IN_IDAT) {
+		/* What a stored deflate block would carry through as pixels. */
+		struct buf d = { 0 };
+
+		put(&d, idat, sizeof(idat));
+		if (v == PNG_ZIP_IN_IDAT)
+			put_zip(&d);
+		else
+			put(&d, "PK\x03\x04 by chance", 14);
+		png_chunk(&b, "IDAT", d.p, d.n);
+		free(d.p);
 	} else if (v != PNG_NO_IDAT) {
 		png_chunk(&b, "IDAT", idat, sizeof(idat));
 	}
@@ -186,7 +242,21 @@ enum jpeg_variant {
 	JPEG_TWO_SOF,
 	JPEG_ZERO_HEIGHT,
 	JPEG_PROGRESSIVE,
+	JPEG_ZIP_IN_COM,
+	JPEG_HTML_IN_APP,
+	JPEG_PNG_IN_APP,
+	JPEG_JPEG_IN_COM,
+	JPEG_EXIF_THUMB,
+	JPEG_SIG_IN_SCAN,
+	JPEG_ZIP_IN_SCAN,
 };
+
+static void jpeg_segment(struct buf *b, unsigned marker, const struct buf *d)
+{
+	put16(b, marker);
+	put16(b, (unsigned)d->n + 2);
+	put(b, d->p, d->n);
+}
 
 static void jpeg_sof(struct buf *b, unsigned marker, unsigned w, unsigned h)
 {
@@ -241,6 +311,30 @@ static struct buf make_jpeg(enum jpeg_variant v)
 		put16(&b, 60000);
 		puts_(&b, "short comment");
 	}
+	if (v >= JPEG_ZIP_IN_COM && v <= JPEG_EXIF_THUMB) {
+		struct buf d = { 0 };
+		unsigned marker = 0xfffe;
+
+		if (v == JPEG_ZIP_IN_COM) {
+			puts_(&d, "comment ");
+			put_zip(&d);
+		} else if (v == JPEG_HTML_IN_APP) {
+			marker = 0xffed;
+			puts_(&d, "Photoshop 3.0\n<!DOCTYPE html><p>hi");
+		} else if (v == JPEG_PNG_IN_APP) {
+			marker = 0xffe2;
+			put(&d, "ICC_PROFILE\0\x01\x01", 14);
+			put(&d, "\x89PNG\r\n\x1a\n", 8);
+		} else if (v == JPEG_JPEG_IN_COM) {
+			put(&d, "x\xff\xd8\xff\xdb", 5);
+		} else {
+			marker = 0xffe1;
+			put(&d, "Exif\0\0MM\x00\x2a", 10);
+			put(&d, "\xff\xd8\xff\xe0 thumbnail \xff\xd9", 17);
+		}
+		jpeg_segment(&b, marker, &d);
+		free(d.p);
+	}
 	jpeg_sof(&b, v == JPEG_PROGRESSIVE ? 0xffc2 : 0xffc0, v == JPEG_HUGE ? 65535 : 1,
 		 v == JPEG_HUGE ? 65535 : v == JPEG_ZERO_HEIGHT ? 0 : 1);
 	if (v == JPEG_TWO_SOF)
@@ -256,6 +350,13 @@ static struct buf make_jpeg(enum jpeg_variant v)
 			put8(&b, 0);
 		put8(&b, 0);
 		jpeg_sos(&b);
+	}
+	if (v == JPEG_SIG_IN_SCAN || v == JPEG_ZIP_IN_SCAN) {
+		/* More entropy-coded data (no 0xFF inside) after the scan's. */
+		if (v == JPEG_ZIP_IN_SCAN)
+			put_zip(&b);
+		else
+			put(&b, "PK\x03\x04", 4);
 	}
 	if (v != JPEG_NO_EOI)
 		put16(&b, 0xffd9);
@@ -399,6 +500,14 @@ static const char *const texts[] = {
 	/* 57 */ "[\"\x7f\"]",
 	/* 58 */ "{\"k\\u0085\": \"\xc2\x85\"}",
 	/* 59 */ "[\"plain \\u00e9\\n\"]",
+	/* HTML and XML dressed as text */
+	/* 60 */ "<!DOCTYPE html><html><script>alert(1)</script></html>\n",
+	/* 61 */ " \r\n<SCRIPT>fetch('//192.0.2.1/')</SCRIPT>\n",
+	/* 62 */ "<p>hello</p>\n",
+	/* 63 */ "<?xml version=\"1.0\"?><svg onload=\"alert(1)\"/>",
+	/* 64 */ "Use <script> tags with care.\n",
+	/* 65 */ "<pre is not a tag we sniff\n",
+	/* 66 */ "<html>,b\n1,2\n",
 };
 static const size_t text_len[] = {
 	[1] = 12, [18] = 8, [28] = 42,
@@ -425,6 +534,50 @@ static const char *const pdfs[][2] = {
 static struct buf mk_pdf(int i)
 {
 	return pdf(pdfs[i][0], pdfs[i][1]);
+}
+
+/* PDFs whose header and trailer are right; only the body varies. */
+static struct buf mk_pdf_body(int i)
+{
+	struct buf b = { 0 };
+
+	puts_(&b, "%PDF-1.4\n%\xe2\xe3\xcf\xd3\n");
+	switch (i) {
+	case 0: /* a ZIP between two objects */
+		puts_(&b, "1 0 obj\n<< /Type /Catalog >>\nendobj\n");
+		put_zip(&b);
+		puts_(&b, "\n2 0 obj\n<< >>\nendobj\n");
+		break;
+	case 1: /* an HTML page */
+		puts_(&b, "<html><body><script>alert(document.cookie)</script></body></html>\n");
+		break;
+	case 2: /* a ZIP in the last stream, its end record near the end */
+		puts_(&b, "1 0 obj\n<< /Length 120 >>\nstream\n");
+		put_zip(&b);
+		puts_(&b, "\nendstream\nendobj\n");
+		break;
+	case 3: /* scripts: valid, flagged */
+		puts_(&b, "1 0 obj\n<< /Type /Catalog /OpenAction 2 0 R >>\nendobj\n"
+			  "2 0 obj\n<< /S /J#61vaScript /JS (app.alert\\(1\\)) >>\nendobj\n");
+		break;
+	case 4: /* a signature by chance in compressed data: valid, flagged */
+		puts_(&b, "1 0 obj\n<< /Length 8 /Filter /FlateDecode >>\nstream\r\nx\x9cPK\x03\x04\x01\x02"
+			  "\nendstream\nendobj\n");
+		break;
+	case 5: /* binary bytes as a token */
+		puts_(&b, "1 0 obj\n<< /A \x01\x02\x03 >>\nendobj\n");
+		break;
+	case 6: /* an ordinary body: strings, arrays, references, a stream */
+		puts_(&b, "1 0 obj\n<< /Type /Catalog /Pages 2 0 R /Names [(a\\)b) <48656c6c6f> 1.5 -2 +.5] >>\n"
+			  "endobj\n2 0 obj\n<< /Length 44 >>\nstream\nBT /F1 12 Tf 72 712 Td (endstrea m) Tj ET\n"
+			  "endstream\nendobj\n3 0 obj\n[true false null]\nendobj\n");
+		break;
+	case 7: /* unbalanced */
+		puts_(&b, "1 0 obj\n<< /A [1 2 >>\nendobj\n");
+		break;
+	}
+	puts_(&b, "xref\n0 1\n0000000000 65535 f \ntrailer\n<< /Size 1 >>\nstartxref\n16\n%%EOF\n");
+	return b;
 }
 
 /* Most cases expect no flags: leave .flags out. */
@@ -547,6 +700,50 @@ static const struct vcase vcases[] = {
 	{ "json C1 in key and value", "application/json", mk_text, 58, 0, NULL, -1,
 	  SBX_MEDIA_FLAG_CONTROLS },
 	{ "json no controls", "application/json", mk_text, 59, 0, NULL, -1 },
+
+	{ "png ZIP in unknown chunk", "image/png", mk_png, PNG_ZIP_UNKNOWN_CHUNK, -1,
+	  "unknown ancillary chunk zIPp of 300 bytes", -1 },
+	{ "png small private chunk", "image/png", mk_png, PNG_SMALL_PRIVATE, 0, NULL, -1 },
+	{ "png ZIP in tEXt", "image/png", mk_png, PNG_ZIP_IN_TEXT, -1,
+	  "tEXt chunk holds a ZIP local header", -1 },
+	{ "png HTML in iTXt", "image/png", mk_png, PNG_HTML_IN_ITXT, -1, "iTXt chunk holds a HTML <html",
+	  -1 },
+	{ "png ZIP in IDAT", "image/png", mk_png, PNG_ZIP_IN_IDAT, -1,
+	  "ZIP end-of-central-directory record", -1 },
+	{ "png signature in IDAT", "image/png", mk_png, PNG_SIG_IN_IDAT, 0, NULL, -1,
+	  SBX_MEDIA_FLAG_EMBEDDED },
+	{ "png Exif thumbnail", "image/png", mk_png, PNG_EXIF_THUMB, 0, NULL, -1 },
+	{ "jpeg ZIP in COM", "image/jpeg", mk_jpeg, JPEG_ZIP_IN_COM, -1,
+	  "COM segment holds a ZIP local header", -1 },
+	{ "jpeg HTML in APP13", "image/jpeg", mk_jpeg, JPEG_HTML_IN_APP, -1,
+	  "APPn segment holds a HTML <!doctype", -1 },
+	{ "jpeg PNG in APP2", "image/jpeg", mk_jpeg, JPEG_PNG_IN_APP, -1,
+	  "APPn segment holds a PNG signature", -1 },
+	{ "jpeg JPEG in COM", "image/jpeg", mk_jpeg, JPEG_JPEG_IN_COM, -1,
+	  "COM segment holds a JPEG SOI", -1 },
+	{ "jpeg Exif thumbnail", "image/jpeg", mk_jpeg, JPEG_EXIF_THUMB, 0, NULL, -1 },
+	{ "jpeg signature in scan", "image/jpeg", mk_jpeg, JPEG_SIG_IN_SCAN, 0, NULL, -1,
+	  SBX_MEDIA_FLAG_EMBEDDED },
+	{ "jpeg ZIP in scan", "image/jpeg", mk_jpeg, JPEG_ZIP_IN_SCAN, -1,
+	  "ZIP end-of-central-directory record", -1 },
+	{ "pdf ZIP between objects", "application/pdf", mk_pdf_body, 0, -1, "not a PDF object", -1 },
+	{ "pdf HTML body", "application/pdf", mk_pdf_body, 1, -1, "offset 15: not a PDF object", -1 },
+	{ "pdf ZIP in a stream", "application/pdf", mk_pdf_body, 2, -1,
+	  "ZIP end-of-central-directory record", -1 },
+	{ "pdf JavaScript", "application/pdf", mk_pdf_body, 3, 0, NULL, -1,
+	  SBX_MEDIA_FLAG_PDF_ACTIVE },
+	{ "pdf signature in a stream", "application/pdf", mk_pdf_body, 4, 0, NULL, -1,
+	  SBX_MEDIA_FLAG_EMBEDDED },
+	{ "pdf binary token", "application/pdf", mk_pdf_body, 5, -1, "not a PDF token", -1 },
+	{ "pdf ordinary body", "application/pdf", mk_pdf_body, 6, 0, NULL, -1 },
+	{ "pdf unbalanced", "application/pdf", mk_pdf_body, 7, -1, "unbalanced brackets", -1 },
+	{ "text HTML page", "text/plain", mk_text, 60, -1, "starts like an HTML or XML document", -1 },
+	{ "text script after spaces", "text/plain", mk_text, 61, -1, "(<script)", -1 },
+	{ "text <p>", "text/plain", mk_text, 62, -1, "(<p)", -1 },
+	{ "text XML", "text/plain", mk_text, 63, -1, "(<?xml)", -1 },
+	{ "text mentions <script>", "text/plain", mk_text, 64, 0, NULL, -1 },
+	{ "text <pre", "text/plain", mk_text, 65, 0, NULL, -1 },
+	{ "csv HTML", "text/csv", mk_text, 66, -1, "csv: starts like an HTML", -1 },
 
 	{ "unknown type", "text/html", mk_text, 0, -1, "no validator for media type text/html",
 	  -1 },
