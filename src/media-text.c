@@ -88,6 +88,34 @@ static const bool ctl_special[256] = {
 	[0x1f] = 1, [0x7f] = 1, [0xc2] = 1,
 };
 
+/* Eight bytes of printable ASCII (0x20..0x7e): no byte has the top bit,
+ * none borrows when 0x20 is taken away, none carries when 1 is added. */
+static inline bool word_printable(const unsigned char *p)
+{
+	const uint64_t high = 0x8080808080808080ull;
+	uint64_t w;
+
+	memcpy(&w, p, sizeof(w));
+	return ((w | (w - 0x2020202020202020ull) | (w + 0x0101010101010101ull)) & high) == 0;
+}
+
+/* The index of the next byte at or after @i that ctl_feed() must look at,
+ * or @n: words of printable ASCII at a time, bytes in between. */
+static size_t ctl_skip(const unsigned char *p, size_t i, size_t n)
+{
+	for (;;) {
+		size_t lim;
+
+		while (i + 8 <= n && word_printable(p + i))
+			i += 8;
+		lim = i + 8 < n ? i + 8 : n;
+		while (i < lim && !ctl_special[p[i]])
+			i++;
+		if (i >= n || ctl_special[p[i]])
+			return i;
+	}
+}
+
 static int ctl_feed(const char *what, struct ctl *t, const unsigned char *p, size_t n, uint64_t at,
 		    struct sbx_media_report *rep)
 {
@@ -96,8 +124,7 @@ static int ctl_feed(const char *what, struct ctl *t, const unsigned char *p, siz
 
 		if (t->state == CTL_TEXT) {
 			if (t->prev != 0xc2) {
-				while (i < n && !ctl_special[p[i]])
-					i++;
+				i = ctl_skip(p, i, n);
 				if (i == n) {
 					t->prev = p[n - 1];
 					return 0;
