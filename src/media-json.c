@@ -267,12 +267,12 @@ static int num_end(struct json *j, uint64_t at, struct sbx_media_report *rep)
 	} else if (n->sig > 0) {
 		/* value = 0.<digits> x 10^e, e = sig - frac +- exp */
 		char buf[NUM_KEEP + 32];
-		int64_t e = (int64_t)(n->sig > EXP_CLAMP ? EXP_CLAMP : n->sig) -
-			    (int64_t)(n->frac > EXP_CLAMP ? EXP_CLAMP : n->frac);
-		int64_t x = (int64_t)(n->exp > EXP_CLAMP ? EXP_CLAMP : n->exp);
+		/* sig and frac count bytes of the file; exp is saturated near
+		 * 10^7: no overflow in int64, and only the sum is clamped. */
+		int64_t e = (int64_t)n->sig - (int64_t)n->frac;
 		double v;
 
-		e += n->eneg ? -x : x;
+		e += n->eneg ? -(int64_t)n->exp : (int64_t)n->exp;
 		if (e > EXP_CLAMP)
 			e = EXP_CLAMP;
 		if (e < -EXP_CLAMP)

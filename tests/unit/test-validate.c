@@ -1059,6 +1059,22 @@ static void test_json_bounds(void **state)
 	char k[32];
 
 	assert_true(fd >= 0);
+	/* Reals with millions of digits: the exponent comes from the digit
+	 * counts (3e6 integer digits and 1e6 after the point overflow, one
+	 * integer digit and 3e6 after it do not). */
+	for (int over = 0; over < 2; over++) {
+		size_t ni = over ? 3000000 : 1, nf = over ? 1000000 : 3000000;
+
+		b.p = sbx_xmalloc(ni + nf + 2);
+		memset(b.p, '1', ni);
+		b.p[ni] = '.';
+		memset(b.p + ni + 1, '2', nf);
+		b.n = ni + nf + 1;
+		assert_int_equal(json_verdict(fd, b.p, b.n, &rep), over ? -1 : 0);
+		assert_int_equal(jansson_accepts(b.p, b.n), !over);
+		free(b.p);
+		b = (struct buf){ 0 };
+	}
 	/* An object with SBX_MEDIA_JSON_MAX_KEYS keys is fine... */
 	puts_(&b, "{");
 	for (unsigned i = 0; i < SBX_MEDIA_JSON_MAX_KEYS; i++) {
