@@ -28,12 +28,17 @@
 
 struct buf {
 	unsigned char *p;
-	size_t n;
+	size_t n, cap;
 };
 
+/* Appends grow the buffer geometrically: the bounds tests append a million
+ * keys, and a realloc per append is quadratic (minutes under ASan). */
 static void put(struct buf *b, const void *d, size_t n)
 {
-	b->p = sbx_xrealloc(b->p, b->n + n);
+	if (b->n + n > b->cap) {
+		b->cap = b->n + n > 2 * b->cap ? b->n + n : 2 * b->cap;
+		b->p = sbx_xrealloc(b->p, b->cap);
+	}
 	memcpy(b->p + b->n, d, n);
 	b->n += n;
 }
