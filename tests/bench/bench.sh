@@ -2,6 +2,7 @@
 # make bench: the overhead of `sbx run` over the bare interpreter, compared
 # in the same interleaved run against bubblewrap doing the same, plus the
 # costs that the issues ask to watch.  Not a test: it prints numbers.
+# `make bench BENCH_BASE=../old-build` adds an older sbx to the same rounds.
 set -eu
 B=${SBX_BUILDDIR:?}
 S=${SBX_SRCDIR:?}
@@ -25,6 +26,15 @@ printf '{"runtime_profile":"python-analysis","code":"pass"}\n' > "$W/py.json"
 cd "$W"
 
 SBXRUN="$SBX run -q --config $W/config.json --policy $S/policy --key $W/key --store $W/store"
+# BENCH_BASE=DIR: an older build tree of sbx, run in the same interleaved
+# rounds (with its own catalog, BENCH_BASE_POLICY), so that a regression
+# shows as a ratio against it rather than against a number from another day.
+BASE_TRUE= BASE_PY=
+if [ -n "${BENCH_BASE:-}" ]; then
+	BASERUN="$BENCH_BASE/sbx run -q --config $W/config.json --policy ${BENCH_BASE_POLICY:-$S/policy} --key $W/key --store $W/store"
+	BASE_TRUE="base=$BASERUN $W/true.json"
+	BASE_PY="base=$BASERUN $W/py.json"
+fi
 # bubblewrap with the mounts the shell profile gets, all namespaces.
 BWRAP="/usr/bin/bwrap --unshare-all --die-with-parent --new-session --ro-bind /usr /usr \
 --symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 \
@@ -35,14 +45,14 @@ echo "== trivial job: /bin/true ($RUNS runs, interleaved)"
 "$BR" -n "$RUNS" \
 	"bare=/bin/true" \
 	"bwrap=$BWRAP /bin/sh -c true" \
-	"sbx=$SBXRUN $W/true.json"
+	"sbx=$SBXRUN $W/true.json" ${BASE_TRUE:+"$BASE_TRUE"}
 
 echo
 echo "== python3 -c pass"
 "$BR" -n "$RUNS" \
 	"bare=/usr/bin/python3 -I -c pass" \
 	"bwrap=$BWRAP /usr/bin/python3 -I -c pass" \
-	"sbx=$SBXRUN $W/py.json"
+	"sbx=$SBXRUN $W/py.json" ${BASE_PY:+"$BASE_PY"}
 
 echo
 echo "== start-up of the binary alone"
