@@ -27,7 +27,7 @@
 #include <cmocka.h>
 
 #include "cgroup.h"
-#include "test-skip.h"
+#include "skip.h"
 
 /* --- fake tree ---------------------------------------------------------- */
 

@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "state.h"
-#include "test-skip.h"
+#include "skip.h"
 
 /* Per test: <root>/state (the state dir) and <root>/tmp ($TMPDIR). */
 struct fx {
