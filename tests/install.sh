@@ -43,6 +43,16 @@ for p in "$SBX_BINDIR/sbx" "$SBX_PKGLIBEXECDIR/sbx-init" "$SBX_PKGLIBEXECDIR/sbx
 	if [ -x "$p" ]; then ok "installed: $p"; else not_ok "not installed: $p"; fi
 done
 
+for p in ${SBX_INSTALLED:-}; do
+	if [ -s "$p" ]; then ok "installed: $p"; else not_ok "not installed: $p"; fi
+done
+u=${SBX_UNITDIR:-}/sbx@.service
+if grep -qx 'Delegate=yes' "$u" 2>/dev/null && ! grep -q '@[a-z]*dir@' "$u"; then
+	ok "installed: $u, delegated, paths substituted"
+else
+	not_ok "$u: missing, not delegated, or with unsubstituted paths"
+fi
+
 [ -z "${DESTDIR:-}" ] || skip_rest "installed with DESTDIR: the compiled-in paths do not exist yet"
 [ "$(id -u)" -eq 0 ] || skip_rest "needs root (a run needs a delegated cgroup as another user)"
 for c in jq openssl python3; do
