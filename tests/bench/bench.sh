@@ -20,6 +20,13 @@ mkdir -p "$W/store" "$STATE"
 chmod 0700 "$STATE"
 printf '{"state_dir":"%s"}\n' "$STATE" > "$W/config.json"
 echo "state dir: $STATE ($(stat -f -c %T "$STATE"))"
+# configure --enable-static-libs links the distribution's libraries into
+# sbx; the default links them dynamically.  Compare builds of both.
+if ldd "$SBX" 2>/dev/null | grep -q 'libcrypto\.so'; then
+	echo "sbx: libraries linked dynamically (the default)"
+else
+	echo "sbx: libraries linked statically (--enable-static-libs)"
+fi
 "$SBX" keygen -o "$W/key" 2>/dev/null
 printf '{"runtime_profile":"shell","code":"true"}\n' > "$W/true.json"
 printf '{"runtime_profile":"python-analysis","code":"pass"}\n' > "$W/py.json"

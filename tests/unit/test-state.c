@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "state.h"
+#include "skip.h"
 
 /* Per test: <root>/state (the state dir) and <root>/tmp ($TMPDIR). */
 struct fx {
@@ -617,9 +618,13 @@ static void test_gc_kills_cgroups(void **state)
 	{
 		_cleanup_free_ char *parent = sbx_xstrdup(g_cgroups[0]);
 		*strrchr(parent, '/') = '\0';
-		if (access(parent, W_OK) < 0)
+		if (access(parent, W_OK) < 0) {
+			if (geteuid() != 0)
+				SBX_TEST_SKIP("needs root or a delegated cgroup: %s is not writable",
+					      parent);
 			fail_msg("creating a cgroup under %s needs root or delegation (euid %d)",
 				 parent, (int)geteuid());
+		}
 	}
 
 	/* Orphans come back to us, so we can see how they died. */

@@ -1,0 +1,117 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# install.sh - the installed sbx works with nothing but what `make install`
+# put under its prefix: the catalog is at $datadir/sbx/policy/{profiles,
+# network,seccomp}, `sbx check` passes, and the example job runs with the
+# installed catalog and helpers and yields a manifest that verifies.
+#
+# Run by `make installcheck` (and so by `make distcheck`), which sets
+# SBX_BINDIR, SBX_POLICYDIR, SBX_PKGLIBEXECDIR and SBX_SRCDIR.  The run
+# needs the paths compiled into sbx to be the real ones: after an install
+# with DESTDIR only the layout is checked.  Prints TAP.
+#
+# Running a sandbox needs root here (or a cgroup delegated to the user);
+# as another user the run is skipped with that reason, unless
+# SBX_TEST_NO_SKIP=1, which makes every skip a failure.
+set -u
+: "${SBX_BINDIR:?}" "${SBX_POLICYDIR:?}" "${SBX_PKGLIBEXECDIR:?}" "${SBX_SRCDIR:?}"
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+diag() { sed 's/^/# /' "$@" | head -n 40; }
+skip_rest() {
+	if [ "${SBX_TEST_NO_SKIP:-0}" = 1 ]; then
+		not_ok "cannot run the installed sbx: $1 (SBX_TEST_NO_SKIP=1 forbids skipping)"
+	else
+		n=$((n + 1)); echo "ok $n # SKIP $1"
+	fi
+	echo "1..$n"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+# The layout.
+for kind in profiles network seccomp; do
+	if ls "$SBX_POLICYDIR/$kind"/*.json >/dev/null 2>&1; then
+		ok "catalog: $SBX_POLICYDIR/$kind holds profiles"
+	else
+		not_ok "catalog: no $SBX_POLICYDIR/$kind/*.json"
+	fi
+done
+if [ -e "$SBX_POLICYDIR/policy" ]; then not_ok "catalog: nested $SBX_POLICYDIR/policy"; else ok "catalog: not nested"; fi
+for p in "$SBX_BINDIR/sbx" "$SBX_PKGLIBEXECDIR/sbx-init" "$SBX_PKGLIBEXECDIR/sbx-extract"; do
+	if [ -x "$p" ]; then ok "installed: $p"; else not_ok "not installed: $p"; fi
+done
+
+for p in ${SBX_INSTALLED:-}; do
+	if [ -s "$p" ]; then ok "installed: $p"; else not_ok "not installed: $p"; fi
+done
+u=${SBX_UNITDIR:-}/sbx@.service
+if grep -qx 'Delegate=yes' "$u" 2>/dev/null && ! grep -q '@[a-z]*dir@' "$u"; then
+	ok "installed: $u, delegated, paths substituted"
+else
+	not_ok "$u: missing, not delegated, or with unsubstituted paths"
+fi
+
+[ -z "${DESTDIR:-}" ] || skip_rest "installed with DESTDIR: the compiled-in paths do not exist yet"
+[ "$(id -u)" -eq 0 ] || skip_rest "needs root (a run needs a delegated cgroup as another user)"
+for c in jq openssl python3; do
+	command -v "$c" >/dev/null 2>&1 || skip_rest "$c is not installed (tools/install-deps installs it)"
+done
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/sbx-install.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+mkdir -p "$T/home" "$T/state" "$T/store/root"
+chmod 0700 "$T/state"
+cp "$SBX_SRCDIR/examples/sales.csv" "$T/store/root/sales.csv"
+printf '{"state_dir":"%s"}\n' "$T/state" > "$T/config.json"
+# A clean environment: no SBX_LIBEXECDIR, no --policy, so sbx finds its
+# catalog and helpers where the build configured them.
+sbx() { env -i PATH=/usr/bin:/bin HOME="$T/home" "$SBX_BINDIR/sbx" "$@"; }
+
+if sbx check --config "$T/config.json" >"$T/check.out" 2>&1; then
+	ok "installed sbx check passes"
+else
+	not_ok "installed sbx check fails"
+fi
+if grep -q "^catalog *ok: $SBX_POLICYDIR " "$T/check.out" &&
+	grep -q "^sbx-init *ok: $SBX_PKGLIBEXECDIR/sbx-init" "$T/check.out"; then
+	ok "sbx check uses the installed catalog and sbx-init"
+else
+	not_ok "sbx check does not use the installed catalog and sbx-init"
+fi
+diag "$T/check.out"
+
+sbx keygen -o "$T/key" 2>"$T/keygen.err" || diag "$T/keygen.err"
+sbx run --config "$T/config.json" --key "$T/key" --store "$T/store" \
+	--artifacts "$T/artifacts" -q "$SBX_SRCDIR/examples/chart-job.json" >"$T/manifest.json" 2>"$T/run.err"
+rc=$?
+if [ "$rc" -eq 0 ] && [ "$(jq -r .status "$T/manifest.json")" = succeeded ]; then
+	ok "the example job runs from the installed prefix"
+else
+	not_ok "the example job: exit $rc"
+	diag "$T/run.err"
+	diag "$T/manifest.json"
+fi
+if [ -s "$T/artifacts/totals.csv" ] && [ -s "$T/artifacts/chart.png" ]; then
+	ok "the example job's artifacts are there"
+else
+	not_ok "the example job's artifacts are missing"
+fi
+if sbx verify --pubkey "$T/key.pub" --artifacts "$T/artifacts" "$T/manifest.json" >/dev/null 2>"$T/verify.err"; then
+	ok "the installed sbx verifies the manifest"
+else
+	not_ok "sbx verify fails"
+	diag "$T/verify.err"
+fi
+# jq + openssl alone, as sbx(1) shows.
+if jq -cjS 'del(.signature)' "$T/manifest.json" >"$T/body" &&
+	jq -r .signature.value "$T/manifest.json" | openssl base64 -d -A >"$T/sig" &&
+	openssl pkeyutl -verify -pubin -inkey "$T/key.pub" -rawin -in "$T/body" -sigfile "$T/sig" >/dev/null 2>&1; then
+	ok "the manifest verifies with jq and openssl"
+else
+	not_ok "the manifest does not verify with jq and openssl"
+fi
+if [ -z "$(ls -A "$T/state/runs" 2>/dev/null)" ]; then ok "no state left"; else not_ok "state left: $(ls "$T/state/runs")"; fi
+echo "1..$n"
+[ "$failed" -eq 0 ]
