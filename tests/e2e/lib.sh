@@ -13,6 +13,10 @@ set -u
 : "${SBX_SRCDIR:?SBX_SRCDIR must point at the source tree}"
 SBX="$SBX_BUILDDIR/sbx"
 SBX_TEST_USER=${SBX_TEST_USER:-sbxtest}
+# Wall-clock bounds in the tests are for a real machine; the VM suite runs
+# under software emulation, many times slower, and widens them by this
+# much (the order of events and the statuses are checked all the same).
+SLACK_MS=${SBX_E2E_SLACK_MS:-0}
 
 tap_n=0
 tap_failed=0
@@ -77,7 +81,8 @@ trap cleanup_lib EXIT
 # really have; it sets SBX_E2E_ROOT_WRAP / SBX_E2E_USER_WRAP (a command
 # prefix such as "systemd-run --scope -p Delegate=yes --"), and
 # SBX_E2E_USER_CGROUP=none where the launcher delegates the cgroup itself,
-# so that no cgroup_parent is configured.
+# so that no cgroup_parent is configured, and SBX_E2E_USER_AS to start the
+# user's commands some other way than runuser (a service with User=).
 setup_mode() {
 	MODE=$1
 	M="$T/$MODE"
@@ -129,7 +134,7 @@ delegate_cgroup() {
 # through the scenario's launcher, if any.
 as_mode() {
 	if [ "$MODE" = user ]; then
-		in_launch_cgroup runuser -u "$SBX_TEST_USER" -- env -i PATH=/usr/bin:/bin HOME="$M/home" \
+		in_launch_cgroup ${SBX_E2E_USER_AS:-runuser -u "$SBX_TEST_USER" --} env -i PATH=/usr/bin:/bin HOME="$M/home" \
 			XDG_RUNTIME_DIR="${SBX_E2E_USER_RUNTIME_DIR:-$M/state}" SBX_LIBEXECDIR="$SBX_BUILDDIR" \
 			${SBX_E2E_USER_ENV:-} ${SBX_EXTRA_ENV:-} ${SBX_E2E_USER_WRAP:-} "$@"
 	else
