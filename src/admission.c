@@ -30,6 +30,7 @@
 
 struct sbx_admission {
 	int fd;
+	unsigned slot;
 };
 
 /* --- defaults ----------------------------------------------------------------- */
@@ -115,7 +116,7 @@ struct census {
 	unsigned free_slot;
 };
 
-static bool slot_number(const char *name, unsigned *n)
+bool sbx_admission_slot_name(const char *name, unsigned *n)
 {
 	unsigned v = 0;
 	const char *p = name;
@@ -133,12 +134,31 @@ static bool slot_number(const char *name, unsigned *n)
 	return true;
 }
 
+uint64_t sbx_admission_slot_mib(const char *text, size_t len)
+{
+	uint64_t v = 0;
+	size_t i = 0;
+
+	/* "<mib> <run_id>\n" as claim() writes it; strtoull would take
+	 * "-1" as 2^64-1, a sign or spaces, and wrap past 2^64. */
+	for (; i < len && text[i] >= '0' && text[i] <= '9'; i++) {
+		unsigned d = (unsigned)(text[i] - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return UINT64_MAX;
+		v = v * 10 + d;
+	}
+	if (i == 0 || (i < len && text[i] != ' ' && text[i] != '\n'))
+		return UINT64_MAX;
+	return v;
+}
+
 /* Probe slot @n: take it (returns its read-only fd, locked) when free;
  * else add it to the census and return -1.  @create makes the file. */
 static int probe(int slots_fd, unsigned n, bool create, struct census *c)
 {
 	char name[32], buf[64];
 	_cleanup_close_ int fd = -1;
+	uint64_t mib;
 	ssize_t r;
 
 	snprintf(name, sizeof(name), "%u.lock", n);
@@ -151,15 +171,17 @@ static int probe(int slots_fd, unsigned n, bool create, struct census *c)
 	if (errno != EWOULDBLOCK)
 		return -1;
 	c->active++;
+	/* A held slot whose content cannot be read reserves everything:
+	 * admission fails closed, and the sum never wraps. */
 	r = pread(fd, buf, sizeof(buf) - 1, 0);
-	if (r > 0) {
-		buf[r] = '\0';
-		c->reserved_mib += strtoull(buf, NULL, 10);
-	}
+	mib = sbx_admission_slot_mib(buf, r > 0 ? (size_t)r : 0);
+	c->reserved_mib = mib > UINT64_MAX - c->reserved_mib ? UINT64_MAX : c->reserved_mib + mib;
 	return -1;
 }
 
-/* Count held slots and their memory; keep one free slot below @max. */
+/* Count held slots and their memory; keep the lowest free slot below
+ * @max (so root's per-run ids, drawn from the slot, stay at the start of
+ * their range whatever order the directory lists the files in). */
 static int take_census(int slots_fd, uint64_t max, struct census *c, struct sbx_error *err)
 {
 	_cleanup_free_ bool *seen = sbx_xcalloc(max, sizeof(bool));
@@ -180,14 +202,16 @@ static int take_census(int slots_fd, uint64_t max, struct census *c, struct sbx_
 		unsigned n;
 		int fd;
 
-		if (!slot_number(de->d_name, &n))
+		if (!sbx_admission_slot_name(de->d_name, &n))
 			continue;
 		if (n < max)
 			seen[n] = true;
 		fd = probe(slots_fd, n, false, c);
 		if (fd < 0)
 			continue;
-		if (n < max && c->free_fd < 0) {
+		if (n < max && (c->free_fd < 0 || n < c->free_slot)) {
+			if (c->free_fd >= 0)
+				close(c->free_fd);
 			c->free_fd = fd;
 			c->free_slot = n;
 		} else {
@@ -195,11 +219,17 @@ static int take_census(int slots_fd, uint64_t max, struct census *c, struct sbx_
 		}
 	}
 	closedir(d);
-	for (unsigned n = 0; c->free_fd < 0 && n < max; n++) {
-		if (seen[n])
+	/* A number below that without a file yet: the lowest one wins. */
+	for (unsigned n = 0; n < max && (c->free_fd < 0 || n < c->free_slot); n++) {
+		int fd;
+
+		if (seen[n] || (fd = probe(slots_fd, n, true, c)) < 0)
 			continue;
-		c->free_fd = probe(slots_fd, n, true, c);
+		if (c->free_fd >= 0)
+			close(c->free_fd);
+		c->free_fd = fd;
 		c->free_slot = n;
+		break;
 	}
 	return 0;
 }
@@ -240,6 +270,11 @@ static int no_capacity(const struct census *c, const struct sbx_admission_limits
 			     c->active, lim->max_concurrent, c->reserved_mib, lim->memory_budget_mib);
 }
 
+bool sbx_admission_fits(uint64_t reserved_mib, uint64_t mib, uint64_t budget_mib)
+{
+	return mib <= budget_mib && reserved_mib <= budget_mib - mib;
+}
+
 /* One attempt under admission.lock.  1 reserved (fd in *@out), 0 full. */
 static int try_reserve(const char *state_dir, int slots_fd, const struct sbx_admission_limits *lim,
 		       uint64_t mib, const char *run_id, struct census *c, int *out,
@@ -254,7 +289,7 @@ static int try_reserve(const char *state_dir, int slots_fd, const struct sbx_adm
 	if (take_census(slots_fd, lim->max_concurrent, c, err) < 0)
 		return -1;
 	if (c->free_fd < 0 || c->active >= lim->max_concurrent ||
-	    c->reserved_mib + mib > lim->memory_budget_mib) {
+	    !sbx_admission_fits(c->reserved_mib, mib, lim->memory_budget_mib)) {
 		if (c->free_fd >= 0)
 			close(TAKE_FD(c->free_fd));
 		return 0;
@@ -342,7 +377,13 @@ int sbx_admission_reserve_cancellable(const char *state_dir,
 	}
 	*res = sbx_xmalloc(sizeof(**res));
 	(*res)->fd = fd;
+	(*res)->slot = c.free_slot;
 	return 0;
+}
+
+unsigned sbx_admission_slot(const struct sbx_admission *res)
+{
+	return res->slot;
 }
 
 void sbx_admission_release(struct sbx_admission *res)

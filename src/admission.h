@@ -14,6 +14,8 @@
 #ifndef SBX_ADMISSION_H
 #define SBX_ADMISSION_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -43,6 +45,21 @@ int sbx_admission_limits_default(struct sbx_admission_limits *lim, uint64_t cfg_
  * is missing.
  */
 int sbx_admission_budget_from_meminfo(const char *text, uint64_t *budget_mib);
+
+/*
+ * The pieces of the census, exposed for tests and fuzzers:
+ * sbx_admission_slot_name() - @name is a slot file "<n>.lock" (decimal, no
+ *   leading zero, n < 100000); sets *@n.
+ * sbx_admission_slot_mib() - the MiB a held slot's @len bytes of content
+ *   reserve ("<mib> <run_id>\n"); anything else, an empty file or a number
+ *   past 2^64-1 reads as UINT64_MAX, so a slot that cannot be read
+ *   reserves the whole budget (admission fails closed).
+ * sbx_admission_fits() - @mib more fits @budget_mib on top of
+ *   @reserved_mib, without wrapping.
+ */
+bool sbx_admission_slot_name(const char *name, unsigned *n);
+uint64_t sbx_admission_slot_mib(const char *text, size_t len);
+bool sbx_admission_fits(uint64_t reserved_mib, uint64_t mib, uint64_t budget_mib);
 
 struct sbx_admission;
 
@@ -76,6 +93,11 @@ int sbx_admission_reserve_cancellable(const char *state_dir,
 				      uint64_t queue_timeout_ms, const char *run_id, int cancel_fd,
 				      void (*on_queued)(void *), void *userdata,
 				      struct sbx_admission **res, struct sbx_error *err);
+
+/* The held slot's number, < max_concurrent: no two live reservations of
+ * one state directory have the same (root's per-run host id is drawn
+ * from it, rootids.h). */
+unsigned sbx_admission_slot(const struct sbx_admission *res);
 
 /* Give the slot back.  NULL is a no-op. */
 void sbx_admission_release(struct sbx_admission *res);

@@ -11,12 +11,26 @@
  * are only used to refuse early.  Every byte read counts against the caps
  * as it arrives, so a zip bomb costs at most max_ratio times the archive's
  * own size (or the byte caps, whichever comes first) before it is refused.
+ *
+ * What is read: tar, plain or with one layer of gzip, bzip2, xz or zstd,
+ * and zip.  A tar's decompressed stream does not go from the filter to
+ * the tar reader inside libarchive: it is decompressed here (gzip, bzip2
+ * and zstd by a second libarchive reader with the "raw" format, xz by
+ * liblzma with a memory limit, which libarchive's own xz filter does not
+ * take), and the tar reader pulls it through a callback that counts every
+ * byte.  So headers count too: pax extended and global headers, GNU long
+ * names and sparse maps are bytes libarchive consumes without returning
+ * them as data, and a loop of them inside one archive_read_next_header()
+ * call is stopped by the callback, not after it.  A zip is read from the
+ * file itself (its reader seeks to the central directory); nothing is
+ * decompressed there but entry data, which copy_data() counts.
  */
 #include "config.h"
 
 #include <archive.h>
 #include <archive_entry.h>
 #include <fcntl.h>
+#include <lzma.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,8 +41,6 @@
 #include "syscalls.h"
 
 #define BLOCK_SIZE (64u * 1024)
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct archive *, archive_read_free)
 
 /* Printable ASCII stays, everything else becomes \xNN, so a hostile name
  * cannot break the one-line message it ends up in. */
@@ -299,58 +311,157 @@ static const char *type_refusal(struct archive_entry *e)
 	}
 }
 
+/* Where a tar's stream comes from (a zip is read from the file). */
+enum source_kind { SRC_PLAIN, SRC_FILTER, SRC_XZ };
+
 struct walk {
 	const struct sbx_archive_limits *lim;
 	struct sbx_archive_report *rep;
-	struct archive *a;
+	struct archive *a;      /* the format reader: tar or zip */
+	int fd;
 	int dst_dirfd;          /* -1 in pass 1 */
 	uint64_t archive_size;  /* compressed size, for the total ratio */
 	struct names names;
 	char *path;             /* max_path + 1 bytes */
 	unsigned char *buf;     /* BLOCK_SIZE */
+
+	/* The tar stream (unused for zip). */
+	enum source_kind kind;
+	bool counted;           /* the tar reader reads through stream_read() */
+	struct archive *outer;  /* SRC_FILTER: gzip, bzip2 or zstd, format raw */
+	lzma_stream xz;         /* SRC_XZ */
+	bool xz_live, in_eof, out_eof;
+	unsigned char *in;      /* SRC_XZ input, BLOCK_SIZE */
+	unsigned char *sbuf;    /* what stream_read() hands libarchive, BLOCK_SIZE */
+	uint64_t raw;           /* SRC_PLAIN, SRC_XZ: bytes read from the file */
+	uint64_t stream;        /* decompressed bytes handed to the tar reader */
+	uint64_t mark;          /* @stream when the current entry's headers began */
+	uint64_t entry_data;    /* data bytes of the current entry taken from the stream */
+	const char *cur_name;   /* the current entry, once its header is read */
+	bool stopped;           /* a refusal is in @rep: libarchive's error is not the reason */
 };
 
-/* Read (and in pass 2 write) one entry's data, counting every byte. */
-static int copy_data(struct walk *w, const char *raw_name, int out_fd)
+/* Compressed bytes consumed so far. */
+static uint64_t raw_consumed(struct walk *w)
+{
+	if (!w->counted)
+		return (uint64_t)archive_filter_bytes(w->a, -1);
+	if (w->kind == SRC_FILTER)
+		return (uint64_t)archive_filter_bytes(w->outer, -1);
+	return w->raw;
+}
+
+/* libarchive failed: its message, unless a refusal of ours is the cause.
+ * An allocation that failed is the memory limit (RLIMIT_AS, see
+ * sbx-extract.c), reported as such. */
+static int lib_refusal(struct walk *w, struct archive *a, const char *raw_name, const char *what)
+{
+	if (w->stopped)
+		return -1;
+	if (archive_errno(a) == ENOMEM)
+		return refuse(w->rep, SBX_EXIT_LIMIT, raw_name, "memory: %s: %s", what,
+			      archive_error_string(a) ?: "out of memory");
+	return refuse(w->rep, SBX_EXIT_REFUSED, raw_name, "%s: %s", what,
+		      archive_error_string(a) ?: "unknown error");
+}
+
+/* Count @n more bytes of the entry (data, or a hole of a sparse file,
+ * which reads as zeros and counts as such) against every cap.  They are
+ * added only when they fit, so a refusal never reports more than a cap. */
+static int count_bytes(struct walk *w, const char *raw_name, uint64_t *entry_bytes, uint64_t n,
+		       uint64_t raw_start)
 {
 	const struct sbx_archive_limits *lim = w->lim;
 	struct sbx_archive_report *rep = w->rep;
-	int64_t raw_start = archive_filter_bytes(w->a, -1);
-	uint64_t entry_bytes = 0;
+	uint64_t entry = *entry_bytes + n, total = rep->bytes + n;
+	uint64_t consumed;
+
+	if (entry < n || entry > lim->max_entry_bytes)
+		return refuse(rep, SBX_EXIT_REFUSED, raw_name, "larger than %" PRIu64 " bytes",
+			      lim->max_entry_bytes);
+	if (total < n || total > lim->max_total_bytes)
+		return refuse(rep, SBX_EXIT_REFUSED, raw_name,
+			      "archive expands to more than %" PRIu64 " bytes", lim->max_total_bytes);
+	/* Total ratio against the archive's size on disk. */
+	if (total > SBX_ARCHIVE_RATIO_FLOOR && total / lim->max_ratio > w->archive_size)
+		return refuse(rep, SBX_EXIT_REFUSED, raw_name,
+			      "archive compression ratio above %" PRIu64 ":1", lim->max_ratio);
+	/* Per entry, against the compressed bytes consumed while reading it;
+	 * one block of slack because reads are buffered ahead. */
+	consumed = raw_consumed(w) - raw_start + BLOCK_SIZE;
+	if (entry > SBX_ARCHIVE_RATIO_FLOOR && entry / lim->max_ratio > consumed)
+		return refuse(rep, SBX_EXIT_REFUSED, raw_name, "compression ratio above %" PRIu64 ":1",
+			      lim->max_ratio);
+	*entry_bytes = entry;
+	rep->bytes = total;
+	return 0;
+}
+
+static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Read (and in pass 2 write) one entry's data, counting every byte.
+ * Blocks come with their offset: the gaps of a sparse file are holes,
+ * counted like the zeros they read as, and left as holes in the file.
+ * The end may lie beyond the last block (a sparse file that ends in a
+ * hole): libarchive reports it as the offset of the end-of-data, and the
+ * file is extended to it.
+ */
+static int copy_data(struct walk *w, const char *raw_name, int out_fd)
+{
+	uint64_t raw_start = raw_consumed(w);
+	uint64_t entry_bytes = 0, pos = 0, written = 0;
 
 	for (;;) {
-		la_ssize_t r = archive_read_data(w->a, w->buf, BLOCK_SIZE);
-		uint64_t consumed;
+		const void *blk = NULL;
+		size_t size = 0;
+		la_int64_t off = 0;
+		int r = archive_read_data_block(w->a, &blk, &size, &off);
 
-		if (r == 0)
+		if (r == ARCHIVE_EOF) {
+			if (off > 0 && (uint64_t)off > pos) {
+				if (count_bytes(w, raw_name, &entry_bytes, (uint64_t)off - pos,
+						raw_start) < 0)
+					return -1;
+				pos = (uint64_t)off;
+			}
+			/* One zero byte at the end extends the file and leaves
+			 * the rest a hole (Landlock grants no truncate). */
+			if (out_fd >= 0 && pos > written && pwrite_all(out_fd, "", 1, pos - 1) < 0)
+				return refuse(w->rep, SBX_EXIT_SOFTWARE, raw_name, "write: %s",
+					      strerror(errno));
 			return 0;
-		if (r < 0)
-			return refuse(rep, SBX_EXIT_REFUSED, raw_name, "unreadable data: %s",
-				      archive_error_string(w->a) ?: "unknown error");
-		entry_bytes += (uint64_t)r;
-		rep->bytes += (uint64_t)r;
-		if (entry_bytes > lim->max_entry_bytes)
-			return refuse(rep, SBX_EXIT_REFUSED, raw_name,
-				      "larger than %" PRIu64 " bytes", lim->max_entry_bytes);
-		if (rep->bytes > lim->max_total_bytes)
-			return refuse(rep, SBX_EXIT_REFUSED, raw_name,
-				      "archive expands to more than %" PRIu64 " bytes",
-				      lim->max_total_bytes);
-		/* Total ratio against the archive's size on disk. */
-		if (rep->bytes > SBX_ARCHIVE_RATIO_FLOOR &&
-		    rep->bytes / lim->max_ratio > w->archive_size)
-			return refuse(rep, SBX_EXIT_REFUSED, raw_name,
-				      "archive compression ratio above %" PRIu64 ":1",
-				      lim->max_ratio);
-		/* Per entry, against the compressed bytes consumed while reading
-		 * it; one block of slack because reads are buffered ahead. */
-		consumed = (uint64_t)(archive_filter_bytes(w->a, -1) - raw_start) + BLOCK_SIZE;
-		if (entry_bytes > SBX_ARCHIVE_RATIO_FLOOR && entry_bytes / lim->max_ratio > consumed)
-			return refuse(rep, SBX_EXIT_REFUSED, raw_name,
-				      "compression ratio above %" PRIu64 ":1", lim->max_ratio);
-		if (out_fd >= 0 && sbx_write_all(out_fd, w->buf, (size_t)r) < 0)
-			return refuse(rep, SBX_EXIT_SOFTWARE, raw_name, "write: %s",
+		}
+		if (r != ARCHIVE_OK)
+			return lib_refusal(w, w->a, raw_name, "unreadable data");
+		if (off < 0 || (uint64_t)off < pos)
+			return refuse(w->rep, SBX_EXIT_REFUSED, raw_name,
+				      "unreadable data: blocks out of order");
+		w->entry_data += size;
+		if (count_bytes(w, raw_name, &entry_bytes, (uint64_t)off - pos + size, raw_start) < 0)
+			return -1;
+		if (out_fd >= 0 && size && pwrite_all(out_fd, blk, size, (uint64_t)off) < 0)
+			return refuse(w->rep, SBX_EXIT_SOFTWARE, raw_name, "write: %s",
 				      strerror(errno));
+		pos = (uint64_t)off + size;
+		if (size)
+			written = pos;
 	}
 }
 
@@ -451,6 +562,7 @@ static int walk_entry(struct walk *w, struct archive_entry *e)
 	bool is_dir;
 	int r;
 
+	w->cur_name = raw_name;
 	if (rep->entries + 1 > lim->max_entries)
 		return refuse(rep, SBX_EXIT_REFUSED, raw_name, "more than %" PRIu64 " entries",
 			      lim->max_entries);
@@ -476,49 +588,235 @@ static int walk_entry(struct walk *w, struct archive_entry *e)
 	return write_entry(w, e, raw_name, len, is_dir);
 }
 
-/*
- * The readers sbx accepts: every format and filter libarchive reads by
- * itself, except "raw" (any file would pass as an archive of one entry),
- * "empty", mtree (its entries name files on the host, which the reader
- * opens) and xar (an XML parser for a format nobody uploads).  Filters
- * that would run an external program (lrzip, lzop, grzip) are left out.
- */
-static struct archive *new_reader(void)
-{
-	struct archive *a = archive_read_new();
+/* The message for anything that is not one of the formats sbx reads. */
+#define NOT_AN_ARCHIVE                                                                  \
+	"not a tar or zip archive (sbx reads tar, plain or compressed with gzip, bzip2, " \
+	"xz or zstd, and zip)"
 
-	if (!a)
-		return NULL;
-	archive_read_support_filter_gzip(a);
-	archive_read_support_filter_bzip2(a);
-	archive_read_support_filter_xz(a);
-	archive_read_support_filter_lzma(a);
-	archive_read_support_filter_lzip(a);
-	archive_read_support_filter_zstd(a);
-	archive_read_support_filter_lz4(a);
-	archive_read_support_filter_compress(a);
-	archive_read_support_format_tar(a);
-	archive_read_support_format_gnutar(a);
-	archive_read_support_format_cpio(a);
-	archive_read_support_format_zip(a);
-	archive_read_support_format_7zip(a);
-	archive_read_support_format_ar(a);
-	archive_read_support_format_iso9660(a);
-	archive_read_support_format_cab(a);
-	archive_read_support_format_lha(a);
-	archive_read_support_format_rar(a);
-	archive_read_support_format_rar5(a);
-	archive_read_support_format_warc(a);
-	return a;
+/* xz: liblzma with the memory limit; returns bytes, 0 at the end, -1
+ * with the refusal in @rep. */
+static ssize_t xz_read(struct walk *w, unsigned char *buf, size_t len)
+{
+	lzma_stream *s = &w->xz;
+
+	if (w->out_eof)
+		return 0;
+	s->next_out = buf;
+	s->avail_out = len;
+	for (;;) {
+		size_t produced;
+		lzma_ret ret;
+
+		if (s->avail_in == 0 && !w->in_eof) {
+			ssize_t n = read(w->fd, w->in, BLOCK_SIZE);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return refuse(w->rep, SBX_EXIT_SOFTWARE, NULL, "read: %s",
+					      strerror(errno));
+			if (n == 0)
+				w->in_eof = true;
+			w->raw += (uint64_t)n;
+			s->next_in = w->in;
+			s->avail_in = (size_t)n;
+		}
+		ret = lzma_code(s, w->in_eof ? LZMA_FINISH : LZMA_RUN);
+		produced = len - s->avail_out;
+		switch (ret) {
+		case LZMA_STREAM_END:
+			w->out_eof = true;
+			return (ssize_t)produced;
+		case LZMA_OK:
+			if (produced == len || (produced && s->avail_in == 0))
+				return (ssize_t)produced;
+			continue;
+		case LZMA_MEMLIMIT_ERROR:
+			return refuse(w->rep, SBX_EXIT_LIMIT, NULL,
+				      "memory: xz: the stream needs %" PRIu64
+				      " MiB to decode, above the limit of %" PRIu64 " MiB",
+				      (lzma_memusage(s) + (1u << 20) - 1) >> 20,
+				      w->lim->xz_memlimit >> 20);
+		case LZMA_MEM_ERROR:
+			return refuse(w->rep, SBX_EXIT_LIMIT, NULL, "memory: xz: out of memory");
+		default:
+			return refuse(w->rep, SBX_EXIT_REFUSED, NULL,
+				      "not a readable archive: xz: corrupt or truncated stream "
+				      "(liblzma error %d)",
+				      (int)ret);
+		}
+	}
+}
+
+/* The decompressed tar stream, before any cap is checked. */
+static ssize_t source_read(struct walk *w, unsigned char *buf, size_t len)
+{
+	switch (w->kind) {
+	case SRC_XZ:
+		return xz_read(w, buf, len);
+	case SRC_FILTER: {
+		la_ssize_t n = archive_read_data(w->outer, buf, len);
+
+		if (n < 0)
+			return lib_refusal(w, w->outer, NULL, "not a readable archive");
+		return (ssize_t)n;
+	}
+	default:
+		for (;;) {
+			ssize_t n = read(w->fd, buf, len);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return refuse(w->rep, SBX_EXIT_SOFTWARE, NULL, "read: %s",
+					      strerror(errno));
+			w->raw += (uint64_t)n;
+			return n;
+		}
+	}
+}
+
+/*
+ * The tar reader's read callback: every byte it consumes passes here, so
+ * the caps apply to headers as much as to data.  Whatever this one entry
+ * consumed beyond its data (pax headers, global headers before it, GNU
+ * long names and sparse extension headers, a sparse map, padding) is its
+ * headers; two blocks of slack cover the read-ahead.
+ */
+static la_ssize_t stream_read(struct archive *a, void *ud, const void **out)
+{
+	struct walk *w = ud;
+	const struct sbx_archive_limits *lim = w->lim;
+	uint64_t headers, allowance;
+	ssize_t n;
+
+	if (w->stopped) {
+		archive_set_error(a, EINVAL, "stopped");
+		return -1;
+	}
+	n = source_read(w, w->sbuf, BLOCK_SIZE);
+	if (n < 0)
+		goto stop;
+	w->stream += (uint64_t)n;
+	/* The mark was taken after a read-ahead: data can exceed it. */
+	headers = w->stream > w->mark + w->entry_data ? w->stream - w->mark - w->entry_data : 0;
+	allowance = SBX_ARCHIVE_HEADER_ALLOWANCE * (w->rep->entries + 1) + 2 * BLOCK_SIZE;
+	if (headers > lim->max_header_bytes + 2 * BLOCK_SIZE) {
+		refuse(w->rep, SBX_EXIT_REFUSED, w->cur_name,
+		       "headers of one entry above %" PRIu64
+		       " bytes (pax and GNU extended headers, sparse maps)",
+		       lim->max_header_bytes);
+		goto stop;
+	}
+	/* Headers beyond a small allowance per entry draw on the same
+	 * budget as the data, and on the same ratio. */
+	if (w->stream > lim->max_total_bytes + allowance) {
+		refuse(w->rep, SBX_EXIT_REFUSED, w->cur_name,
+		       "archive expands to more than %" PRIu64 " bytes (headers included)",
+		       lim->max_total_bytes);
+		goto stop;
+	}
+	if (w->stream > SBX_ARCHIVE_RATIO_FLOOR && w->stream / lim->max_ratio > w->archive_size) {
+		refuse(w->rep, SBX_EXIT_REFUSED, w->cur_name,
+		       "archive compression ratio above %" PRIu64 ":1 (headers included)",
+		       lim->max_ratio);
+		goto stop;
+	}
+	*out = w->sbuf;
+	return (la_ssize_t)n;
+stop:
+	w->stopped = true;
+	archive_set_error(a, EINVAL, "%s", w->rep->reason);
+	return -1;
+}
+
+static bool has_magic(const unsigned char *m, size_t n, const char *magic, size_t len)
+{
+	return n >= len && memcmp(m, magic, len) == 0;
+}
+
+/*
+ * Open the format reader on @fd.  Which path is decided by the first
+ * bytes: a zip's local header or end record, an xz stream, else whatever
+ * the gzip, bzip2 and zstd filters recognize (or none of them: a plain
+ * tar).  Nothing else is enabled, so 7-Zip, RAR, CAB, LHA, ISO 9660,
+ * WARC, cpio, ar, mtree, xar, lz4, lzip, lzma and compress are refused
+ * as not an archive.
+ */
+static int open_reader(struct walk *w)
+{
+	unsigned char m[6];
+	ssize_t n = pread(w->fd, m, sizeof(m), 0);
+
+	if (n < 0)
+		return refuse(w->rep, SBX_EXIT_SOFTWARE, NULL, "read: %s", strerror(errno));
+	w->a = archive_read_new();
+	if (!w->a)
+		return refuse(w->rep, SBX_EXIT_LIMIT, NULL, "memory: libarchive: out of memory");
+	if (has_magic(m, (size_t)n, "PK\3\4", 4) || has_magic(m, (size_t)n, "PK\5\6", 4)) {
+		archive_read_support_format_zip(w->a);
+		if (archive_read_open_fd(w->a, w->fd, BLOCK_SIZE) != ARCHIVE_OK)
+			return lib_refusal(w, w->a, NULL, "not a readable archive");
+		return 0;
+	}
+
+	w->counted = true;
+	w->sbuf = sbx_xmalloc(BLOCK_SIZE);
+	if (has_magic(m, (size_t)n, "\xfd" "7zXZ\0", 6)) {
+		w->kind = SRC_XZ;
+		w->in = sbx_xmalloc(BLOCK_SIZE);
+		w->xz = (lzma_stream)LZMA_STREAM_INIT;
+		if (lzma_stream_decoder(&w->xz, w->lim->xz_memlimit, LZMA_CONCATENATED) != LZMA_OK)
+			return refuse(w->rep, SBX_EXIT_LIMIT, NULL, "memory: xz: cannot start the decoder");
+		w->xz_live = true;
+	} else {
+		struct archive_entry *e;
+
+		w->kind = SRC_FILTER;
+		w->outer = archive_read_new();
+		if (!w->outer)
+			return refuse(w->rep, SBX_EXIT_LIMIT, NULL, "memory: libarchive: out of memory");
+		archive_read_support_filter_gzip(w->outer);
+		archive_read_support_filter_bzip2(w->outer);
+		archive_read_support_filter_zstd(w->outer);
+		archive_read_support_format_raw(w->outer);
+		if (archive_read_open_fd(w->outer, w->fd, BLOCK_SIZE) != ARCHIVE_OK ||
+		    archive_read_next_header(w->outer, &e) != ARCHIVE_OK)
+			return lib_refusal(w, w->outer, NULL, "not a readable archive");
+		/* "none" and at most one compression: no tar.gz.gz. */
+		if (archive_filter_count(w->outer) > 2)
+			return refuse(w->rep, SBX_EXIT_REFUSED, NULL,
+				      "more than one layer of compression");
+	}
+	archive_read_support_format_tar(w->a);
+	if (archive_read_open(w->a, w, NULL, stream_read, NULL) != ARCHIVE_OK) {
+		if (w->stopped)
+			return -1;
+		if (archive_errno(w->a) == ENOMEM)
+			return lib_refusal(w, w->a, NULL, "not a readable archive");
+		return refuse(w->rep, SBX_EXIT_REFUSED, NULL, NOT_AN_ARCHIVE);
+	}
+	return 0;
+}
+
+static void close_reader(struct walk *w)
+{
+	if (w->a)
+		archive_read_free(w->a);
+	if (w->outer)
+		archive_read_free(w->outer);
+	if (w->xz_live)
+		lzma_end(&w->xz);
+	free(w->in);
+	free(w->sbuf);
 }
 
 static int walk(int fd, int dst_dirfd, const struct sbx_archive_limits *lim,
 		struct sbx_archive_report *rep)
 {
-	_cleanup_(archive_read_freep) struct archive *a = NULL;
 	_cleanup_free_ char *path = NULL;
 	_cleanup_free_ unsigned char *buf = NULL;
-	struct walk w = { .lim = lim, .rep = rep, .dst_dirfd = dst_dirfd };
+	struct walk w = { .lim = lim, .rep = rep, .fd = fd, .dst_dirfd = dst_dirfd };
 	struct stat st;
 	int r = 0;
 
@@ -537,24 +835,26 @@ static int walk(int fd, int dst_dirfd, const struct sbx_archive_limits *lim,
 	w.path = path;
 	w.buf = buf;
 
-	a = new_reader();
-	if (!a)
-		return refuse(rep, SBX_EXIT_SOFTWARE, NULL, "libarchive: out of memory");
-	w.a = a;
-	if (archive_read_open_fd(a, fd, BLOCK_SIZE) != ARCHIVE_OK)
-		return refuse(rep, SBX_EXIT_REFUSED, NULL, "not a readable archive: %s",
-			      archive_error_string(a) ?: "unknown format");
+	if (open_reader(&w) < 0) {
+		close_reader(&w);
+		return -1;
+	}
 	for (;;) {
 		struct archive_entry *e;
-		int h = archive_read_next_header(a, &e);
+		int h;
 
+		/* Everything the reader consumes from here to the entry's
+		 * data is this entry's headers. */
+		w.mark = w.stream;
+		w.entry_data = 0;
+		w.cur_name = NULL;
+		h = archive_read_next_header(w.a, &e);
 		if (h == ARCHIVE_EOF)
 			break;
 		/* A warning (a name that could not be converted, a bad
 		 * checksum, ...) is refused too: fail closed. */
 		if (h != ARCHIVE_OK) {
-			r = refuse(rep, SBX_EXIT_REFUSED, NULL, "not a readable archive: %s",
-				   archive_error_string(a) ?: "unknown error");
+			r = lib_refusal(&w, w.a, NULL, "not a readable archive");
 			break;
 		}
 		r = walk_entry(&w, e);
@@ -562,6 +862,7 @@ static int walk(int fd, int dst_dirfd, const struct sbx_archive_limits *lim,
 			break;
 	}
 	names_free(&w.names);
+	close_reader(&w);
 	return r;
 }
 

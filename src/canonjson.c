@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "canonjson.h"
+#include "json.h"
 
 #define PATH_MAX_LEN 256
 
@@ -187,19 +188,18 @@ static int dump_fail(struct dumper *d, const char *what)
 			     d->path[0] ? d->path : "(top level)", what);
 }
 
-/* Append ".key" to @path for messages, with control bytes shown as '?' so
- * that a hostile manifest cannot put terminal escapes on stderr. */
+/* Append ".key" to @path for messages, escaped as every message is
+ * (sbx_json_escape: no C0 or C1 control, never half a character) so
+ * that a hostile manifest cannot put terminal escapes on stderr.  A key
+ * holding NUL is shown up to it. */
 static void path_add_key(char *path, size_t at, const char *key, size_t len)
 {
+	_cleanup_free_ char *k = sbx_xstrndup(key, len);
 	size_t o = at;
 
 	if (at && o < PATH_MAX_LEN - 1)
 		path[o++] = '.';
-	for (size_t i = 0; i < len && o < PATH_MAX_LEN - 1; i++) {
-		unsigned char c = (unsigned char)key[i];
-		path[o++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
-	}
-	path[o] = '\0';
+	sbx_json_escape(k, path + o, PATH_MAX_LEN - o);
 }
 
 static void dump_string(struct buf *b, const char *s, size_t len)

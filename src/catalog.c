@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <openssl/evp.h>
 #include <seccomp.h>
 #include <stdio.h>
@@ -120,8 +121,58 @@ static bool media_type_valid(const char *s)
 static const char *const profile_keys[] = {
 	"description", "argv", "code_file", "binds", "symlinks", "env", "env_allow", "seccomp",
 	"defaults", "minimums", "maximums", "input_bytes_max", "stream_bytes_max",
-	"allowed_outputs", "network_profiles", NULL,
+	"allowed_outputs", "network_profiles", "kernel_quotas", NULL,
 };
+
+/*
+ * kernel_quotas: each key optional, with the default below.  The defaults
+ * leave a payload what ordinary programs use (a few inotify instances, a
+ * POSIX timer or queued signal here and there, a little locked memory)
+ * and nothing of the rest: no fanotify, no POSIX message queue.  The
+ * upper bounds keep one run from claiming what it is meant not to.
+ */
+static const struct {
+	const char *key;
+	size_t off;
+	uint64_t def, max;
+} quota_keys[] = {
+#define Q(k, d, m) { #k, offsetof(struct sbx_kernel_quotas, k), d, m }
+	Q(inotify_instances, 16, 1024),
+	Q(inotify_watches, 1024, 1048576),
+	Q(fanotify_groups, 0, 128),
+	Q(fanotify_marks, 0, 1048576),
+	Q(sigpending, 128, 65536),
+	Q(msgqueue_bytes, 0, UINT64_C(1) << 30),
+	Q(memlock_bytes, 65536, UINT64_C(1) << 30),
+#undef Q
+};
+
+static int parse_quotas(const struct sbx_jctx *c, const json_t *v, struct sbx_kernel_quotas *q)
+{
+	const char *keys[ARRAY_SIZE(quota_keys) + 1];
+
+	for (size_t i = 0; i < ARRAY_SIZE(quota_keys); i++) {
+		*(uint64_t *)((char *)q + quota_keys[i].off) = quota_keys[i].def;
+		keys[i] = quota_keys[i].key;
+	}
+	keys[ARRAY_SIZE(quota_keys)] = NULL;
+	if (!v)
+		return 0;
+	if (sbx_json_check_keys(c, "kernel_quotas", v, keys) < 0)
+		return -1;
+	for (size_t i = 0; i < ARRAY_SIZE(quota_keys); i++) {
+		const json_t *f = json_object_get(v, quota_keys[i].key);
+		char p[SBX_JSON_PATH_MAX];
+
+		if (!f)
+			continue;
+		sbx_json_path_key(p, "kernel_quotas", quota_keys[i].key);
+		if (sbx_json_uint(c, p, f, 0, quota_keys[i].max,
+				  (uint64_t *)((char *)q + quota_keys[i].off)) < 0)
+			return -1;
+	}
+	return 0;
+}
 
 static int parse_argv(const struct sbx_jctx *c, const json_t *v, char ***out)
 {
@@ -360,13 +411,14 @@ static int parse_profile(const struct sbx_jctx *c, const json_t *root, struct sb
 	pr->network_profiles = cat_name;
 	if (!cat_name[0])
 		return sbx_json_error(c, "network_profiles", "expected at least one network profile");
-	return 0;
+	return parse_quotas(c, json_object_get(root, "kernel_quotas"), &pr->quotas);
 }
 
 /* ---- network profiles ------------------------------------------------ */
 
 static const char *const network_keys[] = {
-	"description", "kind", "allow", "allow_cidrs", "max_connections", "max_bytes", NULL,
+	"description", "kind", "allow", "allow_cidrs", "max_connections", "max_bytes", "connect",
+	NULL,
 };
 
 /* A lowercase DNS name (labels of [a-z0-9-], no leading or trailing '-'),
@@ -421,6 +473,43 @@ static bool cidr_valid(const char *s)
 		prefix = prefix * 10 + (unsigned long)(*p - '0');
 	}
 	return prefix <= (af == AF_INET ? 32u : 128u);
+}
+
+/* "connect": true, false, or the ports a tunnel may go to (each also
+ * needs an allow entry; one spelling each, so no empty list). */
+static int parse_connect(const struct sbx_jctx *c, const json_t *v, struct sbx_netprofile *np)
+{
+	static const char what[] = "true, false or an array of ports";
+
+	np->connect = SBX_CONNECT_ANY;
+	if (!v || json_is_true(v))
+		return 0;
+	if (json_is_false(v)) {
+		np->connect = SBX_CONNECT_NONE;
+		return 0;
+	}
+	if (!json_is_array(v))
+		return sbx_json_expected(c, "connect", v, what);
+	if (sbx_json_array(c, "connect", v, 64) < 0)
+		return -1;
+	if (json_array_size(v) == 0)
+		return sbx_json_error(c, "connect", "expected at least one port (false forbids CONNECT)");
+	np->connect = SBX_CONNECT_PORTS;
+	np->connect_ports = sbx_xcalloc(json_array_size(v), sizeof(*np->connect_ports));
+	for (size_t k = 0; k < json_array_size(v); k++) {
+		char pp[SBX_JSON_PATH_MAX];
+		uint64_t port;
+
+		sbx_json_path_index(pp, "connect", k);
+		if (sbx_json_uint(c, pp, json_array_get(v, k), 1, 65535, &port) < 0)
+			return -1;
+		for (size_t j = 0; j < k; j++)
+			if (np->connect_ports[j] == port)
+				return sbx_json_error(c, pp, "port listed twice");
+		np->connect_ports[k] = (uint16_t)port;
+		np->n_connect_ports = k + 1;
+	}
+	return 0;
 }
 
 static int parse_egress(const struct sbx_jctx *c, const json_t *root, struct sbx_netprofile *np)
@@ -480,13 +569,13 @@ static int parse_egress(const struct sbx_jctx *c, const json_t *root, struct sbx
 	if ((v = json_object_get(root, "max_bytes")) &&
 	    sbx_json_uint(c, "max_bytes", v, 1, UINT64_C(1) << 40, &np->max_bytes) < 0)
 		return -1;
-	return 0;
+	return parse_connect(c, json_object_get(root, "connect"), np);
 }
 
 static int parse_network(const struct sbx_jctx *c, const json_t *root, struct sbx_netprofile *np)
 {
 	static const char *const egress_only[] = { "allow", "allow_cidrs", "max_connections",
-						   "max_bytes" };
+						   "max_bytes", "connect" };
 	const json_t *v;
 
 	if (sbx_json_check_keys(c, "", root, network_keys) < 0)
@@ -522,13 +611,68 @@ static const struct {
 	{ "EPERM", EPERM },   { "ENOSYS", ENOSYS }, { "EACCES", EACCES },
 	{ "EINVAL", EINVAL }, { "ENOTTY", ENOTTY }, { "EOPNOTSUPP", EOPNOTSUPP },
 	{ "ENOMEM", ENOMEM }, { "EAGAIN", EAGAIN }, { "ENOENT", ENOENT },
-	{ "EROFS", EROFS },
+	{ "EROFS", EROFS },   { "EAFNOSUPPORT", EAFNOSUPPORT },
+	{ "EPROTONOSUPPORT", EPROTONOSUPPORT },
 };
 
-static int parse_cond(const struct sbx_jctx *c, const char *path, const json_t *e,
-		      struct sbx_seccomp_arg *a)
+/* The largest "not_in" list, and the most rules one set of conditions may
+ * expand into: bounds on the filter a catalog can ask for. */
+#define NOT_IN_MAX 32
+#define ALTERNATIVES_MAX 64
+
+/* A "not_in" condition before expansion: argument @index is none of
+ * @values (sorted, distinct).  n == 0: the set has none. */
+struct not_in {
+	unsigned index;
+	uint64_t values[NOT_IN_MAX];
+	size_t n;
+};
+
+static int cmp_u64(const void *a, const void *b)
 {
-	static const char *const cond_keys[] = { "index", "op", "mask", "value", NULL };
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int parse_not_in(const struct sbx_jctx *c, const char *path, const json_t *e,
+			struct not_in *ni)
+{
+	const json_t *f;
+	char q[SBX_JSON_PATH_MAX];
+
+	for (const char *const *k = (const char *const[]){ "value", "mask", NULL }; *k; k++)
+		if (json_object_get(e, *k)) {
+			sbx_json_path_key(q, path, *k);
+			return sbx_json_error(c, q, "not allowed with op \"not_in\" (it takes \"values\")");
+		}
+	if (!(f = sbx_json_required(c, path, e, "values")))
+		return -1;
+	sbx_json_path_key(q, path, "values");
+	if (sbx_json_array(c, q, f, NOT_IN_MAX) < 0)
+		return -1;
+	if (json_array_size(f) == 0)
+		return sbx_json_error(c, q, "expected at least one value");
+	ni->n = json_array_size(f);
+	for (size_t i = 0; i < ni->n; i++) {
+		char p[SBX_JSON_PATH_MAX];
+
+		sbx_json_path_index(p, q, i);
+		if (sbx_json_u64(c, p, json_array_get(f, i), &ni->values[i]) < 0)
+			return -1;
+		for (size_t k = 0; k < i; k++)
+			if (ni->values[k] == ni->values[i])
+				return sbx_json_error(c, p, "%" PRIu64 " is listed twice", ni->values[i]);
+	}
+	qsort(ni->values, ni->n, sizeof(ni->values[0]), cmp_u64);
+	return 0;
+}
+
+/* A condition: 0 when it filled @a, 1 when it was "not_in" and filled @ni
+ * instead (@ni->n must be 0 then). */
+static int parse_cond(const struct sbx_jctx *c, const char *path, const json_t *e,
+		      struct sbx_seccomp_arg *a, struct not_in *ni)
+{
+	static const char *const cond_keys[] = { "index", "op", "mask", "value", "values", NULL };
 	const json_t *f;
 	char q[SBX_JSON_PATH_MAX];
 	uint64_t index;
@@ -544,6 +688,12 @@ static int parse_cond(const struct sbx_jctx *c, const char *path, const json_t *
 	if (!(f = sbx_json_required(c, path, e, "op")))
 		return -1;
 	sbx_json_path_key(q, path, "op");
+	if (json_is_string(f) && strcmp(json_string_value(f), "not_in") == 0) {
+		if (ni->n > 0)
+			return sbx_json_error(c, path, "only one \"not_in\" condition per rule");
+		ni->index = a->index;
+		return parse_not_in(c, path, e, ni) < 0 ? -1 : 1;
+	}
 	if (json_is_string(f) && strcmp(json_string_value(f), "eq") == 0)
 		a->op = SBX_SC_OP_EQ;
 	else if (json_is_string(f) && strcmp(json_string_value(f), "ne") == 0)
@@ -551,7 +701,11 @@ static int parse_cond(const struct sbx_jctx *c, const char *path, const json_t *
 	else if (json_is_string(f) && strcmp(json_string_value(f), "masked_eq") == 0)
 		a->op = SBX_SC_OP_MASKED_EQ;
 	else
-		return sbx_json_expected(c, q, f, "\"eq\", \"ne\" or \"masked_eq\"");
+		return sbx_json_expected(c, q, f, "\"eq\", \"ne\", \"masked_eq\" or \"not_in\"");
+	if (json_object_get(e, "values")) {
+		sbx_json_path_key(q, path, "values");
+		return sbx_json_error(c, q, "only allowed with op \"not_in\"");
+	}
 	f = json_object_get(e, "mask");
 	sbx_json_path_key(q, path, "mask");
 	if (a->op == SBX_SC_OP_MASKED_EQ) {
@@ -578,31 +732,98 @@ static int parse_cond(const struct sbx_jctx *c, const char *path, const json_t *
 
 /* One AND-set of argument conditions.  libseccomp takes at most one
  * comparison per argument in a rule, so a repeated index is refused here
- * rather than at filter build time. */
+ * rather than at filter build time.  A "not_in" condition goes to @ni (at
+ * most one per set), the others to @out. */
 static int parse_conds(const struct sbx_jctx *c, const char *path, const json_t *v,
-		       struct sbx_seccomp_arg **out, size_t *n_out)
+		       struct sbx_seccomp_arg **out, size_t *n_out, struct not_in *ni)
 {
 	_cleanup_free_ struct sbx_seccomp_arg *args = NULL;
-	size_t n;
+	unsigned seen = 0;
+	size_t n, k = 0;
 
+	ni->n = 0;
 	if (sbx_json_array(c, path, v, 6) < 0)
 		return -1;
 	n = json_array_size(v);
 	args = sbx_xcalloc(n, sizeof(*args));
 	for (size_t i = 0; i < n; i++) {
 		char p[SBX_JSON_PATH_MAX];
+		int r;
 
 		sbx_json_path_index(p, path, i);
-		if (parse_cond(c, p, json_array_get(v, i), &args[i]) < 0)
+		if ((r = parse_cond(c, p, json_array_get(v, i), &args[k], ni)) < 0)
 			return -1;
-		for (size_t k = 0; k < i; k++)
-			if (args[k].index == args[i].index)
-				return sbx_json_error(c, p, "argument %u is compared twice in one rule",
-						      args[i].index);
+		if (seen & (1u << args[k].index))
+			return sbx_json_error(c, p, "argument %u is compared twice in one rule",
+					      args[k].index);
+		seen |= 1u << args[k].index;
+		/* A "not_in" leaves its slot to the next condition. */
+		if (r == 0)
+			k++;
 	}
-	*out = n ? TAKE_PTR(args) : NULL;
-	*n_out = n;
+	*out = k ? TAKE_PTR(args) : NULL;
+	*n_out = k;
 	return 0;
+}
+
+static bool add_alternative(struct sbx_seccomp_arg *alt, size_t *n, unsigned index,
+			    enum sbx_seccomp_op op, uint64_t mask, uint64_t value)
+{
+	if (*n == ALTERNATIVES_MAX)
+		return false;
+	alt[(*n)++] = (struct sbx_seccomp_arg){ .index = index, .op = op, .mask = mask, .value = value };
+	return true;
+}
+
+/* The values a..b (a <= b < UINT64_MAX) as aligned power-of-two blocks,
+ * each one comparison: a single value is "eq", a block of 2^k values
+ * starting at a multiple of 2^k is "masked_eq" with the low k bits
+ * masked off. */
+static bool add_range(struct sbx_seccomp_arg *alt, size_t *n, unsigned index, uint64_t a,
+		      uint64_t b)
+{
+	while (a <= b) {
+		uint64_t size = a ? a & -a : UINT64_C(1) << 63;
+
+		while (size - 1 > b - a)
+			size >>= 1;
+		if (!add_alternative(alt, n, index, size == 1 ? SBX_SC_OP_EQ : SBX_SC_OP_MASKED_EQ,
+				     ~(size - 1), a))
+			return false;
+		a += size;
+	}
+	return true;
+}
+
+/*
+ * "Argument i is none of v1 < ... < vk" as alternatives, each a single
+ * comparison on argument i, any of which may match: the gaps between the
+ * values, "lt v1" below them and "gt vk" above.  libseccomp compares one
+ * argument at most once in a rule, so "ne v1 and ne v2 ..." cannot be one
+ * rule; several rules under one action are an OR, which this is.
+ * Comparisons are 64-bit: an argument with bits above the listed values
+ * (e.g. an int family with bit 32 set) is in a gap, so the deny matches.
+ * Returns the number of alternatives, 0 if there would be too many.
+ */
+static size_t not_in_alternatives(const struct not_in *ni, struct sbx_seccomp_arg *alt)
+{
+	const uint64_t *v = ni->values;
+	size_t n = 0;
+
+	if (v[0] == 1 && !add_alternative(alt, &n, ni->index, SBX_SC_OP_EQ, UINT64_MAX, 0))
+		return 0;
+	if (v[0] > 1 && !add_alternative(alt, &n, ni->index, SBX_SC_OP_LT, UINT64_MAX, v[0]))
+		return 0;
+	for (size_t i = 0; i + 1 < ni->n; i++)
+		if (v[i] + 1 < v[i + 1] && !add_range(alt, &n, ni->index, v[i] + 1, v[i + 1] - 1))
+			return 0;
+	if (v[ni->n - 1] == UINT64_MAX - 1 &&
+	    !add_alternative(alt, &n, ni->index, SBX_SC_OP_EQ, UINT64_MAX, UINT64_MAX))
+		return 0;
+	if (v[ni->n - 1] < UINT64_MAX - 1 &&
+	    !add_alternative(alt, &n, ni->index, SBX_SC_OP_GT, UINT64_MAX, v[ni->n - 1]))
+		return 0;
+	return n;
 }
 
 static void rule_free(struct sbx_seccomp_rule *r)
@@ -614,10 +835,11 @@ static void rule_free(struct sbx_seccomp_rule *r)
 
 /*
  * A deny entry: {"syscalls", "errno", "why", and "args" (all must match)
- * or "any_args" (a list of such sets, any may match)}.  "any_args" is
- * expanded here into one rule per set, so consumers see plain AND rules;
- * it exists because a condition like "arg0 is neither 0 nor 0xffffffff"
- * needs several rules in libseccomp, and they share one reason.
+ * or "any_args" (a list of such sets, any may match)}.  "any_args" and
+ * "not_in" are expanded here into one rule per alternative, so consumers
+ * see plain AND rules; they exist because a condition like "arg0 is
+ * neither 0 nor 0xffffffff" needs several rules in libseccomp, and they
+ * share one reason.
  */
 static int parse_deny(const struct sbx_jctx *c, const char *path, const json_t *e,
 		      struct sbx_seccomp_policy *sp)
@@ -684,28 +906,46 @@ static int parse_deny(const struct sbx_jctx *c, const char *path, const json_t *
 			return sbx_json_error(c, q, "expected at least one set of conditions");
 	}
 	n_sets = any ? json_array_size(any) : 1;
-	sp->rules = sbx_xrealloc(sp->rules, (sp->n_rules + n_sets) * sizeof(*sp->rules));
 	for (size_t s = 0; s < n_sets; s++) {
-		struct sbx_seccomp_rule *r = &sp->rules[sp->n_rules];
+		_cleanup_free_ struct sbx_seccomp_arg *set = NULL;
+		struct sbx_seccomp_arg alt[ALTERNATIVES_MAX];
+		struct not_in ni = { .n = 0 };
+		char p[SBX_JSON_PATH_MAX] = "";
+		size_t n_set = 0, n_alt = 1;
 
-		memset(r, 0, sizeof(*r));
 		if (any) {
-			char p[SBX_JSON_PATH_MAX];
 			sbx_json_path_key(q, path, "any_args");
 			sbx_json_path_index(p, q, s);
-			if (parse_conds(c, p, json_array_get(any, s), &r->args, &r->n_args) < 0)
+			if (parse_conds(c, p, json_array_get(any, s), &set, &n_set, &ni) < 0)
 				return -1;
-			if (r->n_args == 0)
+			if (n_set == 0 && ni.n == 0)
 				return sbx_json_error(c, p, "expected at least one condition");
 		} else if (args) {
-			sbx_json_path_key(q, path, "args");
-			if (parse_conds(c, q, args, &r->args, &r->n_args) < 0)
+			sbx_json_path_key(p, path, "args");
+			if (parse_conds(c, p, args, &set, &n_set, &ni) < 0)
 				return -1;
 		}
-		r->syscalls = sbx_strv_copy(syscalls);
-		r->errnum = errnum;
-		r->why = sbx_xstrdup(why);
-		sp->n_rules++;
+		if (ni.n > 0 && !(n_alt = not_in_alternatives(&ni, alt)))
+			return sbx_json_error(c, p, "the \"not_in\" list expands into more than %d rules",
+					      ALTERNATIVES_MAX);
+		sp->rules = sbx_xrealloc(sp->rules, (sp->n_rules + n_alt) * sizeof(*sp->rules));
+		for (size_t a = 0; a < n_alt; a++) {
+			struct sbx_seccomp_rule *r = &sp->rules[sp->n_rules];
+
+			memset(r, 0, sizeof(*r));
+			r->n_args = n_set + (ni.n > 0);
+			if (r->n_args) {
+				r->args = sbx_xcalloc(r->n_args, sizeof(*r->args));
+				if (n_set)
+					memcpy(r->args, set, n_set * sizeof(*set));
+				if (ni.n > 0)
+					r->args[n_set] = alt[a];
+			}
+			r->syscalls = sbx_strv_copy(syscalls);
+			r->errnum = errnum;
+			r->why = sbx_xstrdup(why);
+			sp->n_rules++;
+		}
 	}
 	return 0;
 }
@@ -773,6 +1013,7 @@ static void network_free(struct sbx_netprofile *np)
 	}
 	free(np->allow);
 	sbx_strv_free(np->allow_cidrs);
+	free(np->connect_ports);
 }
 
 static void seccomp_free(struct sbx_seccomp_policy *sp)
@@ -863,16 +1104,16 @@ static int list_dir(const char *dir, const char *sub, char ***out, struct sbx_er
 
 enum kind { KIND_PROFILE, KIND_NETWORK, KIND_SECCOMP };
 
+static int parse_file(struct sbx_catalog *cat, enum kind kind, const char *file,
+		      const char *name, const char *data, size_t len, struct sbx_error *err);
+
 static int load_file(struct sbx_catalog *cat, enum kind kind, const char *sub,
 		     const char *fname, struct sbx_error *err)
 {
 	_cleanup_free_ char *file = sbx_xasprintf("%s/%s/%s", cat->dir, sub, fname);
 	_cleanup_free_ char *name = sbx_xstrndup(fname, strlen(fname) - 5);
 	_cleanup_free_ char *data = NULL;
-	_cleanup_json_ json_t *root = NULL;
-	struct sbx_jctx c = { .source = file, .code = SBX_EXIT_UNAVAILABLE, .err = err };
 	size_t len;
-	int r;
 
 	if (!sbx_catalog_name_valid(name)) {
 		char esc[80];
@@ -883,6 +1124,26 @@ static int load_file(struct sbx_catalog *cat, enum kind kind, const char *sub,
 	}
 	if (sbx_json_read(file, CATALOG_FILE_MAX, SBX_EXIT_UNAVAILABLE, &data, &len, err) < 0)
 		return -1;
+	return parse_file(cat, kind, file, name, data, len, err);
+}
+
+int sbx_catalog_parse_file(struct sbx_catalog *cat, const char *sub, const char *file,
+			   const char *name, const char *data, size_t len, struct sbx_error *err)
+{
+	enum kind kind = strcmp(sub, "profiles") == 0 ? KIND_PROFILE :
+			 strcmp(sub, "network") == 0  ? KIND_NETWORK :
+							KIND_SECCOMP;
+
+	return parse_file(cat, kind, file, name, data, len, err);
+}
+
+static int parse_file(struct sbx_catalog *cat, enum kind kind, const char *file,
+		      const char *name, const char *data, size_t len, struct sbx_error *err)
+{
+	_cleanup_json_ json_t *root = NULL;
+	struct sbx_jctx c = { .source = file, .code = SBX_EXIT_UNAVAILABLE, .err = err };
+	int r;
+
 	root = sbx_json_parse(&c, data, len);
 	if (!root)
 		return -1;
@@ -893,8 +1154,8 @@ static int load_file(struct sbx_catalog *cat, enum kind kind, const char *sub,
 		cat->profiles = sbx_xrealloc(cat->profiles, (cat->n_profiles + 1) * sizeof(*pr));
 		pr = &cat->profiles[cat->n_profiles++];
 		memset(pr, 0, sizeof(*pr));
-		pr->name = TAKE_PTR(name);
-		pr->file = TAKE_PTR(file);
+		pr->name = sbx_xstrdup(name);
+		pr->file = sbx_xstrdup(file);
 		/* The manifest names the exact bytes of the policy that
 		 * applied; they are hashed when it is written. */
 		pr->raw = sbx_xmalloc(len ? len : 1);
@@ -909,8 +1170,8 @@ static int load_file(struct sbx_catalog *cat, enum kind kind, const char *sub,
 		cat->networks = sbx_xrealloc(cat->networks, (cat->n_networks + 1) * sizeof(*np));
 		np = &cat->networks[cat->n_networks++];
 		memset(np, 0, sizeof(*np));
-		np->name = TAKE_PTR(name);
-		np->file = TAKE_PTR(file);
+		np->name = sbx_xstrdup(name);
+		np->file = sbx_xstrdup(file);
 		/* The manifest names the exact bytes of the policy that
 		 * applied; they are hashed when it is written. */
 		np->raw = sbx_xmalloc(len ? len : 1);
@@ -926,8 +1187,8 @@ static int load_file(struct sbx_catalog *cat, enum kind kind, const char *sub,
 		cat->seccomp = sbx_xrealloc(cat->seccomp, (cat->n_seccomp + 1) * sizeof(*sp));
 		sp = &cat->seccomp[cat->n_seccomp++];
 		memset(sp, 0, sizeof(*sp));
-		sp->name = TAKE_PTR(name);
-		sp->file = TAKE_PTR(file);
+		sp->name = sbx_xstrdup(name);
+		sp->file = sbx_xstrdup(file);
 		/* The manifest names the exact bytes of the policy that
 		 * applied; they are hashed when it is written. */
 		sp->raw = sbx_xmalloc(len ? len : 1);
@@ -1081,6 +1342,16 @@ static void print_network(const struct sbx_netprofile *np)
 	}
 	if (np->allow_cidrs && np->allow_cidrs[0])
 		print_list("allow_cidrs", np->allow_cidrs);
+	if (np->kind == SBX_NET_EGRESS) {
+		printf("  %-12s ", "connect");
+		if (np->connect == SBX_CONNECT_ANY)
+			printf("any allowed port");
+		else if (np->connect == SBX_CONNECT_NONE)
+			printf("no");
+		for (size_t k = 0; k < np->n_connect_ports; k++)
+			printf("%s%u", k ? "," : "", np->connect_ports[k]);
+		putchar('\n');
+	}
 }
 
 int sbx_cmd_profiles(const struct sbx_common_opts *o)

@@ -32,6 +32,22 @@ struct sbx_symlink {
 	char *target; /* link text, e.g. usr/bin */
 };
 
+/*
+ * Per-user kernel quotas of a run (profile key "kernel_quotas"): the
+ * limits of the run's own user namespace (/proc/sys/user/max_*) and the
+ * payload's rlimits on kernel objects that are charged to the user who
+ * created the namespace - the caller - as well as to the payload.
+ */
+struct sbx_kernel_quotas {
+	uint64_t inotify_instances;
+	uint64_t inotify_watches;
+	uint64_t fanotify_groups;
+	uint64_t fanotify_marks;
+	uint64_t sigpending;     /* RLIMIT_SIGPENDING */
+	uint64_t msgqueue_bytes; /* RLIMIT_MSGQUEUE */
+	uint64_t memlock_bytes;  /* RLIMIT_MEMLOCK */
+};
+
 struct sbx_profile {
 	char *name;
 	char *file;              /* path of the JSON file it came from */
@@ -54,9 +70,17 @@ struct sbx_profile {
 	uint64_t stream_bytes_max;  /* captured stdout / stderr each */
 	char **allowed_outputs;
 	char **network_profiles;
+	struct sbx_kernel_quotas quotas; /* every key set (defaults filled in) */
 };
 
 enum sbx_net_kind { SBX_NET_DISABLED, SBX_NET_EGRESS };
+
+/* Where an egress profile lets CONNECT tunnels go ("connect"). */
+enum sbx_connect_mode {
+	SBX_CONNECT_ANY,   /* true (the default): any port of the allowlist */
+	SBX_CONNECT_NONE,  /* false: plain http:// requests only */
+	SBX_CONNECT_PORTS, /* [PORT, ...]: only these ports */
+};
 
 struct sbx_egress_rule {
 	char *host;          /* exact name, or "*.suffix" */
@@ -76,12 +100,19 @@ struct sbx_netprofile {
 	char **allow_cidrs;      /* operator escape hatch; empty by default */
 	uint64_t max_connections;/* 0 = profile default */
 	uint64_t max_bytes;
+	enum sbx_connect_mode connect;
+	uint16_t *connect_ports; /* SBX_CONNECT_PORTS */
+	size_t n_connect_ports;
 };
 
 enum sbx_seccomp_op {
 	SBX_SC_OP_EQ,        /* arg == value */
 	SBX_SC_OP_MASKED_EQ, /* (arg & mask) == value */
 	SBX_SC_OP_NE,        /* arg != value */
+	/* Not written in the catalog: the parser produces them when it
+	 * expands "not_in" (all comparisons are unsigned 64-bit). */
+	SBX_SC_OP_LT,        /* arg < value */
+	SBX_SC_OP_GT,        /* arg > value */
 };
 
 struct sbx_seccomp_arg {
@@ -137,6 +168,18 @@ const struct sbx_seccomp_policy *sbx_catalog_seccomp(const struct sbx_catalog *c
  * Computed when the manifest is written, not at load: the first use of
  * libcrypto costs milliseconds that a run spends off its critical path. */
 int sbx_catalog_sha256(const char *raw, size_t len, char out[65]);
+
+/*
+ * sbx_catalog_parse_file() - what sbx_catalog_load() does with one file of
+ * @sub ("profiles", "network" or "seccomp"; anything else is read as
+ * seccomp) once its @len bytes are read: parse them as the entry @name
+ * (already checked with sbx_catalog_name_valid()), named @file in
+ * messages, and add it to @cat.  References to other files are not
+ * checked.  For tests and fuzzers; free @cat with sbx_catalog_free().
+ * Errors: -1 with SBX_EXIT_UNAVAILABLE naming @file and the JSON path.
+ */
+int sbx_catalog_parse_file(struct sbx_catalog *cat, const char *sub, const char *file,
+			   const char *name, const char *data, size_t len, struct sbx_error *err);
 
 /* The media types sbx knows how to validate; catalogs may not list others. */
 bool sbx_media_type_known(const char *type);

@@ -10,12 +10,17 @@
  *                                          cannot exceed memory: no swap
  *           R/memory.swappiness            "0", only when memsw is absent
  *                                          (swapaccount=0); recorded
+ *           R/memory.kmem.tcp.limit_in_bytes  a quarter of the bytes: v1
+ *                                          charges socket buffers to this
+ *                                          counter only, and only for
+ *                                          sockets made after it is set
  *   pids    R/pids.max                     count
  *   cpu     R/cpu.cfs_period_us            "100000", before the quota
  *           R/cpu.cfs_quota_us             quota
  *   freezer R/freezer.state                "FROZEN"/"THAWED" by the kill
  *   every   R/cgroup.procs                 pid written by attach
- * Read by stats: memory.max_usage_in_bytes, memory.oom_control (oom_kill;
+ * Read by stats: memory.max_usage_in_bytes plus
+ * memory.kmem.tcp.max_usage_in_bytes, memory.oom_control (oom_kill;
  * memory.failcnt is not used: it is unreliable on current kernels),
  * pids.peak (optional), pids.events, cpuacct.usage_user/usage_sys in ns
  * (optional) else cpuacct.stat in USER_HZ ticks.
@@ -83,6 +88,41 @@ static int put(struct sbx_cgroup *cg, int k, const char *file, const char *value
 	return sbx_cgroup_write(cg->v1_fd[k], dir, file, value, SBX_EXIT_UNAVAILABLE, err);
 }
 
+const char sbx_cgroup_v1_tcp_hint[] =
+	"this kernel's cgroup v1 memory controller has no memory.kmem.tcp.limit_in_bytes, so "
+	"socket buffers would not count against memory_mib: boot with the unified hierarchy "
+	"(systemd.unified_cgroup_hierarchy=1 on the kernel command line), where they are "
+	"charged to memory.current, or a kernel with CONFIG_MEMCG_KMEM and CONFIG_MEMCG_V1";
+
+/*
+ * Socket buffers on v1.  Unread TCP data is memory the payload holds but
+ * no process owns; v2 charges it to memory.current like any page, but v1
+ * does not count it at all until memory.kmem.tcp.limit_in_bytes is
+ * written, and then only for sockets created afterwards and against that
+ * separate counter.  So it is written here, before the init (and with it
+ * any socket of the sandbox) is attached, to a quarter of the memory
+ * limit: a v1 run holds at most 1.25 x memory_mib, and a payload whose
+ * sockets reach it sees its sends wait or fail with EAGAIN as under
+ * memory pressure, not an OOM kill.  Without the file sbx refuses.
+ */
+static int v1_tcp_limit(struct sbx_cgroup *cg, uint64_t memory_bytes, struct sbx_error *err)
+{
+	_cleanup_free_ char *dir = run_dir(cg, SBX_CGROUP_MEMORY);
+	int fd = cg->v1_fd[SBX_CGROUP_MEMORY];
+	char v[64];
+
+	if (!sbx_cgroup_has_file(fd, "memory.kmem.tcp.limit_in_bytes")) {
+		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, ENOENT,
+			      "cgroup: %s/memory.kmem.tcp.limit_in_bytes: socket memory cannot be limited",
+			      dir);
+		sbx_error_hint(err, "%s", sbx_cgroup_v1_tcp_hint);
+		return -1;
+	}
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)sbx_cgroup_v1_tcp_bytes(memory_bytes));
+	return sbx_cgroup_write(fd, dir, "memory.kmem.tcp.limit_in_bytes", v, SBX_EXIT_UNAVAILABLE,
+				err);
+}
+
 static int v1_limits(struct sbx_cgroup *cg, const struct sbx_cgroup_limits *lim,
 		     struct sbx_error *err)
 {
@@ -102,6 +142,8 @@ static int v1_limits(struct sbx_cgroup *cg, const struct sbx_cgroup_limits *lim,
 		if (put(cg, SBX_CGROUP_MEMORY, "memory.swappiness", "0", err) < 0)
 			return -1;
 	}
+	if (v1_tcp_limit(cg, lim->memory_bytes, err) < 0)
+		return -1;
 	snprintf(v, sizeof(v), "%llu", (unsigned long long)lim->pids);
 	if (put(cg, SBX_CGROUP_PIDS, "pids.max", v, err) < 0)
 		return -1;
@@ -266,18 +308,26 @@ static int v1_cpu_stats(struct sbx_cgroup *cg, struct sbx_cgroup_stats *st, stru
 
 static int v1_stats(struct sbx_cgroup *cg, struct sbx_cgroup_stats *st, struct sbx_error *err)
 {
-	_cleanup_free_ char *peak = NULL, *oom = NULL, *pev = NULL, *ppeak = NULL;
+	_cleanup_free_ char *peak = NULL, *tcp = NULL, *oom = NULL, *pev = NULL, *ppeak = NULL;
+	uint64_t tcp_peak;
 
 	if (read_required(cg, SBX_CGROUP_MEMORY, "memory.max_usage_in_bytes", &peak, err) < 0)
 		return -1;
 	if (sbx_cgroup_parse_u64(peak, &st->peak_memory_bytes) < 0)
 		return bad(cg, SBX_CGROUP_MEMORY, "memory.max_usage_in_bytes", NULL, err);
+	/* Socket buffers are a counter of their own on v1: the peak the
+	 * manifest shows is the sum of both peaks, a bound on what the run
+	 * held at any one time (v2's memory.peak has both in one). */
+	if (read_required(cg, SBX_CGROUP_MEMORY, "memory.kmem.tcp.max_usage_in_bytes", &tcp, err) < 0)
+		return -1;
+	if (sbx_cgroup_parse_u64(tcp, &tcp_peak) < 0 || tcp_peak == UINT64_MAX)
+		return bad(cg, SBX_CGROUP_MEMORY, "memory.kmem.tcp.max_usage_in_bytes", NULL, err);
+	st->peak_memory_bytes += tcp_peak;
 	st->has_peak_memory = true;
 	if (read_required(cg, SBX_CGROUP_MEMORY, "memory.oom_control", &oom, err) < 0)
 		return -1;
 	if (sbx_cgroup_keyed_u64(oom, "oom_kill", &st->oom_kills) < 0)
 		return bad(cg, SBX_CGROUP_MEMORY, "memory.oom_control", "oom_kill", err);
-	st->oom_group_kills = 0;
 	st->has_memory_events_max = false;
 
 	/* pids.peak is recent (6.x) on v1 too; optional. */

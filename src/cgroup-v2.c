@@ -9,7 +9,10 @@
  *                              started sbx in the same unit) moved into it,
  *                              only when P is our own cgroup and the kernel
  *                              refuses controllers because processes live in it
- *   R/memory.max               bytes
+ *   R/memory.max               bytes (socket buffers included: v2 charges
+ *                              them to memory.current with every other
+ *                              page, so nothing like v1's
+ *                              memory.kmem.tcp.limit_in_bytes is needed)
  *   R/memory.swap.max          "0" (absent: no swap accounting, recorded)
  *   R/memory.oom.group         "1" (absent on old kernels: skipped), so an
  *                              OOM kills the whole sandbox, not one worker
@@ -19,7 +22,8 @@
  *   R/cgroup.kill              "1" (5.14+); else R/cgroup.freeze "1",
  *                              R/cgroup.events "frozen 1", SIGKILL, "0"
  *   R/cgroup.events            "populated 0" when empty
- *   R/memory.peak (optional), R/memory.events, R/pids.peak (optional),
+ *   R/memory.peak (optional), R/memory.events (oom_kill: each process an
+ *   OOM kill took, group kills included), R/pids.peak (optional),
  *   R/pids.events, R/cpu.stat  read by stats
  */
 #include "config.h"
@@ -173,6 +177,10 @@ static int v2_limits(struct sbx_cgroup *cg, const struct sbx_cgroup_limits *lim,
 	char v[64];
 	int fd = cg->v2_fd;
 
+	/* One limit for all of the run's memory: on v2, socket buffers (TCP,
+	 * UDP, unix) are charged to memory.current like any page, so unread
+	 * data queued on loopback counts against memory.max and shows in
+	 * memory.peak; the kernel refuses the sends rather than exceed it. */
 	snprintf(v, sizeof(v), "%llu", (unsigned long long)lim->memory_bytes);
 	if (sbx_cgroup_write(fd, dir, "memory.max", v, SBX_EXIT_UNAVAILABLE, err) < 0)
 		return -1;
@@ -365,7 +373,6 @@ static int v2_stats(struct sbx_cgroup *cg, struct sbx_cgroup_stats *st, struct s
 	_cleanup_free_ char *dir = sbx_xasprintf("%s/%s", cg->host->v2_path, cg->name);
 	_cleanup_free_ char *mev = NULL, *pev = NULL, *cpu = NULL;
 	int fd = cg->v2_fd;
-	int r;
 
 	/* memory.peak is 5.19+; without it there is no truthful peak. */
 	if (optional_u64(fd, dir, "memory.peak", &st->peak_memory_bytes, &st->has_peak_memory,
@@ -377,10 +384,9 @@ static int v2_stats(struct sbx_cgroup *cg, struct sbx_cgroup_stats *st, struct s
 	    keyed(mev, dir, "memory.events", "max", &st->memory_events_max, err) < 0)
 		return -1;
 	st->has_memory_events_max = true;
-	/* oom_group_kill is 6.0+; older kernels count group kills in oom_kill. */
-	r = sbx_cgroup_keyed_u64(mev, "oom_group_kill", &st->oom_group_kills);
-	if (r == -EINVAL)
-		return keyed(mev, dir, "memory.events", "oom_group_kill", &st->oom_group_kills, err);
+	/* A memory.oom.group kill adds one to oom_kill for every process it
+	 * takes, and one to oom_group_kill (6.0+) for the event: oom_kill
+	 * alone counts each killed process once. */
 	if (read_required(fd, dir, "pids.events", &pev, err) < 0 ||
 	    keyed(pev, dir, "pids.events", "max", &st->pids_events_max, err) < 0)
 		return -1;

@@ -579,6 +579,28 @@ void sbx_cgroup_host_free(struct sbx_cgroup_host *h)
 	host_init(h);
 }
 
+/*
+ * cgroup.memory=nosocket on the kernel command line: v2 then never charges
+ * socket buffers to a cgroup (v1's memory.kmem.tcp.limit_in_bytes turns
+ * its own accounting on regardless).  Any occurrence counts: the kernel
+ * has no option to turn it back on.
+ */
+static bool cmdline_nosocket(const char *text)
+{
+	for (const char *p = text; *p;) {
+		size_t l = strcspn(p, " \t\n");
+
+		if (l > 14 && strncmp(p, "cgroup.memory=", 14) == 0) {
+			_cleanup_free_ char *v = sbx_xstrndup(p + 14, l - 14);
+			if (list_has(v, ',', "nosocket"))
+				return true;
+		}
+		p += l;
+		p += strspn(p, " \t\n");
+	}
+	return false;
+}
+
 int sbx_cgroup_detect(struct sbx_cgroup_host *h, const struct sbx_cgroup_detect_opts *o,
 		      struct sbx_error *err)
 {
@@ -599,6 +621,23 @@ int sbx_cgroup_detect(struct sbx_cgroup_host *h, const struct sbx_cgroup_detect_
 	parse_mountinfo(mi, &c.mounts, &c.n_mounts);
 
 	r = try_v2(&c, h);
+	if (r == 0) {
+		const char *cl_path = o && o->cmdline ? o->cmdline : "/proc/cmdline";
+		_cleanup_free_ char *cl = NULL;
+
+		/* Unreadable is no reason to refuse: only a present nosocket is. */
+		if (read_path(cl_path, &cl) == 0 && cmdline_nosocket(cl)) {
+			sbx_cgroup_host_free(h);
+			sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0,
+				      "cgroup: v2: the kernel was booted with cgroup.memory=nosocket, "
+				      "so socket buffers would not count against memory_mib");
+			sbx_error_hint(err, "remove cgroup.memory=nosocket from the kernel command "
+					    "line and reboot");
+			mounts_free(c.mounts, c.n_mounts);
+			free(c.proc);
+			return -1;
+		}
+	}
 	if (r < 0) {
 		r = try_v1(&c, h);
 		if (r < 0)
@@ -786,10 +825,22 @@ int sbx_cgroup_host_report(FILE *f, const struct sbx_cgroup_detect_opts *o)
 		sbx_error_text(&err, buf, sizeof(buf));
 		fprintf(f, "%-16s unusable: %s\n", "cgroup",
 			strncmp(buf, "cgroup: ", 8) == 0 ? buf + 8 : buf);
-		fprintf(f, "%-16s Hint: %s\n", "", sbx_cgroup_hint);
+		fprintf(f, "%-16s Hint: %s\n", "", err.hint[0] ? err.hint : sbx_cgroup_hint);
 		return -1;
 	}
 	path = h.version == 2 ? h.v2_path : h.v1_path[SBX_CGROUP_MEMORY];
+	/* v1 holds socket buffers to the limit only through
+	 * memory.kmem.tcp.limit_in_bytes, which a run's cgroup has exactly
+	 * when its parent has it; without it `sbx run` refuses. */
+	if (h.version == 1 &&
+	    !sbx_cgroup_has_file(h.v1_fd[SBX_CGROUP_MEMORY], "memory.kmem.tcp.limit_in_bytes")) {
+		fprintf(f, "%-16s unusable: v1 (memory at %s): no memory.kmem.tcp.limit_in_bytes, "
+			   "socket buffers cannot be limited\n",
+			"cgroup", path);
+		fprintf(f, "%-16s Hint: %s\n", "", sbx_cgroup_v1_tcp_hint);
+		sbx_cgroup_host_free(&h);
+		return -1;
+	}
 	/* Writable for this user is what creating a run's cgroup needs; on
 	 * v1 every required controller's parent must be.  Then the trial. */
 	writable = true;
@@ -810,11 +861,14 @@ int sbx_cgroup_host_report(FILE *f, const struct sbx_cgroup_detect_opts *o)
 	}
 	/* Present but not writable is as unusable as absent: say "blocked". */
 	if (h.version == 2)
-		fprintf(f, "%-16s %s: v2 at %s, controllers cpu memory pids, %s\n", "cgroup",
+		fprintf(f, "%-16s %s: v2 at %s, controllers cpu memory pids, socket buffers in "
+			   "memory.max, %s\n", "cgroup",
 			writable ? "ok" : "blocked", path,
 			writable ? "a trial run's cgroup works" : "not writable by this user");
 	else
-		fprintf(f, "%-16s %s: v1 (memory at %s), controllers cpu cpuacct memory pids%s, %s\n",
+		fprintf(f,
+			"%-16s %s: v1 (memory at %s), controllers cpu cpuacct memory pids%s, "
+			"socket buffers limited, %s\n",
 			"cgroup", writable ? "ok" : "blocked", path,
 			h.v1_fd[SBX_CGROUP_FREEZER] >= 0 ? " freezer" : " (no freezer)",
 			writable ? "a trial run's cgroup works" : "not writable by this user");

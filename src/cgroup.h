@@ -56,6 +56,7 @@ struct sbx_cgroup_detect_opts {
 	const char *cgroup_parent;
 	const char *mountinfo;   /* NULL: /proc/self/mountinfo */
 	const char *proc_cgroup; /* NULL: /proc/self/cgroup */
+	const char *cmdline;     /* NULL: /proc/cmdline */
 	const char *root;        /* prefix for every mount point; NULL: none */
 	/* Tests only: copied into the host's test_hook/test_data. */
 	void (*test_hook)(void *data, enum sbx_cgroup_test_event ev, int dirfd,
@@ -121,10 +122,15 @@ struct sbx_cgroup {
 };
 
 struct sbx_cgroup_stats {
-	uint64_t peak_memory_bytes;  /* v2 memory.peak, v1 memory.max_usage_in_bytes */
+	/* v2 memory.peak (socket buffers included); v1 memory.max_usage_in_bytes
+	 * plus memory.kmem.tcp.max_usage_in_bytes */
+	uint64_t peak_memory_bytes;
 	bool has_peak_memory;
-	uint64_t oom_kills;          /* v2 memory.events oom_kill, v1 oom_control oom_kill */
-	uint64_t oom_group_kills;    /* v2 memory.events oom_group_kill; v1: 0 */
+	/* Processes the OOM killer killed in the run's cgroup, each once:
+	 * v2 memory.events oom_kill (which already counts every member of a
+	 * memory.oom.group kill; oom_group_kill, the number of such group
+	 * kills, is not added to it), v1 memory.oom_control oom_kill. */
+	uint64_t oom_kills;
 	uint64_t memory_events_max;  /* v2 memory.events max (allocations over the limit) */
 	bool has_memory_events_max;  /* false on v1: its failcnt is unreliable */
 	uint64_t pids_peak;          /* pids.peak where the kernel has it */
@@ -139,9 +145,12 @@ struct sbx_cgroup_stats {
  * v2 is chosen when a cgroup2 mount reaches the parent and the parent's
  * cgroup.controllers has memory, pids and cpu; else v1 when memory, pids,
  * cpu and cpuacct are mounted and the parent exists in each; else error.
+ * v2 is refused when the kernel command line has cgroup.memory=nosocket,
+ * which stops v2 from charging socket buffers to memory.current.
  * Side-effect free: nothing is created or moved.
  * Errors: -1 with SBX_EXIT_UNAVAILABLE naming what is missing, and a Hint
- * on how to delegate a cgroup.  On error @h holds nothing to free.
+ * on how to delegate a cgroup (or to drop nosocket).  On error @h holds
+ * nothing to free.
  */
 int sbx_cgroup_detect(struct sbx_cgroup_host *h, const struct sbx_cgroup_detect_opts *o,
 		      struct sbx_error *err);
@@ -153,11 +162,14 @@ void sbx_cgroup_host_free(struct sbx_cgroup_host *h);
  * when needed, writes memory.max, memory.swap.max 0 (when the kernel has
  * swap accounting), memory.oom.group 1, pids.max and cpu.max.  v1: the
  * same limits through memory.limit_in_bytes + memory.memsw.limit_in_bytes
- * (memory.swappiness 0 when memsw is absent), pids.max, cpu.cfs_period_us
- * and cpu.cfs_quota_us, plus a freezer group when the freezer is mounted.
+ * (memory.swappiness 0 when memsw is absent), memory.kmem.tcp.limit_in_bytes
+ * (socket buffers, which v2 charges to memory.max itself), pids.max,
+ * cpu.cfs_period_us and cpu.cfs_quota_us, plus a freezer group when the
+ * freezer is mounted.
  * An existing directory of that name is an error (EEXIST), never reused.
  * Errors: SBX_EXIT_UNAVAILABLE (no permission, a controller or limit file
- * missing) with a Hint; SBX_EXIT_SOFTWARE for a zero limit or a bad run_id.
+ * missing, v1 without memory.kmem.tcp.limit_in_bytes) with a Hint;
+ * SBX_EXIT_SOFTWARE for a zero limit or a bad run_id.
  * On error nothing is left behind.
  */
 int sbx_cgroup_create(const struct sbx_cgroup_host *h, const char *run_id,
@@ -213,6 +225,15 @@ int sbx_cgroup_host_report(FILE *f, const struct sbx_cgroup_detect_opts *o);
 
 /* The hint printed whenever a cgroup cannot be used. */
 extern const char sbx_cgroup_hint[];
+/* The hint for a v1 memory controller that cannot limit socket buffers. */
+extern const char sbx_cgroup_v1_tcp_hint[];
+
+/* v1 memory.kmem.tcp.limit_in_bytes for a memory limit: a quarter of it
+ * (socket buffers are charged apart from memory.limit_in_bytes there). */
+static inline uint64_t sbx_cgroup_v1_tcp_bytes(uint64_t memory_bytes)
+{
+	return memory_bytes / 4;
+}
 
 /* --- Backend interface: cgroup.c, cgroup-v1.c and cgroup-v2.c only ------ */
 

@@ -82,31 +82,49 @@ static int open_beneath(int dirfd, const char *name, int flags, struct sbx_error
 }
 
 /*
+ * Characters that make a name read as something it is not, refused in
+ * names (sbx(1), OUTPUT NAMES):
+ *  - C1 controls U+0080..U+009F, which some terminals obey;
+ *  - bidirectional formatting: U+061C, U+200E, U+200F, U+202A..U+202E,
+ *    U+2066..U+2069 (a name that displays in another order);
+ *  - invisible characters and separators: U+00AD soft hyphen, U+180E,
+ *    U+200B zero width space, U+2028 and U+2029 (line and paragraph
+ *    separators, which break a listing's lines), U+2060..U+2064 (word
+ *    joiner, invisible operators), U+FEFF, U+FFF9..U+FFFB (interlinear
+ *    annotation), and the tag characters U+E0000..U+E007F (which can
+ *    carry hidden text).
+ * U+200C and U+200D (ZWNJ, ZWJ) stay allowed: Persian, Indic scripts and
+ * emoji sequences need them, and they do not hide a name's other letters.
+ */
+static bool refused_char(uint32_t cp)
+{
+	return (cp >= 0x80 && cp <= 0x9f) || cp == 0xad || cp == 0x61c || cp == 0x180e ||
+	       cp == 0x200b || cp == 0x200e || cp == 0x200f || (cp >= 0x2028 && cp <= 0x202e) ||
+	       (cp >= 0x2060 && cp <= 0x2064) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff ||
+	       (cp >= 0xfff9 && cp <= 0xfffb) || (cp >= 0xe0000 && cp <= 0xe007f);
+}
+
+/*
  * Length of the character at @s when it may appear in a name as is: a
- * printable ASCII byte, or a valid UTF-8 sequence that is not a C1 control
- * (U+0080..U+009F, which some terminals obey) or a bidirectional formatting
- * character (U+061C, U+200E/F, U+202A..E, U+2066..9, which make a name read
- * differently from what it is).  0 when the byte must not appear.
+ * printable ASCII byte other than the backslash, or a valid UTF-8 sequence
+ * of a character refused_char() does not refuse.  0 when the byte must not
+ * appear.
  */
 static size_t clean_char(const unsigned char *s, size_t left)
 {
 	size_t len;
+	uint32_t cp;
 
+	/* A backslash introduces the \xNN of display paths: never as is. */
 	if (s[0] < 0x80)
-		return s[0] >= 0x20 && s[0] != 0x7f ? 1 : 0;
+		return s[0] >= 0x20 && s[0] != 0x7f && s[0] != '\\' ? 1 : 0;
 	len = (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
 	if (!len || len > left || !sbx_utf8_valid((const char *)s, len))
 		return 0;
-	if (s[0] == 0xc2 && s[1] <= 0x9f)
-		return 0;
-	if (s[0] == 0xd8 && s[1] == 0x9c)
-		return 0;
-	if (s[0] == 0xe2 && s[1] == 0x80 &&
-	    (s[2] == 0x8e || s[2] == 0x8f || (s[2] >= 0xaa && s[2] <= 0xae)))
-		return 0;
-	if (s[0] == 0xe2 && s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9)
-		return 0;
-	return len;
+	cp = s[0] & (0x7f >> len);
+	for (size_t i = 1; i < len; i++)
+		cp = (cp << 6) | (s[i] & 0x3f);
+	return refused_char(cp) ? 0 : len;
 }
 
 /*
@@ -156,9 +174,14 @@ static const char *name_problem(const char *name, size_t max_name)
 		return "name contains control characters";
 	if (!sbx_utf8_valid(name, n))
 		return "name is not valid UTF-8";
+	/* Windows reads it as a separator, and display paths escape with it:
+	 * with no backslash in a promoted name, no display path of a
+	 * rejected one can equal it. */
+	if (memchr(name, '\\', n))
+		return "name contains a backslash";
 	for (size_t i = 0, len; i < n; i += len)
 		if (!(len = clean_char(s + i, n - i)))
-			return "name contains Unicode control or bidirectional characters";
+			return "name contains Unicode control, bidirectional or invisible characters";
 	if (name[0] == '-')
 		return "name starts with '-'";
 	return NULL;
@@ -579,55 +602,208 @@ int sbx_collect_validate(struct sbx_collection *c, char *const *allowed_types,
 
 /* --- promotion ------------------------------------------------------------------- */
 
-int sbx_collect_check_artifacts_dir(const char *dir, struct sbx_error *err)
+/*
+ * --artifacts DIR is the caller's path, trusted as it stands when the run
+ * starts, and only then: the deepest part of it that exists is opened once,
+ * and everything below is made and opened relative to that fd with openat2
+ * (no symlink followed), so neither a symlink at DIR nor a component swapped
+ * for one while the payload runs can send the artifacts anywhere else.
+ */
+static int open_nofollow(int dirfd, const char *path, int flags)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	return sbx_openat2(dirfd, path, &how, sizeof(how));
+}
+
+/* Does the directory @fd hold nothing?  (A fresh open: our own offset.) */
+static int dir_empty(int fd, bool *empty)
 {
 	_cleanup_dir_ DIR *d = NULL;
 	struct dirent *de;
-	struct stat st;
-	int fd;
+	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	if (stat(dir, &st) < 0) {
-		if (errno == ENOENT)
-			return 0;
-		return sbx_error_set(err, SBX_EXIT_USAGE, errno, "--artifacts: %s", dir);
-	}
-	if (!S_ISDIR(st.st_mode))
-		return sbx_error_set(err, SBX_EXIT_USAGE, 0, "--artifacts: %s: not a directory", dir);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return sbx_error_set(err, SBX_EXIT_USAGE, errno, "--artifacts: %s", dir);
-	d = fdopendir(fd);
+	if (dfd < 0)
+		return -1;
+	d = fdopendir(dfd);
 	if (!d) {
-		close(fd);
-		return sbx_error_set(err, SBX_EXIT_USAGE, errno, "--artifacts: %s", dir);
+		close(dfd);
+		return -1;
 	}
+	*empty = true;
+	errno = 0;
 	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			*empty = false;
+			return 0;
+		}
+	return errno ? -1 : 0;
+}
+
+/* After a failed open_nofollow(): was it a symlink that was refused?  (With
+ * O_DIRECTORY the kernel says ENOTDIR for a symlink, not ELOOP.) */
+static bool refused_symlink(int dirfd, const char *path)
+{
+	struct stat st;
+	int e = errno;
+	bool r = e == ELOOP ||
+		 (e == ENOTDIR && fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		  S_ISLNK(st.st_mode));
+
+	errno = e;
+	return r;
+}
+
+static bool dot_or_dotdot(const char *c)
+{
+	return !strcmp(c, ".") || !strcmp(c, "..");
+}
+
+int sbx_artifacts_dir_open(const char *dir, struct sbx_artifacts_dir *ad, struct sbx_error *err)
+{
+	_cleanup_free_ char *parent = sbx_xstrdup(dir);
+	_cleanup_free_ char *rest = NULL;
+	_cleanup_close_ int base = -1, fd = -1;
+	size_t n = strlen(parent);
+	bool empty;
+	char *slash;
+
+	ad->base_fd = -1;
+	ad->rest = NULL;
+	ad->shown = NULL;
+	while (n > 1 && parent[n - 1] == '/')
+		parent[--n] = '\0';
+	slash = strrchr(parent, '/');
+	rest = sbx_xstrdup(slash ? slash + 1 : parent);
+	if (!*rest || dot_or_dotdot(rest))
+		return sbx_error_set(err, SBX_EXIT_USAGE, 0,
+				     "--artifacts: \"%s\": must end in a directory name", dir);
+	/* Up from DIR's parent to the first directory that exists. */
+	for (;;) {
+		if (!slash)
+			strcpy(parent, ".");
+		else if (slash == parent)
+			parent[1] = '\0';
+		else
+			*slash = '\0';
+		base = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (base >= 0)
+			break;
+		if (errno != ENOENT || !slash || slash == parent)
+			return sbx_error_set(err, SBX_EXIT_USAGE, errno, "--artifacts: %s", parent);
+		n = strlen(parent);
+		while (n > 1 && parent[n - 1] == '/')
+			parent[--n] = '\0';
+		slash = strrchr(parent, '/');
+		{
+			const char *comp = slash ? slash + 1 : parent;
+			char *longer;
+
+			/* Missing parts are made by sbx: plain names only. */
+			if (dot_or_dotdot(comp))
+				return sbx_error_set(err, SBX_EXIT_USAGE, ENOENT, "--artifacts: %s",
+						     parent);
+			longer = sbx_xasprintf("%s/%s", comp, rest);
+			free(rest);
+			rest = longer;
+		}
+	}
+	/* With more than one component left, the first was missing a moment
+	 * ago: DIR does not exist.  Otherwise DIR is one name below @base,
+	 * opened without following it (no openat2 needed yet: without it,
+	 * the run is refused at its first openat2, with a manifest). */
+	if (strchr(rest, '/')) {
+		fd = -1;
+		errno = ENOENT;
+	} else {
+		fd = openat(base, rest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0 && refused_symlink(base, rest))
+		return sbx_error_set(err, SBX_EXIT_USAGE, 0,
+				     "--artifacts: %s: is a symbolic link (not followed); name the directory itself",
+				     dir);
+	if (fd < 0 && errno == ENOTDIR)
+		return sbx_error_set(err, SBX_EXIT_USAGE, 0, "--artifacts: %s: not a directory", dir);
+	if (fd < 0 && errno != ENOENT)
+		return sbx_error_set(err, SBX_EXIT_USAGE, errno, "--artifacts: %s", dir);
+	if (fd >= 0) {
+		/* DIR exists: it is the directory the artifacts go to. */
+		if (dir_empty(fd, &empty) < 0)
+			return sbx_error_set(err, SBX_EXIT_USAGE, errno, "--artifacts: %s", dir);
+		if (!empty)
 			return sbx_error_set(err, SBX_EXIT_USAGE, 0,
 					     "--artifacts: %s: exists and is not empty", dir);
+		ad->base_fd = TAKE_FD(fd);
+		ad->rest = sbx_xstrdup("");
+	} else {
+		ad->base_fd = TAKE_FD(base);
+		ad->rest = TAKE_PTR(rest);
+	}
+	ad->shown = sbx_xstrdup(dir);
 	return 0;
 }
 
-/* mkdir -p for the trusted artifacts path; returns a dirfd of it. */
-static int make_artifacts_dir(const char *dir, struct sbx_error *err)
+void sbx_artifacts_dir_close(struct sbx_artifacts_dir *ad)
 {
-	_cleanup_free_ char *p = sbx_xstrdup(dir);
-	int fd;
+	if (ad->base_fd >= 0)
+		close(ad->base_fd);
+	ad->base_fd = -1;
+	free(ad->rest);
+	free(ad->shown);
+	ad->rest = ad->shown = NULL;
+}
 
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "--artifacts: %s", p);
-		*s = '/';
+int sbx_collect_check_artifacts_dir(const char *dir, struct sbx_error *err)
+{
+	struct sbx_artifacts_dir ad;
+	int r = sbx_artifacts_dir_open(dir, &ad, err);
+
+	sbx_artifacts_dir_close(&ad);
+	return r;
+}
+
+/* The artifacts directory, made below the fd opened at the start; a dirfd
+ * of it (read access, for the emptiness check and the *at calls). */
+static int make_artifacts_dir(const struct sbx_artifacts_dir *ad, struct sbx_error *err)
+{
+	_cleanup_free_ char *rel = sbx_xstrdup(ad->rest);
+	_cleanup_close_ int cur = -1;
+	char *comp = rel, *next;
+	bool empty;
+
+	if (ad->base_fd < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, EBADF, "--artifacts: not opened");
+	cur = *rel ? dup(ad->base_fd) : openat(ad->base_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cur < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "--artifacts: %s", ad->shown);
+	for (; *comp; comp = next) {
+		int fd;
+
+		next = strchr(comp, '/');
+		next = next ? (*next = '\0', next + 1) : comp + strlen(comp);
+		if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST)
+			return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "--artifacts: %s",
+					     ad->shown);
+		fd = open_nofollow(cur, comp, O_RDONLY | O_DIRECTORY);
+		if (fd < 0 && refused_symlink(cur, comp))
+			return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0,
+					     "--artifacts: %s: a symbolic link took the place of \"%s\" during the run; not followed, nothing promoted",
+					     ad->shown, comp);
+		if (fd < 0)
+			return sbx_error_set(err, errno == ENOSYS ? SBX_EXIT_UNAVAILABLE : SBX_EXIT_SOFTWARE,
+					     errno, "--artifacts: %s", ad->shown);
+		close(cur);
+		cur = fd;
 	}
-	if (mkdir(p, 0755) < 0 && errno != EEXIST)
-		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "--artifacts: %s", dir);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "--artifacts: %s", dir);
-	return fd;
+	/* It may have been made, and filled, since the start. */
+	if (dir_empty(cur, &empty) < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "--artifacts: %s", ad->shown);
+	if (!empty)
+		return sbx_error_set(err, SBX_EXIT_USAGE, 0, "--artifacts: %s: exists and is not empty",
+				     ad->shown);
+	return TAKE_FD(cur);
 }
 
 /* Copy for the EXDEV case; the new file is O_EXCL, never through a link. */
@@ -716,17 +892,24 @@ fail:
 			     "artifacts: %s", a->path);
 }
 
-int sbx_collect_promote(struct sbx_collection *c, const char *artifacts_dir, bool partial,
-			bool retain_partial, struct sbx_error *err)
+int sbx_collect_promote(struct sbx_collection *c, const struct sbx_artifacts_dir *ad,
+			bool partial, bool retain_partial, struct sbx_error *err)
 {
 	_cleanup_close_ int rootfd = -1;
 	int ret = 0;
 
-	if (sbx_collect_check_artifacts_dir(artifacts_dir, err) < 0)
+	rootfd = make_artifacts_dir(ad, err);
+	if (rootfd < 0) {
+		/* Nothing can be delivered: the listing says so, per file. */
+		for (size_t i = 0; i < c->n; i++) {
+			struct sbx_artifact *a = &c->items[i];
+			if (a->status != SBX_ARTIFACT_PROMOTED)
+				continue;
+			set_rejected(a, "not promoted: the artifacts directory could not be used");
+			drop_quarantined(c, a);
+		}
 		return -1;
-	rootfd = make_artifacts_dir(artifacts_dir, err);
-	if (rootfd < 0)
-		return -1;
+	}
 	for (size_t i = 0; i < c->n; i++) {
 		struct sbx_artifact *a = &c->items[i];
 
@@ -794,4 +977,12 @@ void sbx_collection_free(struct sbx_collection *c)
 	c->quarantine_dirfd = -1;
 	free(c->quarantine_path);
 	c->quarantine_path = NULL;
+}
+
+const char *sbx_collect_check_name(const char *name, size_t max_name, char **shown)
+{
+	const char *bad = name_problem(name, max_name);
+
+	*shown = display_name(name, bad != NULL);
+	return bad;
 }

@@ -21,10 +21,12 @@
  *
  * Display paths: a path in struct sbx_artifact is relative to /work/out and
  * free of control characters.  A name that was rejected for its bytes
- * (control characters, DEL, invalid UTF-8) is shown with each offending
- * byte written as "\xNN" (four printable characters), so the listing names
- * the file without carrying the bytes themselves; such a display path is
- * never the path of a promoted file.
+ * (control characters, DEL, invalid UTF-8, the characters clean_char()
+ * refuses, a backslash) is shown with each offending byte written as
+ * "\xNN" (four printable characters, a backslash among them as "\x5c"),
+ * so the listing names the file without carrying the bytes themselves.
+ * No promoted name contains a backslash and the escaping is one-to-one, so
+ * no two entries of a collection share a display path.
  */
 #ifndef SBX_COLLECT_H
 #define SBX_COLLECT_H
@@ -117,17 +119,39 @@ int sbx_collect_validate(struct sbx_collection *c, char *const *allowed_types,
 			 struct sbx_error *err);
 
 /*
- * sbx_collect_check_artifacts_dir() - refuse an artifacts dir that exists
- * and is not an empty directory.  Call before the run, so nothing runs for
- * a result that cannot be delivered.
- * Return: 0, or -1 with SBX_EXIT_USAGE.
+ * The artifacts directory, opened when the run starts.  --artifacts DIR is
+ * resolved once: @base_fd is DIR itself when it exists then (an empty
+ * directory, not a symlink), else the deepest existing directory above it
+ * (O_PATH), with @rest the components still to be made below it (plain
+ * names, never "." or "..").  Nothing after the start resolves DIR as a
+ * path again.
  */
+struct sbx_artifacts_dir {
+	int base_fd;
+	char *rest;   /* "" when base_fd is DIR */
+	char *shown;  /* DIR as given, for messages */
+};
+
+/*
+ * sbx_artifacts_dir_open() - open --artifacts DIR for the run.  The path up
+ * to DIR's parent is resolved as the caller wrote it (symlinks there are the
+ * caller's own choice); DIR itself must not be a symlink.
+ * Needs no openat2 (promotion does).
+ * Return: 0, or -1 with SBX_EXIT_USAGE when DIR is a symlink, not a
+ * directory, not empty or cannot be reached.  Release with
+ * sbx_artifacts_dir_close(), also after an error.
+ */
+int sbx_artifacts_dir_open(const char *dir, struct sbx_artifacts_dir *ad, struct sbx_error *err);
+void sbx_artifacts_dir_close(struct sbx_artifacts_dir *ad);
+
+/* sbx_collect_check_artifacts_dir() - sbx_artifacts_dir_open() and close. */
 int sbx_collect_check_artifacts_dir(const char *dir, struct sbx_error *err);
 
 /*
- * sbx_collect_promote() - move validated candidates to @artifacts_dir.
- * @artifacts_dir: created with its parents (0755) if missing; must be empty
- *                 if it exists;
+ * sbx_collect_promote() - move validated candidates to the artifacts dir.
+ * @ad: opened at the start; the missing components are made (0755) below
+ *      @ad->base_fd with mkdirat() and opened with openat2 without following
+ *      any symlink; DIR must (still) be empty;
  * @partial: the run timed out, was cancelled or hit a limit;
  * @retain_partial: partial_outputs is "retain".
  *
@@ -138,16 +162,25 @@ int sbx_collect_check_artifacts_dir(const char *dir, struct sbx_error *err);
  * complete"); with retain they are promoted with partial = true.
  *
  * Return: 0, or -1 with @err set (SBX_EXIT_USAGE when DIR is not empty,
- * SBX_EXIT_SOFTWARE for I/O failures; the artifact being moved is then
- * marked REJECTED with the reason).
+ * SBX_EXIT_SOFTWARE for I/O failures and for a symlink met below
+ * @ad->base_fd; the artifacts not delivered are then marked REJECTED with
+ * the reason).
  */
-int sbx_collect_promote(struct sbx_collection *c, const char *artifacts_dir, bool partial,
-			bool retain_partial, struct sbx_error *err);
+int sbx_collect_promote(struct sbx_collection *c, const struct sbx_artifacts_dir *ad,
+			bool partial, bool retain_partial, struct sbx_error *err);
 
 /* The artifact listed under @path, or NULL (for required_outputs). */
 const struct sbx_artifact *sbx_collection_find(const struct sbx_collection *c, const char *path);
 
 /* Free the items and remove the quarantine dir with what is left in it. */
 void sbx_collection_free(struct sbx_collection *c);
+
+/*
+ * sbx_collect_check_name() - the collector's checks on one directory entry
+ * name (one component, as getdents gives it), for tests and fuzzers.
+ * Return: NULL when @name may be an artifact's name, else the reason it is
+ * rejected; *@shown (owned by the caller) is how the listing shows it.
+ */
+const char *sbx_collect_check_name(const char *name, size_t max_name, char **shown);
 
 #endif

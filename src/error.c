@@ -41,6 +41,23 @@ enum sbx_status sbx_status_from_exit(int code)
 	return SBX_STATUS_ERROR;
 }
 
+/* After a truncating snprintf into @s: drop a UTF-8 sequence cut short at
+ * the end, so a long message stays valid UTF-8. */
+static void trim_cut_char(char *s)
+{
+	size_t n = strlen(s), start = n;
+
+	while (start > 0 && n - start < 4 && ((unsigned char)s[start - 1] & 0xc0) == 0x80)
+		start--;
+	if (start > 0 && (unsigned char)s[start - 1] >= 0xc0) {
+		unsigned char lead = (unsigned char)s[start - 1];
+		size_t want = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+
+		if (n - (start - 1) < want)
+			s[start - 1] = '\0';
+	}
+}
+
 int sbx_error_set(struct sbx_error *err, int code, int errnum, const char *fmt, ...)
 {
 	va_list ap;
@@ -51,7 +68,8 @@ int sbx_error_set(struct sbx_error *err, int code, int errnum, const char *fmt, 
 	err->errnum = errnum;
 	err->hint[0] = '\0';
 	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	if (vsnprintf(err->msg, sizeof(err->msg), fmt, ap) >= (int)sizeof(err->msg))
+		trim_cut_char(err->msg);
 	va_end(ap);
 	return -1;
 }
@@ -78,7 +96,8 @@ void sbx_error_prefix(struct sbx_error *err, const char *fmt, ...)
 	vsnprintf(prefix, sizeof(prefix), fmt, ap);
 	va_end(ap);
 	memcpy(old, err->msg, sizeof(old));
-	snprintf(err->msg, sizeof(err->msg), "%s%s", prefix, old);
+	if (snprintf(err->msg, sizeof(err->msg), "%s%s", prefix, old) >= (int)sizeof(err->msg))
+		trim_cut_char(err->msg);
 }
 
 const char *sbx_error_text(const struct sbx_error *err, char *buf, size_t len)

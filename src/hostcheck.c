@@ -28,7 +28,9 @@
 #include "cgroup.h"
 #include "cli.h"
 #include "hostconfig.h"
+#include "state.h"
 #include "libexec.h"
+#include "rootids.h"
 #include "syscalls.h"
 
 struct probe {
@@ -97,6 +99,40 @@ static int probe_pidfd(char *detail, size_t len)
 	return 0;
 }
 
+/*
+ * A run sets its own user namespace's quotas (/proc/sys/user/max_*, see
+ * init.c) and refuses when it cannot: try one in a user namespace of a
+ * child's own, as the run's init does.
+ */
+static int probe_userns_quotas(char *detail, size_t len)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		int fd;
+
+		if (unshare(CLONE_NEWUSER) < 0)
+			_exit(errno & 0x7f);
+		fd = open("/proc/sys/user/max_inotify_instances", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, "16", 2) != 2)
+			_exit(errno & 0x7f);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return -errno;
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		int e = WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
+		snprintf(detail, len, "setting user.max_inotify_instances in a new user namespace: %s",
+			 strerror(e));
+		return -e;
+	}
+	snprintf(detail, len, "inotify, fanotify and namespace limits per run");
+	return 0;
+}
+
 static int probe_seccomp(char *detail, size_t len)
 {
 	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0)
@@ -111,7 +147,54 @@ static int probe_landlock(char *detail, size_t len)
 	int abi = sbx_landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
 	if (abi < 0)
 		return -errno;
-	snprintf(detail, len, "ABI %d (not required: reported in the manifest)", abi);
+	snprintf(detail, len, "ABI %d (needed by the archive helper; for payloads, reported in the manifest)",
+		 abi);
+	return 0;
+}
+
+/* Is this process the host's root (the initial user namespace's uid 0)? */
+static bool host_root(void)
+{
+	unsigned long inside = 1, outside = 1, count = 0;
+	FILE *f = fopen("/proc/self/uid_map", "re");
+	bool yes;
+
+	if (!f)
+		return false;
+	yes = fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3 && inside == 0 &&
+	      outside == 0 && count == 4294967295UL && geteuid() == 0;
+	fclose(f);
+	return yes;
+}
+
+/*
+ * vm.memfd_noexec as a run will have it (init.c): 2 when sbx runs as the
+ * host's root, which alone may raise it in the run's pid namespace;
+ * otherwise the host's value, which the run inherits.  Not required: the
+ * manifest reports the value, or null on kernels before 6.3.
+ */
+static int probe_memfd_noexec(char *detail, size_t len)
+{
+	char buf[16] = "";
+	int fd = open("/proc/sys/vm/memfd_noexec", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0) {
+		int e = errno;
+		snprintf(detail, len, "vm.memfd_noexec: %s (Linux 6.3 or later; the manifest says null)",
+			 strerror(e));
+		return e == ENOENT ? -ENOSYS : -e;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[strcspn(buf, "\n")] = '\0';
+	if (host_root() || !strcmp(buf, "2"))
+		snprintf(detail, len, "runs get 2 (no memfd can be executed)");
+	else
+		snprintf(detail, len, "runs get the host's %s: only root's runs can raise it "
+			 "(sysctl vm.memfd_noexec=2 makes it 2 for every run)", buf);
 	return 0;
 }
 
@@ -129,18 +212,69 @@ static int probe_init(char *detail, size_t len)
 	return 0;
 }
 
+/* Where every run makes its private temp dir, as the run would. */
+static int probe_tempdir(char *detail, size_t len)
+{
+	_cleanup_free_ char *base = sbx_state_temp_base();
+	_cleanup_free_ char *p = sbx_xasprintf("%s/sbx-check-XXXXXX", strcmp(base, "/") ? base : "");
+
+	if (!mkdtemp(p)) {
+		int e = errno;
+		snprintf(detail, len, "%s: %s", base, strerror(e));
+		return e == ENOENT ? -ENOTDIR : -e; /* "unusable", not "missing" */
+	}
+	rmdir(p);
+	snprintf(detail, len, "%s", base);
+	return 0;
+}
+
 static const struct probe probes[] = {
 	{ "user namespaces", true, probe_userns,
 	  "enable unprivileged user namespaces (sysctl user.max_user_namespaces > 0, "
 	  "kernel.unprivileged_userns_clone=1, or relax an AppArmor userns restriction)" },
+	{ "userns quotas", true, probe_userns_quotas,
+	  "each run limits its own user namespace (/proc/sys/user); /proc/sys must be writable "
+	  "there (Linux 4.9 or later)" },
 	{ "clone3", true, probe_clone3, "Linux 5.3 or later is needed" },
 	{ "openat2", true, probe_openat2, "Linux 5.6 or later is needed" },
 	{ "mount_setattr", true, probe_mount_setattr, "Linux 5.12 or later is needed" },
 	{ "pidfd", true, probe_pidfd, "Linux 5.3 or later is needed" },
 	{ "seccomp", true, probe_seccomp, "a kernel with CONFIG_SECCOMP_FILTER is needed" },
-	{ "landlock", false, probe_landlock, "boot with lsm=...,landlock to get defense in depth" },
+	{ "landlock", false, probe_landlock,
+	  "boot with lsm=...,landlock: without it jobs with \"extract\" are refused (69), "
+	  "since the archive helper confines itself with it; other jobs run" },
+	{ "memfd noexec", false, probe_memfd_noexec, "Linux 6.3 or later makes memfds non-executable" },
 	{ "sbx-init", true, probe_init, SBX_LIBEXEC_HINT },
+	{ "temp dir", true, probe_tempdir, SBX_TEMP_HINT },
 };
+
+/*
+ * Which host ids sandboxes get, as `sbx run` decides it (rootids.c): for
+ * root, the configured range, which must own nothing on this host (every
+ * run is refused otherwise); for anyone else, the caller's own id.
+ */
+static int report_root_ids(const struct sbx_hostconfig *cfg)
+{
+	uint32_t first = cfg->root_ids_first, last = first + cfg->root_ids_count - 1;
+	struct sbx_error err = { 0 };
+
+	if (getuid() != 0 || !sbx_root_ids_mapped(first)) {
+		printf("%-16s ok: not used: a sandbox is the caller's own uid %u on the host\n",
+		       "root ids", (unsigned)getuid());
+		return 0;
+	}
+	if (sbx_root_ids_check("/etc", first, cfg->root_ids_count, &err) < 0) {
+		/* err.msg starts "root_ids: "; the column says it. */
+		printf("%-16s unusable: %s\n", "root ids",
+		       strncmp(err.msg, "root_ids: ", 10) == 0 ? err.msg + 10 : err.msg);
+		printf("%-16s Hint: %s\n", "", err.hint);
+		return -1;
+	}
+	printf("%-16s ok: %u-%u, one per concurrent run; none in /etc/passwd, /etc/group, "
+	       "/etc/subuid, /etc/subgid\n",
+	       "root ids", first, last);
+	return 0;
+}
 
 int sbx_cmd_check(const struct sbx_common_opts *o)
 {
@@ -166,14 +300,16 @@ int sbx_cmd_check(const struct sbx_common_opts *o)
 		       r == -ENOSYS || r == -ENOENT ? "missing" :
 		       (r == -EPERM || r == -EACCES) ? "blocked" : "unusable",
 		       detail[0] ? detail : strerror(-r));
-		if (probes[i].required) {
-			printf("%-16s Hint: %s\n", "", probes[i].hint);
+		/* An optional feature's hint says what goes without it. */
+		printf("%-16s Hint: %s\n", "", probes[i].hint);
+		if (probes[i].required)
 			code = SBX_EXIT_UNAVAILABLE;
-		}
 	}
 
 	copts.cgroup_parent = cfg.cgroup_parent;
 	if (sbx_cgroup_host_report(stdout, &copts) < 0)
+		code = SBX_EXIT_UNAVAILABLE;
+	if (report_root_ids(&cfg) < 0)
 		code = SBX_EXIT_UNAVAILABLE;
 
 	if (sbx_catalog_load(&cat, sbx_catalog_default_dir(o->policy, &cfg), &err) < 0) {

@@ -12,14 +12,52 @@
 
 #include "hostconfig.h"
 #include "json.h"
+#include "rootids.h"
 
 #define HOSTCONFIG_MAX_BYTES (64u * 1024)
 #define HOSTCONFIG_PATH_MAX 4096
 
 static const char *const config_keys[] = {
 	"store", "policy", "signing_key", "state_dir", "cgroup_parent", "max_concurrent",
-	"memory_budget_mib", NULL,
+	"memory_budget_mib", "root_ids", NULL,
 };
+static const char *const root_ids_keys[] = { "first", "count", NULL };
+
+/*
+ * "root_ids": {"first": N, "count": M}, both required.  The range must
+ * stay clear of 0, nobody (65534) and 16-bit -1 (65535), and below 2^31;
+ * whether it owns anything on this host is checked by the run (rootids.c),
+ * since accounts come and go after the file is written.
+ */
+static int get_root_ids(const struct sbx_jctx *c, const json_t *root, struct sbx_hostconfig *cfg)
+{
+	const json_t *v = json_object_get(root, "root_ids"), *f, *n;
+	uint64_t first, count;
+
+	cfg->root_ids_first = SBX_ROOT_IDS_FIRST_DEFAULT;
+	cfg->root_ids_count = SBX_ROOT_IDS_COUNT_DEFAULT;
+	if (!v)
+		return 0;
+	if (sbx_json_object(c, "root_ids", v) < 0 ||
+	    sbx_json_check_keys(c, "root_ids", v, root_ids_keys) < 0 ||
+	    !(f = sbx_json_required(c, "root_ids", v, "first")) ||
+	    !(n = sbx_json_required(c, "root_ids", v, "count")) ||
+	    sbx_json_uint(c, "root_ids.first", f, 1, SBX_ROOT_IDS_END_MAX - 1, &first) < 0 ||
+	    sbx_json_uint(c, "root_ids.count", n, 1, SBX_ROOT_IDS_COUNT_MAX, &count) < 0)
+		return -1;
+	if (first + count > SBX_ROOT_IDS_END_MAX)
+		return sbx_json_error(c, "root_ids", "the range %llu-%llu reaches 2^31",
+				      (unsigned long long)first,
+				      (unsigned long long)(first + count - 1));
+	if (first <= 65535 && first + count > 65534)
+		return sbx_json_error(c, "root_ids",
+				      "the range %llu-%llu holds 65534 (nobody) or 65535",
+				      (unsigned long long)first,
+				      (unsigned long long)(first + count - 1));
+	cfg->root_ids_first = (uint32_t)first;
+	cfg->root_ids_count = (uint32_t)count;
+	return 0;
+}
 
 /* Absolute, normal form: relative paths would depend on the caller's cwd,
  * and "." / ".." / "//" make two spellings of one place. */
@@ -59,7 +97,8 @@ int sbx_hostconfig_parse(struct sbx_hostconfig *cfg, const char *source, const c
 	    get_path(&c, root, "policy", &cfg->policy) < 0 ||
 	    get_path(&c, root, "signing_key", &cfg->signing_key) < 0 ||
 	    get_path(&c, root, "state_dir", &cfg->state_dir) < 0 ||
-	    get_path(&c, root, "cgroup_parent", &cfg->cgroup_parent) < 0)
+	    get_path(&c, root, "cgroup_parent", &cfg->cgroup_parent) < 0 ||
+	    get_root_ids(&c, root, cfg) < 0)
 		goto fail;
 	/* Bounds only against nonsense; the admission code decides what a
 	 * budget means on this machine. */
@@ -84,6 +123,8 @@ int sbx_hostconfig_load(struct sbx_hostconfig *cfg, const char *path, struct sbx
 	size_t len = 0;
 
 	memset(cfg, 0, sizeof(*cfg));
+	cfg->root_ids_first = SBX_ROOT_IDS_FIRST_DEFAULT;
+	cfg->root_ids_count = SBX_ROOT_IDS_COUNT_DEFAULT;
 	if (!path && env && *env)
 		path = env;
 	if (!path) {

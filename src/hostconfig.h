@@ -19,6 +19,10 @@ struct sbx_hostconfig {
 	char *cgroup_parent;
 	uint64_t max_concurrent;    /* 0 = not set */
 	uint64_t memory_budget_mib; /* 0 = not set */
+	/* Host uids/gids for root's runs (rootids.h): first + admission
+	 * slot.  Always set: the defaults when the file has no root_ids. */
+	uint32_t root_ids_first;
+	uint32_t root_ids_count;
 };
 
 /*

@@ -11,11 +11,13 @@
  *   1. while the broker admits the job and computes the spec: makes new
  *      mount, net, ipc and uts namespaces, passes the broker a netlink
  *      socket of the new net namespace (over which the broker brings lo
- *      up), names the host "sbx" and resets ignored signals; then waits
+ *      up), makes memfds non-executable in its pid namespace where it may,
+ *      names the host "sbx" and resets ignored signals; then waits
  *      for the go-ahead - the uid/gid maps written, the init placed in the
  *      run's cgroup, the spec attached - becomes the sandbox user and makes
  *      a new cgroup namespace rooted at that cgroup,
- *   2. builds the new root: a tmpfs with the profile's read-only binds, a
+ *   2. builds the new root: a tmpfs with the profile's read-only binds
+ *      (the host's site trees in them covered unless named), a
  *      generated /etc, a minimal /dev, a fresh /proc with sensitive entries
  *      masked, tmpfs /tmp, /work, /work/in (filled, then read-only) and
  *      /work/out, and pivots into it,
@@ -29,8 +31,9 @@
  *      itself with Landlock where the kernel has it and loads the seccomp
  *      filter - so from here on it is no more powerful than the payload,
  *   5. sets the rlimits and spawns the payload in its own session with
- *      only stdin (/dev/null), stdout and stderr open, exec'ing the
- *      profile's interpreter,
+ *      only stdin (/dev/null), stdout and stderr open and oom_score_adj
+ *      1000 (the OOM killer's first choice, the init staying lower),
+ *      exec'ing the profile's interpreter,
  *   6. reaps: forwards SIGTERM/SIGINT/SIGHUP to every process in the
  *      namespace, and when the payload ends kills whatever it left behind
  *      and reports the payload's wait status to the broker.
@@ -190,6 +193,56 @@ static void unshare_namespaces(void)
 			    "new mount, network, ipc and uts namespaces");
 }
 
+/*
+ * vm.memfd_noexec 2 in the sandbox's pid namespace (Linux 6.3 and later):
+ * a memfd is never executable, MFD_EXEC is refused, and memfd_create
+ * without either flag gets MFD_NOEXEC_SEAL - so a program written into a
+ * memfd cannot be run, as nothing written to the noexec tmpfs mounts can.
+ * The setting is per pid namespace (it acts on the writer's, whichever
+ * /proc the file is opened in) and a child namespace can only raise it.
+ * The kernel lets a namespace's root write it only while its effective
+ * uid is the host's root: so root's runs set it here, before the uid
+ * change, and an unprivileged caller's runs keep the host's value, which
+ * setup_proc() reads back for the manifest.  -1: no such setting; -2: not
+ * written, read it back.
+ */
+static int memfd_noexec = -2;
+
+static void set_memfd_noexec(void)
+{
+	int fd = open("/proc/sys/vm/memfd_noexec", O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		if (errno == ENOENT)
+			memfd_noexec = -1;
+		return; /* EACCES: not the host's root */
+	}
+	if (write(fd, "2", 1) == 1)
+		memfd_noexec = 2;
+	close(fd);
+}
+
+/* The pid namespace's effective setting, when it was not set above. */
+static void read_memfd_noexec(void)
+{
+	char path[512], buf[16];
+	ssize_t n;
+	int fd;
+
+	if (memfd_noexec != -2)
+		return;
+	fd = open(in_root(path, sizeof(path), "/proc/sys/vm/memfd_noexec"), O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fail(SBX_STAGE_PROC, "reading vm.memfd_noexec");
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || buf[0] < '0' || buf[0] > '2') {
+		errno = n < 0 ? errno : EPROTO;
+		fail(SBX_STAGE_PROC, "reading vm.memfd_noexec");
+	}
+	memfd_noexec = buf[0] - '0';
+}
+
 static void setup_identity(void)
 {
 	/* A fixed name: the host's name is information about the host. */
@@ -274,6 +327,9 @@ static void setup_root(const struct sbx_spec *spec)
 	mount_tmpfs(SBX_STAGE_ROOT, NEWROOT, 0, "mode=0755,size=1m,nr_inodes=1024");
 }
 
+/* The tmpfs over each site tree (spec->masks), until it is read-only. */
+static int mask_fds[SBX_MAX_MASKS];
+
 static void setup_binds(const struct sbx_spec *spec)
 {
 	char dst[512];
@@ -308,6 +364,19 @@ static void setup_binds(const struct sbx_spec *spec)
 			fail(SBX_STAGE_BINDS, "bind %s", b->src);
 		close(bind_trees[i]);
 		bind_trees[i] = -1;
+		/* A host site tree this bind carries (/usr/local in /usr):
+		 * covered, writable until the binds inside it are made. */
+		for (size_t m = 0; m < spec->n_masks; m++) {
+			if (spec->masks[m].after_bind != i)
+				continue;
+			in_root(dst, sizeof(dst), spec->masks[m].path);
+			mount_tmpfs(SBX_STAGE_BINDS, dst, MS_NOEXEC, "mode=0755,size=64k,nr_inodes=256");
+			/* Its own handle: a bind of the profile's may cover
+			 * the path by the time it becomes read-only. */
+			mask_fds[m] = open(dst, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (mask_fds[m] < 0)
+				fail(SBX_STAGE_BINDS, "mask %s", spec->masks[m].path);
+		}
 	}
 
 	for (size_t i = 0; i < spec->n_symlinks; i++) {
@@ -322,6 +391,13 @@ static void setup_binds(const struct sbx_spec *spec)
 		*slash = '/';
 		if (symlink(l->target, dst) < 0)
 			fail(SBX_STAGE_BINDS, "symlink %s", l->path);
+	}
+	for (size_t m = 0; m < spec->n_masks; m++) {
+		struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY };
+
+		if (sbx_mount_setattr(mask_fds[m], "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+			fail(SBX_STAGE_BINDS, "read-only mask of %s", spec->masks[m].path);
+		close(mask_fds[m]);
 	}
 }
 
@@ -380,7 +456,67 @@ static void setup_dev(const struct sbx_spec *spec)
 	set_attr(SBX_STAGE_DEV, in_root(path, sizeof(path), "/dev"), false, MOUNT_ATTR_RDONLY);
 }
 
-static void setup_proc(void)
+/*
+ * Limits of the run's own user namespace, in its /proc/sys/user (the
+ * files there belong to the namespace of the process that opens them, and
+ * its root - this process, with CAP_SYS_RESOURCE in it - may set them).
+ *
+ * Why limits here protect the caller: the kernel charges these objects
+ * (inotify instances and watches, fanotify groups and marks, namespaces)
+ * to a chain of counters, one per user namespace from the creating
+ * process's up to the host's.  In each parent the charge goes to the
+ * namespace's owner - the uid that created it, i.e. sbx's caller, host
+ * root for root's runs - against that parent's limit.  So without a
+ * limit of its own, a payload draws straight from the caller's budget
+ * (128 inotify instances for root) and can exhaust it; with one, the run
+ * takes at most its own limit from it.  The rlimits (setup_rlimits) do
+ * the same for queued signals, message queues and locked memory, which
+ * are counted per namespace the same way and checked against the
+ * payload's rlimit in the run's namespace.
+ *
+ * Nothing in the sandbox makes a namespace after this point (the init's
+ * own are all made: the cgroup one was the last), so those counts are 0.
+ * A file the kernel lacks is a quota it does not have (fanotify before
+ * 5.13, time namespaces before 5.6): nothing to exhaust, skipped.
+ */
+static void setup_user_quotas(const struct sbx_spec *spec)
+{
+	const struct {
+		const char *name;
+		uint64_t value;
+	} quotas[] = {
+		{ "max_inotify_instances", spec->quotas.inotify_instances },
+		{ "max_inotify_watches", spec->quotas.inotify_watches },
+		{ "max_fanotify_groups", spec->quotas.fanotify_groups },
+		{ "max_fanotify_marks", spec->quotas.fanotify_marks },
+		{ "max_user_namespaces", 0 },
+		{ "max_mnt_namespaces", 0 },
+		{ "max_pid_namespaces", 0 },
+		{ "max_net_namespaces", 0 },
+		{ "max_ipc_namespaces", 0 },
+		{ "max_uts_namespaces", 0 },
+		{ "max_cgroup_namespaces", 0 },
+		{ "max_time_namespaces", 0 },
+	};
+	char path[512], num[24];
+	int dir, fd, n;
+
+	dir = open(in_root(path, sizeof(path), "/proc/sys/user"), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		unavailable(SBX_STAGE_PROC, "/proc/sys/user: the user namespace's quotas");
+	for (size_t i = 0; i < ARRAY_SIZE(quotas); i++) {
+		fd = openat(dir, quotas[i].name, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT)
+			continue;
+		n = snprintf(num, sizeof(num), "%llu", (unsigned long long)quotas[i].value);
+		if (fd < 0 || write(fd, num, (size_t)n) != n)
+			unavailable(SBX_STAGE_PROC, "setting user.%s to %s", quotas[i].name, num);
+		close(fd);
+	}
+	close(dir);
+}
+
+static void setup_proc(const struct sbx_spec *spec)
 {
 	/* Entries that describe or control the host rather than this pid
 	 * namespace.  Files are covered with /dev/null, directories with an
@@ -401,6 +537,8 @@ static void setup_proc(void)
 	 * processes, and the host's pids do not exist here. */
 	if (mount("proc", path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		unavailable(SBX_STAGE_PROC, "mounting a fresh /proc");
+	read_memfd_noexec();
+	setup_user_quotas(spec);
 
 	in_root(null, sizeof(null), "/dev/null");
 	for (size_t i = 0; i < ARRAY_SIZE(mask_files); i++) {
@@ -501,20 +639,20 @@ static void setup_code(const struct sbx_spec *spec)
 		 MOUNT_ATTR_RDONLY);
 }
 
-/* Close every inherited fd of the broker's but the three the init uses. */
-static void close_inherited(int keep[3])
+/* Close every inherited fd of the broker's but the four the init uses. */
+static void close_inherited(int keep[4])
 {
 	unsigned lo = 3;
 
 	/* keep[] sorted ascending */
-	for (int i = 0; i < 2; i++)
-		for (int j = 0; j < 2 - i; j++)
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 3 - i; j++)
 			if (keep[j] > keep[j + 1]) {
 				int t = keep[j];
 				keep[j] = keep[j + 1];
 				keep[j + 1] = t;
 			}
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		if ((unsigned)keep[i] > lo && close_range(lo, (unsigned)keep[i] - 1, 0) < 0)
 			fail(SBX_STAGE_FDS, "close_range");
 		lo = (unsigned)keep[i] + 1;
@@ -633,6 +771,11 @@ static int apply_landlock(void)
 	return abi;
 }
 
+/* The filter binds the init too, for everything it does after this: its
+ * setrlimit calls (prlimit64 on pid 0), the payload's clone, kill(-1),
+ * waitpid and the reports on an existing socket.  It opens no socket and
+ * touches no other process's limits or scheduling, which the default
+ * policy denies. */
 static void load_seccomp(const struct sbx_spec *spec)
 {
 	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &spec->seccomp, 0, 0) < 0) {
@@ -649,6 +792,17 @@ static void set_rlimit(int resource, rlim_t value, const char *name)
 		fail(SBX_STAGE_RLIMITS, "setrlimit %s", name);
 }
 
+/* Lower @resource to @value, or to the hard limit the broker passed down
+ * if that is lower still (raising a hard limit needs host privilege). */
+static void lower_rlimit(int resource, rlim_t value, const char *name)
+{
+	struct rlimit rl;
+
+	if (getrlimit(resource, &rl) < 0)
+		fail(SBX_STAGE_RLIMITS, "getrlimit %s", name);
+	set_rlimit(resource, value < rl.rlim_max ? value : rl.rlim_max, name);
+}
+
 static void setup_rlimits(const struct sbx_spec *spec)
 {
 	/* Set on the init and inherited by the payload.  Core dumps would
@@ -659,6 +813,13 @@ static void setup_rlimits(const struct sbx_spec *spec)
 	set_rlimit(RLIMIT_NOFILE, spec->rlimit_nofile, "nofile");
 	set_rlimit(RLIMIT_FSIZE, spec->rlimit_fsize, "fsize");
 	set_rlimit(RLIMIT_NPROC, spec->rlimit_nproc, "nproc");
+	/* Charged to the caller as well as to the payload (see
+	 * setup_user_quotas): the profile's kernel_quotas.  sigpending also
+	 * bounds POSIX timers, each of which holds a queued signal; the
+	 * kernel's own signals to the init (SIGCHLD) are never refused. */
+	lower_rlimit(RLIMIT_SIGPENDING, spec->quotas.sigpending, "sigpending");
+	lower_rlimit(RLIMIT_MSGQUEUE, spec->quotas.msgqueue_bytes, "msgqueue");
+	lower_rlimit(RLIMIT_MEMLOCK, spec->quotas.memlock_bytes, "memlock");
 }
 
 /*
@@ -710,17 +871,59 @@ fail:
 	_exit(127);
 }
 
+/*
+ * The OOM killer's first choice in the run's cgroup is the payload (and
+ * whatever it starts: children inherit the value), never the init.  A
+ * payload whose memory is tmpfs pages or socket buffers has a tiny RSS,
+ * and without this the kernel may well pick the init and end the run
+ * without the payload's exit status.  Raising a value needs no privilege,
+ * lowering it needs none down to the least value inherited, which is the
+ * init's: so the init writes 1000 into its own oom_score_adj just before
+ * the clone (which copies it to the child) and puts its own back once the
+ * child has exec'd.  It uses an fd opened when it started, because from
+ * the uid change on it is not dumpable and /proc/self belongs to a root it
+ * does not have; and the child cannot write its own for the same reason
+ * (it shares the init's memory until execve).  The payload may lower its
+ * value again to the init's; run.c reads an OOM-killed init as the memory
+ * limit too.
+ */
+static int oom_adj_fd = -1;
+static char oom_adj_init[16];
+
+static void open_oom_score_adj(void)
+{
+	ssize_t n;
+
+	oom_adj_fd = open("/proc/self/oom_score_adj", O_RDWR | O_CLOEXEC);
+	if (oom_adj_fd < 0)
+		fail(SBX_STAGE_SYNC, "opening /proc/self/oom_score_adj");
+	n = read(oom_adj_fd, oom_adj_init, sizeof(oom_adj_init) - 1);
+	if (n <= 0)
+		fail(SBX_STAGE_SYNC, "reading /proc/self/oom_score_adj");
+	oom_adj_init[n] = '\0';
+}
+
+static void set_oom_score_adj(const char *v)
+{
+	if (write(oom_adj_fd, v, strlen(v)) != (ssize_t)strlen(v))
+		fail(SBX_STAGE_FORK, "oom_score_adj %s", v);
+}
+
 static pid_t spawn_payload(const struct sbx_spec *spec, int out_fd, int err_fd)
 {
 	static char stack[64 * 1024] __attribute__((aligned(16)));
 	struct payload_exec x = { .spec = spec, .out_fd = out_fd, .err_fd = err_fd };
 	pid_t pid;
 
+	set_oom_score_adj("1000");
 	/* The legacy clone: the seccomp filter already loaded answers
 	 * clone3 with ENOSYS, as it does for the payload. */
 	pid = clone(exec_payload, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &x);
 	if (pid < 0)
 		fail(SBX_STAGE_FORK, "clone for the payload");
+	/* The child has exec'd (or failed): its memory is its own now, so
+	 * this changes the init's value alone. */
+	set_oom_score_adj(oom_adj_init);
 	if (x.err) {
 		/* The child has exited; reap it so no zombie is mistaken for
 		 * the payload. */
@@ -849,8 +1052,10 @@ void sbx_init_main(int sock, int out_fd, int err_fd)
 	 * this was set; then the wait below sees EOF. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		fail(SBX_STAGE_SYNC, "PR_SET_PDEATHSIG");
+	open_oom_score_adj();
 	unshare_namespaces();
 	send_netlink(sock);
+	set_memfd_noexec();
 	setup_identity();
 	reset_signals();
 	spec = wait_for_go(sock);
@@ -881,13 +1086,13 @@ void sbx_init_main(int sock, int out_fd, int err_fd)
 	setup_binds(spec);
 	setup_etc(spec);
 	setup_dev(spec);
-	setup_proc();
+	setup_proc(spec);
 	setup_work(spec);
 	setup_net(spec, sock);
 	hand_over_work(sock);
 	setup_code(spec);
 	setup_pivot();
-	close_inherited((int[3]){ sock, out_fd, err_fd });
+	close_inherited((int[4]){ sock, out_fd, err_fd, oom_adj_fd });
 	drop_credentials();
 	landlock_abi = apply_landlock();
 	load_seccomp(spec);
@@ -907,7 +1112,8 @@ void sbx_init_main(int sock, int out_fd, int err_fd)
 	close(out_fd);
 	close(err_fd);
 	/* The report says what was applied: the Landlock ABI, or 0. */
-	rep = (struct sbx_report){ .kind = SBX_REPORT_STARTED, .status = landlock_abi };
+	rep = (struct sbx_report){ .kind = SBX_REPORT_STARTED, .status = landlock_abi,
+				   .memfd_noexec = memfd_noexec };
 	send_report(sock, &rep);
 	reap(pid, &mask);
 }

@@ -85,13 +85,29 @@ void sbx_json_escape(const char *s, char *out, size_t len)
 			piece[0] = '\\';
 			piece[1] = (char)ch;
 			piece[2] = '\0';
+		} else if (ch < 0x80) {
+			piece[0] = (char)ch;
+			piece[1] = '\0';
 		} else {
 			/* Keep a UTF-8 sequence whole so truncation never
-			 * leaves half a character. */
-			while (clen < 4 && ((unsigned char)s[i + clen] & 0xc0) == 0x80)
-				clen++;
-			memcpy(piece, s + i, clen);
-			piece[clen] = '\0';
+			 * leaves half a character.  A byte that starts no
+			 * valid sequence (jansson quotes tokens cut in the
+			 * middle of one) is written as \xNN, and a C1 control
+			 * (U+0080..U+009F; U+009B is CSI to some terminals)
+			 * as \u00NN, so a message is always clean UTF-8. */
+			clen = (ch & 0xe0) == 0xc0 ? 2 : (ch & 0xf0) == 0xe0 ? 3 : (ch & 0xf8) == 0xf0 ? 4 : 0;
+			for (size_t k = 1; k < clen; k++)
+				if (((unsigned char)s[i + k] & 0xc0) != 0x80)
+					clen = 0;
+			if (!clen || !sbx_utf8_valid(s + i, clen)) {
+				clen = 1;
+				snprintf(piece, sizeof(piece), "\\x%02x", ch);
+			} else if (ch == 0xc2 && (unsigned char)s[i + 1] <= 0x9f) {
+				snprintf(piece, sizeof(piece), "\\u%04x", (unsigned char)s[i + 1]);
+			} else {
+				memcpy(piece, s + i, clen);
+				piece[clen] = '\0';
+			}
 		}
 		plen = strlen(piece);
 		if (o + plen + sizeof(ellipsis) > len) {
@@ -154,7 +170,9 @@ void sbx_json_describe(const json_t *v, char *out, size_t len)
 	case JSON_REAL: {
 		/* Keep a visible fraction so "1.0" does not read as 1. */
 		double d = json_real_value(v);
-		if (d == (double)(long long)d && d > -1e15 && d < 1e15)
+		/* Range first: converting a double outside long long
+		 * (5.5e123) is undefined behaviour. */
+		if (d > -1e15 && d < 1e15 && d == (double)(long long)d)
 			snprintf(out, len, "%.1f", d);
 		else
 			snprintf(out, len, "%g", d);
@@ -203,10 +221,176 @@ int sbx_json_expected(const struct sbx_jctx *c, const char *path, const json_t *
 	return sbx_json_error(c, path, "expected %s, got %s", what, got);
 }
 
+/* The string starting at data[*i] (a '"'), decoded into @out when it is
+ * short, valid UTF-8 and without NUL; *@i moves past it.  False when it
+ * does not end before @end or is not usable as a key in a path. */
+static bool scan_string(const char *data, size_t end, size_t *i, char *out, size_t cap)
+{
+	size_t o = 0;
+	bool usable = true;
+
+	for ((*i)++; *i < end; (*i)++) {
+		unsigned char ch = (unsigned char)data[*i];
+		unsigned long cp;
+
+		if (ch == '"') {
+			(*i)++;
+			out[o] = '\0';
+			return usable && sbx_utf8_valid(out, o);
+		}
+		if (ch != '\\') {
+			if (o + 1 < cap)
+				out[o++] = (char)ch;
+			else
+				usable = false;
+			continue;
+		}
+		if (++*i >= end)
+			return false;
+		switch (data[*i]) {
+		case 'b': cp = '\b'; break;
+		case 'f': cp = '\f'; break;
+		case 'n': cp = '\n'; break;
+		case 'r': cp = '\r'; break;
+		case 't': cp = '\t'; break;
+		case 'u':
+			cp = 0;
+			for (int k = 0; k < 4; k++) {
+				char h = *i + 1 < end ? data[*i + 1] : '\0';
+				int d = h >= '0' && h <= '9' ? h - '0' :
+					h >= 'a' && h <= 'f' ? h - 'a' + 10 :
+					h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+				if (d < 0)
+					return false;
+				cp = cp << 4 | (unsigned long)d;
+				(*i)++;
+			}
+			/* A surrogate pair is one character; anything else in
+			 * that range is not (jansson refuses it too). */
+			if (cp >= 0xd800 && cp < 0xdc00 && *i + 6 < end && data[*i + 1] == '\\' &&
+			    data[*i + 2] == 'u') {
+				unsigned long lo = 0;
+				for (int k = 3; k < 7; k++) {
+					char h = data[*i + k];
+					int d = h >= '0' && h <= '9' ? h - '0' :
+						h >= 'a' && h <= 'f' ? h - 'a' + 10 :
+						h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+					if (d < 0)
+						return false;
+					lo = lo << 4 | (unsigned long)d;
+				}
+				if (lo < 0xdc00 || lo > 0xdfff)
+					return false;
+				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+				*i += 6;
+			}
+			if (cp == 0 || (cp >= 0xd800 && cp <= 0xdfff))
+				usable = false;
+			break;
+		default:
+			cp = (unsigned char)data[*i];
+			break;
+		}
+		/* UTF-8 of cp; the validity check at the end covers the rest. */
+		if (o + 5 >= cap) {
+			usable = false;
+		} else if (cp < 0x80) {
+			out[o++] = (char)cp;
+		} else if (cp < 0x800) {
+			out[o++] = (char)(0xc0 | cp >> 6);
+			out[o++] = (char)(0x80 | (cp & 0x3f));
+		} else if (cp < 0x10000) {
+			out[o++] = (char)(0xe0 | cp >> 12);
+			out[o++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+			out[o++] = (char)(0x80 | (cp & 0x3f));
+		} else {
+			out[o++] = (char)(0xf0 | cp >> 18);
+			out[o++] = (char)(0x80 | ((cp >> 12) & 0x3f));
+			out[o++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+			out[o++] = (char)(0x80 | (cp & 0x3f));
+		}
+	}
+	return false;
+}
+
+void sbx_json_path_at(const char *data, size_t len, size_t offset, char out[SBX_JSON_PATH_MAX])
+{
+	/* 64 levels of "[0]" already fill a path; deeper ones are counted
+	 * (so their brackets and commas are skipped) but not named. */
+	struct {
+		size_t base, index;
+		bool object;
+	} f[64];
+	size_t depth = 0, lost = 0, end = offset < len ? offset : len, i = 0;
+	bool want_key = false;
+	char tmp[SBX_JSON_PATH_MAX];
+
+	out[0] = '\0';
+	while (i < end) {
+		char ch = data[i];
+		char key[128];
+
+		switch (ch) {
+		case '{':
+		case '[':
+			i++;
+			if (lost || depth == ARRAY_SIZE(f)) {
+				lost++;
+				break;
+			}
+			f[depth].base = strlen(out);
+			f[depth].index = 0;
+			f[depth].object = ch == '{';
+			depth++;
+			want_key = ch == '{';
+			if (ch == '[') {
+				sbx_json_path_index(tmp, out, 0);
+				memcpy(out, tmp, SBX_JSON_PATH_MAX);
+			}
+			break;
+		case '}':
+		case ']':
+			i++;
+			if (lost) {
+				lost--;
+			} else if (depth) {
+				depth--;
+				out[f[depth].base] = '\0';
+			}
+			want_key = false;
+			break;
+		case ',':
+			i++;
+			if (lost || !depth)
+				break;
+			out[f[depth - 1].base] = '\0';
+			if (f[depth - 1].object) {
+				want_key = true;
+			} else {
+				sbx_json_path_index(tmp, out, ++f[depth - 1].index);
+				memcpy(out, tmp, SBX_JSON_PATH_MAX);
+			}
+			break;
+		case '"':
+			if (scan_string(data, end, &i, key, sizeof(key)) && want_key && !lost &&
+			    depth && f[depth - 1].object) {
+				sbx_json_path_key(tmp, out, key);
+				memcpy(out, tmp, SBX_JSON_PATH_MAX);
+			}
+			want_key = false;
+			break;
+		default:
+			i++;
+			break;
+		}
+	}
+}
+
 json_t *sbx_json_parse(const struct sbx_jctx *c, const char *data, size_t len)
 {
 	json_error_t jerr;
 	char text[sizeof(jerr.text) * 4 + 4];
+	char path[SBX_JSON_PATH_MAX];
 	json_t *root;
 
 	/* Duplicate keys are an error, not "last one wins": a reviewer
@@ -216,9 +400,12 @@ json_t *sbx_json_parse(const struct sbx_jctx *c, const char *data, size_t len)
 	root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (root)
 		return root;
+	/* jansson gives a position only; an overflowing number (1e400) or
+	 * a duplicate key is named by its path like every other error. */
 	sbx_json_escape(jerr.text, text, sizeof(text));
-	sbx_error_set(c->err, c->code, 0, "%s: line %d column %d: %s", c->source, jerr.line,
-		      jerr.column, text);
+	sbx_json_path_at(data, len, jerr.position > 0 ? (size_t)jerr.position : 0, path);
+	sbx_error_set(c->err, c->code, 0, "%s: line %d column %d: %s: %s", c->source, jerr.line,
+		      jerr.column, shown_path(path), text);
 	return NULL;
 }
 

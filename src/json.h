@@ -48,9 +48,20 @@ int sbx_json_read(const char *path, size_t max, int code, char **data, size_t *l
 /*
  * sbx_json_parse() - parse @len bytes as one JSON object-or-value with
  * duplicate keys rejected and NUL in strings rejected (jansson's default).
- * Errors: NULL with "<source>: line L column C: <jansson text>".
+ * Errors: NULL with "<source>: line L column C: <path>: <jansson text>",
+ * the path found by sbx_json_path_at() from the error's byte offset.
  */
 json_t *sbx_json_parse(const struct sbx_jctx *c, const char *data, size_t len);
+
+/*
+ * sbx_json_path_at() - the JSON path ("limits.wall_seconds", "args[2]", ""
+ * for the top level) of the value or key being read at byte @offset of
+ * @data, found by a tolerant scan of the bytes before it.  For errors that
+ * jansson reports at load time with an offset only ("real number overflow"
+ * at 1e400, a duplicate key, a truncated file); @data need not be valid
+ * JSON.  Paths deeper than the scan tracks end at the deepest level kept.
+ */
+void sbx_json_path_at(const char *data, size_t len, size_t offset, char out[SBX_JSON_PATH_MAX]);
 
 /* Extend @parent with ".key" (or ["key"] when the key is not a plain
  * identifier, escaped) / "[i]" into @out of SBX_JSON_PATH_MAX bytes. */
@@ -61,7 +72,9 @@ void sbx_json_path_index(char out[SBX_JSON_PATH_MAX], const char *parent, size_t
  * truncated), 1.5, true, an array, an object. */
 void sbx_json_describe(const json_t *v, char *out, size_t len);
 
-/* Escape @s for a message: control bytes as \xNN, truncated with "...". */
+/* Escape @s for a message: C0 controls, DEL and bytes that are not UTF-8
+ * as \xNN, C1 controls as \u00NN, truncated with "..."; the result is
+ * valid UTF-8 without control characters. */
 void sbx_json_escape(const char *s, char *out, size_t len);
 
 /* "<source>: <path>: <what>" with the context's exit class.  Returns -1. */

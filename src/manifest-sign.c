@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "canonjson.h"
+#include "json.h"
 #include "sign.h"
 
 /*
@@ -46,7 +47,10 @@ static int prepare(json_t *v, unsigned depth, struct sbx_error *err)
 			key = json_object_iter_key(it);
 			child = json_object_iter_value(it);
 			if (!key_reproducible(key, len)) {
-				_cleanup_free_ char *shown = sbx_canonjson_clean_string(key, len, 64, NULL);
+				_cleanup_free_ char *k = sbx_xstrndup(key, len);
+				char shown[96];
+
+				sbx_json_escape(k, shown, sizeof(shown));
 				return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0,
 						     "manifest: key \"%s\": not reproducible by jq", shown);
 			}
@@ -166,4 +170,62 @@ int sbx_manifest_check_signature(const json_t *manifest, EVP_PKEY *pub, struct s
 		return -1;
 	}
 	return sbx_sign_verify_bytes(pub, text, text_len, value, err);
+}
+
+json_t *sbx_manifest_parse(const char *name, const char *data, size_t len, struct sbx_error *err)
+{
+	json_error_t jerr;
+	char text[sizeof(jerr.text) * 4 + 4];
+	json_t *v;
+
+	/* Duplicate keys are refused: with them, sbx and jq could each see a
+	 * different manifest behind the same signature. */
+	v = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!v) {
+		/* jansson quotes the bytes at fault: escaped, they cannot
+		 * reach the caller's terminal as control sequences. */
+		sbx_json_escape(jerr.text, text, sizeof(text));
+		sbx_error_set(err, SBX_EXIT_FAILED, 0, "%s: line %d column %d: %s", name, jerr.line,
+			      jerr.column, text);
+		return NULL;
+	}
+	if (!json_is_object(v)) {
+		json_decref(v);
+		sbx_error_set(err, SBX_EXIT_FAILED, 0, "%s: not a JSON object", name);
+		return NULL;
+	}
+	return v;
+}
+
+int sbx_manifest_check_line(const char *name, const char *data, size_t len, EVP_PKEY *pub,
+			    json_t **out, struct sbx_error *err)
+{
+	_cleanup_(json_decrefp) json_t *v = NULL;
+	_cleanup_free_ char *text = NULL;
+	size_t text_len = 0, body = len, at = 0;
+
+	v = sbx_manifest_parse(name, data, len, err);
+	if (!v)
+		return -1;
+	/* The bytes as given, not a re-rendering of what they parse to: a
+	 * signed manifest is one canonical line, and any other spelling of
+	 * the same value (whitespace, \u escapes, member order) is not what
+	 * was signed, nor what jq + openssl would check. */
+	if (sbx_canonjson_dump(v, &text, &text_len, NULL) < 0)
+		return sbx_error_set(err, SBX_EXIT_FAILED, 0,
+				     "%s: holds what no canonical manifest can (a real number, an integer past 2^53-1, nesting too deep)",
+				     name);
+	if (body && data[body - 1] == '\n')
+		body--;
+	while (at < body && at < text_len && data[at] == text[at])
+		at++;
+	if (at != body || body != text_len)
+		return sbx_error_set(err, SBX_EXIT_FAILED, 0,
+				     "%s: not the canonical line sbx signs (RFC 8785, one line), first difference at byte %zu; the bytes are verified as given",
+				     name, at);
+	if (sbx_manifest_check_signature(v, pub, err) < 0)
+		return -1;
+	if (out)
+		*out = TAKE_PTR(v);
+	return 0;
 }

@@ -71,8 +71,9 @@ static json_t *exit_record(const struct sbx_run *run)
 	const struct sbx_outcome *o = &run->outcome;
 
 	if (!run->ran || !o->exited) {
-		/* Killed with the whole namespace before the init could report. */
-		if (run->ran && o->killed)
+		/* Killed with the whole namespace before the init could
+		 * report: by us after the grace period, or by the OOM killer. */
+		if (run->ran && (o->killed || run->sandbox_oom_killed))
 			return json_pack("{s:s}", "signal", "SIGKILL");
 		return json_null();
 	}
@@ -114,7 +115,7 @@ static json_t *usage(const struct sbx_run *run)
 		(json_int_t)(run->have_stats && run->stats.has_peak_memory ? run->stats.peak_memory_bytes : 0),
 		"output_bytes", (json_int_t)(run->collected ? run->coll.bytes_found : 0), "output_files",
 		(json_int_t)(run->collected ? run->coll.files_found : 0), "oom_kills",
-		(json_int_t)(run->have_stats ? run->stats.oom_kills + run->stats.oom_group_kills : 0),
+		(json_int_t)(run->have_stats ? run->stats.oom_kills : 0),
 		"output_quota_hit", run->output_quota_hit);
 
 	json_object_set_new(u, "pids_peak",
@@ -143,11 +144,17 @@ static json_t *isolation(const struct sbx_run *run)
 	if (run->sandboxed)
 		for (size_t i = 0; i < ARRAY_SIZE(ns); i++)
 			json_array_append_new(names, json_string(ns[i]));
-	return json_pack("{s:o,s:o,s:b,s:o,s:b,s:[]}", "namespaces", names, "cgroup",
+	/* memfd_noexec: the sandbox's vm.memfd_noexec (2: no memfd can be
+	 * executed), null where the kernel has no such setting. */
+	return json_pack("{s:o,s:o,s:b,s:o,s:o,s:b,s:[]}", "namespaces", names, "cgroup",
 			 run->cg_isolation ? json_incref(run->cg_isolation) : json_null(), "seccomp",
 			 run->seccomp_applied, "landlock_abi",
 			 run->seccomp_applied && run->outcome.landlock_abi > 0 ?
 				 json_integer(run->outcome.landlock_abi) :
+				 json_null(),
+			 "memfd_noexec",
+			 run->seccomp_applied && run->outcome.memfd_noexec >= 0 ?
+				 json_integer(run->outcome.memfd_noexec) :
 				 json_null(),
 			 "no_new_privs", run->seccomp_applied, "capabilities");
 }

@@ -319,3 +319,15 @@ enum sbx_host_verdict sbx_netcheck_match(const struct sbx_netprofile *np, const 
 	}
 	return v;
 }
+
+enum sbx_connect_verdict sbx_netcheck_connect(const struct sbx_netprofile *np, uint16_t port)
+{
+	if (!np || np->connect == SBX_CONNECT_ANY)
+		return SBX_CONNECT_OK;
+	if (np->connect == SBX_CONNECT_NONE)
+		return SBX_CONNECT_FORBIDDEN;
+	for (size_t i = 0; i < np->n_connect_ports; i++)
+		if (np->connect_ports[i] == port)
+			return SBX_CONNECT_OK;
+	return SBX_CONNECT_BAD_PORT;
+}

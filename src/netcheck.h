@@ -91,4 +91,14 @@ enum sbx_host_verdict {
 enum sbx_host_verdict sbx_netcheck_match(const struct sbx_netprofile *np, const char *host,
 					 uint16_t port);
 
+enum sbx_connect_verdict {
+	SBX_CONNECT_OK,
+	SBX_CONNECT_FORBIDDEN, /* the profile has "connect": false */
+	SBX_CONNECT_BAD_PORT,  /* not one of its "connect" ports */
+};
+
+/* May a CONNECT tunnel go to @port under @np (before the allowlist, which
+ * applies as well)? */
+enum sbx_connect_verdict sbx_netcheck_connect(const struct sbx_netprofile *np, uint16_t port);
+
 #endif

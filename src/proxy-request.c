@@ -112,13 +112,16 @@ int sbx_proxy_parse(const char *buf, size_t len, struct sbx_proxy_request *req,
 
 	memset(req, 0, sizeof(*req));
 	*reason = NULL;
-	if (memchr(buf, '\0', scan))
-		return refuse(reason, "NUL byte in the request", 400);
 	for (size_t i = 0; i + 3 < scan; i++)
 		if (buf[i] == '\r' && buf[i + 1] == '\n' && buf[i + 2] == '\r' && buf[i + 3] == '\n') {
 			end = buf + i;
 			break;
 		}
+	/* In the head, or before one is complete; bytes after it are the
+	 * tunnel's or the body's (a ClientHello sent right behind a CONNECT
+	 * has NULs). */
+	if (memchr(buf, '\0', end ? (size_t)(end - buf) : scan))
+		return refuse(reason, "NUL byte in the request", 400);
 	if (!end)
 		return len >= SBX_PROXY_HEAD_MAX ? refuse(reason, "request head too large", 431) : 0;
 	head_len = (size_t)(end - buf) + 4;

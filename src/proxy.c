@@ -6,6 +6,9 @@
  *   HEAD        reading the request head from the payload
  *   RESOLVING   a helper thread runs getaddrinfo (deadline: resolve_ms)
  *   CONNECTING  non-blocking connect to a checked address (connect_ms)
+ *   HELLO       CONNECT to port 443 only: the tunnel is open, and the
+ *               client's TLS ClientHello is read (deadline: head_ms) and
+ *               its server name checked before any byte goes upstream
  *   RELAY       splice through one pipe per direction
  * and is freed at the end of the dispatch pass that closed it, so that an
  * event later in the same batch never touches freed memory.
@@ -37,8 +40,10 @@
 #define DEFAULT_MAX_CONNECTIONS 1024
 #define PIPE_BYTES (1024 * 1024)
 #define TICK_MS 100
+#define REFUSAL_WINDOW_MS 1000  /* events: one per refusal reason per window */
+#define TLS_PORT 443
 
-enum conn_state { C_HEAD, C_RESOLVING, C_CONNECTING, C_RELAY, C_DEAD };
+enum conn_state { C_HEAD, C_RESOLVING, C_CONNECTING, C_HELLO, C_RELAY, C_DEAD };
 
 struct half {
 	int pipe[2];
@@ -79,6 +84,10 @@ struct conn {
 	char addr[INET6_ADDRSTRLEN];
 	uint64_t deadline_ns;
 	uint64_t body_left;        /* plain HTTP: request body still to forward */
+	uint8_t *hello;            /* HELLO: what the client sent into the tunnel */
+	size_t hello_len;
+	char server_name[SBX_HOST_MAX]; /* the ClientHello's, once checked */
+	char why[SBX_HOST_MAX + 64];    /* a refusal reason built for this connection */
 	struct half up, down;      /* client->upstream, upstream->client */
 	size_t pipe_cap;           /* bytes each pipe holds */
 	int status;                /* HTTP status the client got from sbx, 0 for none */
@@ -106,8 +115,11 @@ struct sbx_proxy {
 	struct lookup *pending;
 	uint64_t resolve_ms, connect_ms, head_ms, idle_ms;
 	uint64_t max_connections, max_bytes;
+	uint16_t tls_port;
 	uint64_t accepted, n_allowed, n_refused, bytes_up, bytes_down, total_bytes;
 	bool budget_spent;
+	uint64_t t0_ns;
+	struct sbx_tally refusals;
 	json_t *decisions;
 	size_t n_decisions_dropped;
 };
@@ -208,6 +220,8 @@ static json_t *describe(const struct conn *c)
 	}
 	if (c->addr[0])
 		json_object_set_new(o, "address", json_string(c->addr));
+	if (c->server_name[0])
+		json_object_set_new(o, "server_name", json_string(c->server_name));
 	return o;
 }
 
@@ -295,6 +309,7 @@ static void conn_close(struct conn *c)
 static void conn_free(struct conn *c)
 {
 	sbx_proxy_request_free(&c->req);
+	free(c->hello);
 	free(c->head);
 	free(c);
 }
@@ -332,20 +347,49 @@ static void respond(struct conn *c, int status, const char *why)
 	conn_close(c);
 }
 
+static uint64_t t_ms(struct sbx_proxy *p)
+{
+	if (p->hooks.t_ms)
+		return p->hooks.t_ms(p->hooks.ud);
+	return (sbx_now_mono_ns() - p->t0_ns) / 1000000ull;
+}
+
+static void report_held(void *ud, const char *reason, uint64_t count, uint64_t first_ms,
+			uint64_t last_ms)
+{
+	emit(ud, "net_refused",
+	     json_pack("{s:s,s:I,s:I,s:I}", "reason", reason, "count", (json_int_t)count,
+		       "first_t_ms", (json_int_t)first_ms, "last_t_ms", (json_int_t)last_ms));
+}
+
+/* Count a refusal; the first for its reason in a window is an event with
+ * what @c says (NULL: nothing is known of the connection), the others are
+ * reported together when the window ends (report_held). */
+static void count_refusal(struct sbx_proxy *p, const struct conn *c, int status, const char *why)
+{
+	json_t *d;
+
+	p->n_refused++;
+	if (!sbx_tally_add(&p->refusals, why, t_ms(p)))
+		return;
+	d = c ? describe(c) : json_object();
+	json_object_set_new(d, "reason", json_string(why));
+	if (status)
+		json_object_set_new(d, "status", json_integer(status));
+	json_object_set_new(d, "count", json_integer(1));
+	emit(p, "net_refused", d);
+}
+
 static void refuse(struct conn *c, int status, const char *why)
 {
-	json_t *d = describe(c);
-
-	c->p->n_refused++;
-	json_object_set_new(d, "reason", json_string(why));
-	json_object_set_new(d, "status", json_integer(status));
-	emit(c->p, "net_refused", d);
+	count_refusal(c->p, c, status, why);
 	respond(c, status, why);
 }
 
 /* ---- connecting --------------------------------------------------------- */
 
 static void start_relay(struct conn *c);
+static void start_hello(struct conn *c);
 
 static void connect_next(struct conn *c)
 {
@@ -393,6 +437,10 @@ static void connect_done(struct conn *c)
 
 	if (getsockopt(c->upstream, SOL_SOCKET, SO_ERROR, &e, &el) < 0 || e) {
 		connect_next(c);
+		return;
+	}
+	if (c->req.connect && c->req.port == c->p->tls_port) {
+		start_hello(c);
 		return;
 	}
 	emit(c->p, "net_allowed", describe(c));
@@ -475,6 +523,18 @@ static void decide(struct conn *c)
 	if (c->refuse_reason) {
 		refuse(c, 403, c->refuse_reason);
 		return;
+	}
+	if (c->req.connect) {
+		switch (sbx_netcheck_connect(p->np, c->req.port)) {
+		case SBX_CONNECT_FORBIDDEN:
+			refuse(c, 403, "CONNECT not allowed by the network profile");
+			return;
+		case SBX_CONNECT_BAD_PORT:
+			refuse(c, 403, "CONNECT not allowed to this port");
+			return;
+		case SBX_CONNECT_OK:
+			break;
+		}
 	}
 	switch (sbx_netcheck_match(p->np, c->req.host, c->req.port)) {
 	case SBX_HOST_NOT_LISTED:
@@ -695,7 +755,16 @@ static void start_relay(struct conn *c)
 	c->state = C_RELAY;
 	c->status = 0;
 	c->deadline_ns = sbx_now_mono_ns() + c->p->idle_ms * 1000000ull;
-	if (c->req.connect) {
+	if (c->hello) {
+		/* The tunnel was answered when the ClientHello was asked
+		 * for; what was read to check it goes first. */
+		c->status = 200;
+		if (prime(&c->up, (const char *)c->hello, c->hello_len) < 0)
+			goto fail;
+		c->up.bytes += c->hello_len;
+		free(c->hello);
+		c->hello = NULL;
+	} else if (c->req.connect) {
 		c->status = 200;
 		if (prime(&c->down, established, sizeof(established) - 1) < 0 ||
 		    prime(&c->up, rest, extra) < 0)
@@ -721,6 +790,106 @@ fail:
 	conn_close(c);
 }
 
+/* ---- the ClientHello of a tunnel to port 443 ----------------------------------- */
+
+/* The tunnel was allowed for a name and an address, but the bytes in it
+ * ask for another virtual host, or are not TLS: no longer allowed.  A TLS
+ * client gets a fatal access_denied alert so that it reports why. */
+static void refuse_tunnel(struct conn *c, const char *why)
+{
+	static const uint8_t alert[] = { 21, 3, 3, 0, 2, 2, 49 };
+
+	c->allowed = false;
+	c->p->n_allowed--;
+	c->status = 0;
+	c->end_reason = why;
+	count_refusal(c->p, c, 0, why);
+	if (c->hello_len && c->hello[0] == 22)
+		(void)!send(c->client, alert, sizeof(alert), MSG_NOSIGNAL | MSG_DONTWAIT);
+	conn_close(c);
+}
+
+static void check_hello(struct conn *c)
+{
+	char name[SBX_HOST_MAX];
+	const char *why;
+	size_t used = 0;
+	int r = sbx_tls_client_hello(c->hello, c->hello_len, name, &used, &why);
+
+	if (r == SBX_TLS_MORE)
+		return;
+	if (r == SBX_TLS_BAD) {
+		refuse_tunnel(c, why);
+		return;
+	}
+	/* RFC 6066 has no server name for an IP address: a tunnel to an
+	 * allow-listed literal carries none; one to a name carries it. */
+	if (c->req.host_kind != SBX_HOST_NAME) {
+		if (name[0]) {
+			snprintf(c->server_name, sizeof(c->server_name), "%s", name);
+			snprintf(c->why, sizeof(c->why),
+				 "TLS server name %s on a tunnel to an address", name);
+			refuse_tunnel(c, c->why);
+			return;
+		}
+	} else if (!name[0]) {
+		refuse_tunnel(c, "TLS ClientHello without a server name");
+		return;
+	} else if (strcmp(name, c->req.host) != 0) {
+		snprintf(c->server_name, sizeof(c->server_name), "%s", name);
+		snprintf(c->why, sizeof(c->why), "TLS server name %s is not the tunnel's host", name);
+		refuse_tunnel(c, c->why);
+		return;
+	}
+	snprintf(c->server_name, sizeof(c->server_name), "%s", name);
+	emit(c->p, "net_allowed", describe(c));
+	start_relay(c);
+}
+
+static void read_hello(struct conn *c)
+{
+	ssize_t n = recv(c->client, c->hello + c->hello_len, SBX_TLS_PEEK_MAX - c->hello_len, 0);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		c->end_reason = "the client went away";
+		conn_close(c);
+		return;
+	}
+	c->hello_len += (size_t)n;
+	check_hello(c);
+}
+
+/* Answer the CONNECT, then wait for the ClientHello with the upstream
+ * connected but untouched. */
+static void start_hello(struct conn *c)
+{
+	static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	size_t extra = c->head_len - c->req.head_len;
+
+	/* The socket is fresh and the answer small: one send carries it. */
+	if (send(c->client, established, sizeof(established) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) !=
+	    (ssize_t)(sizeof(established) - 1)) {
+		c->end_reason = "the client went away";
+		conn_close(c);
+		return;
+	}
+	c->status = 200;
+	c->hello = sbx_xmalloc(SBX_TLS_PEEK_MAX);
+	/* A client may send its ClientHello right behind the CONNECT. */
+	if (extra > SBX_TLS_PEEK_MAX)
+		extra = SBX_TLS_PEEK_MAX;
+	memcpy(c->hello, c->head + c->req.head_len, extra);
+	c->hello_len = extra;
+	c->state = C_HELLO;
+	c->deadline_ns = sbx_now_mono_ns() + c->p->head_ms * 1000000ull;
+	watch(c, 0, EPOLLIN);
+	watch(c, 1, 0);
+	if (extra)
+		check_hello(c);
+}
+
 /* ---- the loop --------------------------------------------------------------- */
 
 static void accept_all(struct sbx_proxy *p)
@@ -734,9 +903,7 @@ static void accept_all(struct sbx_proxy *p)
 			return;
 		if (p->n_open >= MAX_OPEN) {
 			/* No memory or fds for more: refuse without reading. */
-			p->n_refused++;
-			emit(p, "net_refused",
-			     json_pack("{s:s}", "reason", "too many open connections"));
+			count_refusal(p, NULL, 0, "too many open connections");
 			close(fd);
 			continue;
 		}
@@ -774,6 +941,8 @@ static void sweep(struct sbx_proxy *p)
 {
 	uint64_t now = sbx_now_mono_ns();
 
+	sbx_tally_flush(&p->refusals, t_ms(p), false, report_held, p);
+
 	for (struct conn *c = p->conns, *next; c; c = next) {
 		next = c->next;
 		if (now < c->deadline_ns)
@@ -787,6 +956,8 @@ static void sweep(struct sbx_proxy *p)
 		} else if (c->state == C_HEAD) {
 			c->end_reason = "request head not received in time";
 			conn_close(c);
+		} else if (c->state == C_HELLO) {
+			refuse_tunnel(c, "TLS ClientHello not received in time");
 		} else if (c->state == C_RESOLVING) {
 			refuse(c, 504, "name resolution timed out");
 		} else if (c->state == C_CONNECTING) {
@@ -826,6 +997,14 @@ static void handle(struct conn *c, int which, uint32_t events)
 			conn_close(c);
 		break;
 	}
+	case C_HELLO:
+		if (which == 0) {
+			read_hello(c);
+		} else if (events & (EPOLLHUP | EPOLLERR)) {
+			c->end_reason = "upstream connection reset";
+			conn_close(c);
+		}
+		break;
 	case C_RESOLVING:
 		/* The client's interest is empty while waiting, but a reset
 		 * is still reported: the payload gave up. */
@@ -883,6 +1062,11 @@ void sbx_proxy_set_timeouts(struct sbx_proxy *p, uint64_t resolve_ms, uint64_t c
 	p->head_ms = head_ms;
 }
 
+void sbx_proxy_set_tls_port(struct sbx_proxy *p, uint16_t port)
+{
+	p->tls_port = port;
+}
+
 int sbx_proxy_new(const struct sbx_netprofile *np, int listen_fd,
 		  const struct sbx_proxy_hooks *hooks, struct sbx_proxy **out, struct sbx_error *err)
 {
@@ -902,6 +1086,9 @@ int sbx_proxy_new(const struct sbx_netprofile *np, int listen_fd,
 	p->idle_ms = 300000;
 	p->max_connections = np->max_connections ? np->max_connections : DEFAULT_MAX_CONNECTIONS;
 	p->max_bytes = np->max_bytes;
+	p->t0_ns = sbx_now_mono_ns();
+	p->tls_port = TLS_PORT;
+	p->refusals.window_ms = REFUSAL_WINDOW_MS;
 	p->decisions = json_array();
 	p->src[0] = (struct endpoint){ NULL, SRC_LISTEN };
 	p->src[1] = (struct endpoint){ NULL, SRC_LOOKUP };
@@ -934,9 +1121,10 @@ fail:
 
 json_t *sbx_proxy_summary(const struct sbx_proxy *p)
 {
-	return json_pack("{s:I,s:I,s:I,s:I,s:O,s:b}", "connections_allowed",
+	return json_pack("{s:I,s:I,s:o,s:I,s:I,s:O,s:b}", "connections_allowed",
 			 (json_int_t)p->n_allowed, "connections_refused", (json_int_t)p->n_refused,
-			 "bytes_up", (json_int_t)p->bytes_up, "bytes_down", (json_int_t)p->bytes_down,
+			 "refused_by_reason", sbx_tally_json(&p->refusals), "bytes_up",
+			 (json_int_t)p->bytes_up, "bytes_down", (json_int_t)p->bytes_down,
 			 "decisions", p->decisions, "decisions_truncated", p->n_decisions_dropped > 0);
 }
 
@@ -955,6 +1143,8 @@ void sbx_proxy_stop(struct sbx_proxy *p)
 		p->dead = c->next;
 		conn_free(c);
 	}
+	/* The events then add up to the manifest's counts. */
+	sbx_tally_flush(&p->refusals, t_ms(p), true, report_held, p);
 }
 
 void sbx_proxy_free(struct sbx_proxy *p)
@@ -969,5 +1159,6 @@ void sbx_proxy_free(struct sbx_proxy *p)
 	close_fd(&p->lookup_wr);
 	close_fd(&p->ep);
 	json_decref(p->decisions);
+	sbx_tally_free(&p->refusals);
 	free(p);
 }

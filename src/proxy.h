@@ -68,11 +68,78 @@ int sbx_proxy_parse(const char *buf, size_t len, struct sbx_proxy_request *req,
 		    const char **reason);
 void sbx_proxy_request_free(struct sbx_proxy_request *req);
 
+/*
+ * A CONNECT to port 443 must open with a TLS ClientHello whose server
+ * name (SNI) is the CONNECT's host: the address was allowed for that name,
+ * not for every virtual host behind it.  The proxy reads at most this much
+ * before it decides: one full record and its header.
+ */
+#define SBX_TLS_PEEK_MAX (16384 + 5)
+
+enum { SBX_TLS_BAD = -1, SBX_TLS_MORE = 0, SBX_TLS_HELLO = 1 };
+
+/*
+ * sbx_tls_client_hello() - parse the TLS records at the start of @buf.
+ * SBX_TLS_MORE: a prefix of a ClientHello, fewer than SBX_TLS_PEEK_MAX
+ * bytes.  SBX_TLS_HELLO: a complete ClientHello (reassembled from up to 8
+ * handshake records) in the first *@hello_len bytes, with @name its
+ * server name lowercased, or "" when it has none.  SBX_TLS_BAD: not TLS,
+ * malformed, too large, two server names, a server name that is not a DNS
+ * name (an IP address, a trailing dot), an encrypted ClientHello (ECH), a
+ * repeated extension, bytes after the ClientHello in its record; @reason
+ * says which in a few words.
+ */
+int sbx_tls_client_hello(const uint8_t *buf, size_t len, char name[SBX_HOST_MAX],
+			 size_t *hello_len, const char **reason);
+
+/*
+ * Refusals, counted per reason.  A refusal is an event of its own when it
+ * is the first for its reason in a window (one second in the proxy); the
+ * rest are held and reported together when the window ends, and a window
+ * that reported opens the next, so a steady flood makes one event per
+ * reason per window.  At most SBX_TALLY_REASONS reasons are told apart;
+ * the rest are counted as "other reasons".
+ */
+#define SBX_TALLY_REASONS 32
+
+struct sbx_tally_entry {
+	char *reason;
+	uint64_t total;
+	bool open;               /* a window is running */
+	uint64_t window_end_ms;
+	uint64_t held;           /* refusals in this window not yet reported */
+	uint64_t first_ms, last_ms;
+};
+
+struct sbx_tally {
+	uint64_t window_ms;
+	size_t n;
+	struct sbx_tally_entry e[SBX_TALLY_REASONS];
+};
+
+/* Count one refusal for @reason at @now_ms; true when it is to be reported
+ * now, on its own. */
+bool sbx_tally_add(struct sbx_tally *t, const char *reason, uint64_t now_ms);
+
+/* Report the held refusals of every window that ended by @now_ms (of every
+ * window when @all) through @fn: reason, count, first and last time. */
+void sbx_tally_flush(struct sbx_tally *t, uint64_t now_ms, bool all,
+		     void (*fn)(void *ud, const char *reason, uint64_t count, uint64_t first_ms,
+				uint64_t last_ms),
+		     void *ud);
+
+/* {reason: total} of every refusal counted; a new reference. */
+json_t *sbx_tally_json(const struct sbx_tally *t);
+void sbx_tally_free(struct sbx_tally *t);
+
 /* Decisions as the proxy records them (events and manifest). */
 struct sbx_proxy_hooks {
 	/* One event: "net_allowed", "net_refused" or "net_closed", with
 	 * @detail (stolen) holding host, port, address, reason, bytes. */
 	void (*event)(void *ud, const char *name, json_t *detail);
+	/* The events stream's clock (its t_ms), for the times in aggregated
+	 * refusals; NULL: milliseconds since the proxy started. */
+	uint64_t (*t_ms)(void *ud);
 	void *ud;
 };
 
@@ -98,6 +165,10 @@ void sbx_proxy_dispatch(struct sbx_proxy *p);
  * moves for 300 s is closed. */
 void sbx_proxy_set_timeouts(struct sbx_proxy *p, uint64_t resolve_ms, uint64_t connect_ms,
 			    uint64_t head_ms);
+
+/* The port whose tunnels must open with a ClientHello naming their host:
+ * 443; tests move it to a port of their own. */
+void sbx_proxy_set_tls_port(struct sbx_proxy *p, uint16_t port);
 
 /*
  * sbx_proxy_summary() - the manifest's "network" object: counts of

@@ -9,7 +9,10 @@
  * the payload.  Channels between them: a SOCK_SEQPACKET socket (the
  * sealed spec, setup reports, the /work/in and /work/out directory fds,
  * the payload's start and wait status), and two pipes for the payload's
- * stdout and stderr.  Nothing else crosses.
+ * stdout and stderr.  Nothing else crosses.  A job with archives has a
+ * third process for a while: sbx-extract, forked by the broker into the
+ * run's cgroup (and an IPC namespace of its own) to fill /work/in through
+ * its fd before the payload starts; see store.c.
  *
  * Stages, each emitting an event:
  *   admission       options, host config, signing key, catalog (errors
@@ -17,7 +20,10 @@
  *                   against its profile; a slot and memory reserved
  *                   against the host budget                 -> admitted
  *   materialization state entry, cgroup, namespaces and root built,
- *                   inputs copied into /work/in           -> materialized
+ *                   inputs copied into /work/in, archives extracted there
+ *                   by sbx-extract in the run's cgroup, on the run's wall
+ *                   clock (which starts here when there are archives) and
+ *                   stopped by cancellation               -> materialized
  *   execution       the supervisor waits on pidfd, signalfd and timerfds
  *                                         -> started, soft_timeout,
  *                                            terminating, exited
@@ -46,6 +52,7 @@
 #include "digest.h"
 #include "events.h"
 #include "proxy.h"
+#include "rootids.h"
 #include "run.h"
 #include "sign.h"
 #include "sandbox.h"
@@ -99,6 +106,12 @@ static void on_net_event(void *ud, const char *name, json_t *detail)
 {
 	struct sbx_run *run = ud;
 	sbx_events_emit(run->ev, name, detail);
+}
+
+static uint64_t on_net_clock(void *ud)
+{
+	struct sbx_run *run = ud;
+	return sbx_events_t_ms(run->ev);
 }
 
 static void on_net_ready(void *ud)
@@ -193,7 +206,7 @@ static bool output_root_full(int fd)
 static void decide_status(struct sbx_run *run)
 {
 	const struct sbx_outcome *o = &run->outcome;
-	bool oom = run->have_stats && (run->stats.oom_kills + run->stats.oom_group_kills) > 0;
+	bool oom = run->have_stats && run->stats.oom_kills > 0;
 	bool pids = run->have_stats && run->stats.pids_events_max > 0;
 
 	run->partial = true;
@@ -207,6 +220,21 @@ static void decide_status(struct sbx_run *run)
 		snprintf(run->reason, sizeof(run->reason), "wall_seconds %llu reached%s",
 			 (unsigned long long)run->plan.limits.v[SBX_LIMIT_WALL_SECONDS],
 			 o->killed ? "; killed after grace_seconds" : "");
+		return;
+	}
+	if (!o->exited && o->init_sigkilled && oom) {
+		/* The OOM killer took the init itself before it could report:
+		 * on v2 memory.oom.group kills the whole group at once, and on
+		 * v1 a payload that lowered its oom_score_adj back to the
+		 * init's, with memory no process owns (tmpfs pages, socket
+		 * buffers), can leave the init the kernel's choice.  Either way
+		 * the payload ran into its memory limit; it died with the pid
+		 * namespace, of SIGKILL. */
+		run->status = SBX_STATUS_LIMIT_EXCEEDED;
+		run->sandbox_oom_killed = true;
+		snprintf(run->reason, sizeof(run->reason),
+			 "memory: memory_mib %llu exceeded (OOM kill of the whole sandbox)",
+			 (unsigned long long)run->plan.limits.v[SBX_LIMIT_MEMORY_MIB]);
 		return;
 	}
 	if (!o->exited) {
@@ -310,25 +338,103 @@ static int record_cgroups(struct sbx_run *run)
 }
 
 /*
+ * The run's private temp dir, which will hold the quarantine: a name no one
+ * can predict (the run id is no secret: it names the run's cgroup, which
+ * every local user can list), recorded before it exists so that gc knows
+ * it, made 0700 at the start of the run so that the collection never
+ * depends on a name still being free once the payload has ended.
+ */
+static char *random_temp_path(const char *run_id)
+{
+	unsigned char b[8];
+	char suffix[2 + 2 * sizeof(b)];
+
+	sbx_random_bytes(b, sizeof(b));
+	suffix[0] = '-';
+	sbx_hex(b, sizeof(b), suffix + 1);
+	return sbx_state_temp_path(run_id, suffix);
+}
+
+static int make_temp_dir(struct sbx_run *run)
+{
+	struct stat st;
+
+	/* A taken name is someone's 1-in-2^64 guess or a bug: try a few. */
+	for (int tries = 0; mkdir(run->temp_dir, 0700) < 0; tries++) {
+		if (errno != EEXIST) {
+			/* A host setting: TMPDIR names no place for it. */
+			sbx_error_set(&run->err, SBX_EXIT_UNAVAILABLE, errno,
+				      "temp dir: cannot create %s", run->temp_dir);
+			sbx_error_hint(&run->err, SBX_TEMP_HINT);
+			return -1;
+		}
+		if (tries == 3)
+			return sbx_error_set(&run->err, SBX_EXIT_SOFTWARE, errno, "%s", run->temp_dir);
+		free(run->temp_dir);
+		run->temp_dir = random_temp_path(run->run_id);
+		if (sbx_state_add_temp(run->state, run->temp_dir, &run->err) < 0 ||
+		    sbx_state_save(run->state, &run->err) < 0)
+			return -1;
+	}
+	run->temp_fd = open(run->temp_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (run->temp_fd < 0) {
+		sbx_error_set(&run->err, SBX_EXIT_SOFTWARE, errno, "%s", run->temp_dir);
+		rmdir(run->temp_dir); /* just made, still empty */
+		return -1;
+	}
+	if (fstat(run->temp_fd, &st) < 0)
+		return sbx_error_set(&run->err, SBX_EXIT_SOFTWARE, errno, "%s", run->temp_dir);
+	if (st.st_uid != geteuid() || (st.st_mode & 077))
+		return sbx_error_set(&run->err, SBX_EXIT_SOFTWARE, 0,
+				     "%s: not the private directory just made", run->temp_dir);
+	return 0;
+}
+
+/* Remove the (by now empty) temp dir, if the name still is the directory
+ * that was made; a replacement is not ours to remove. */
+static void remove_temp_dir(struct sbx_run *run)
+{
+	struct stat made, now;
+
+	if (run->temp_fd < 0)
+		return;
+	if (fstat(run->temp_fd, &made) == 0 && lstat(run->temp_dir, &now) == 0 &&
+	    made.st_dev == now.st_dev && made.st_ino == now.st_ino)
+		rmdir(run->temp_dir);
+	close(run->temp_fd);
+	run->temp_fd = -1;
+}
+
+/*
  * Copy the inputs into /work/in.  That tmpfs belongs to the sandbox's user
  * namespace, where host root is not mapped: root writes as the id the
  * sandbox user maps to (which also keeps root's power out of the copy).
  */
 static int materialize(struct sbx_run *run, const struct sbx_spec *spec, int principal_fd,
-		       int in_fd)
+		       int in_fd, int sfd)
 {
 	bool root = geteuid() != spec->outer_uid;
+	struct sbx_extract_ctl ctl;
 	int r;
 
 	if (!run->job.input_handles[0])
 		return 0;
+	/* An archive's helper runs in the run's cgroup, under its wall clock
+	 * and its cancellation (store.c). */
+	ctl = (struct sbx_extract_ctl){
+		.cg = run->cg,
+		.cancel_fd = sfd,
+		.deadline_ns = sbx_now_mono_ns() + run->plan.limits.v[SBX_LIMIT_WALL_SECONDS] * 1000000000ull,
+		.wall_seconds = run->plan.limits.v[SBX_LIMIT_WALL_SECONDS],
+		.memory_mib = run->plan.limits.v[SBX_LIMIT_MEMORY_MIB],
+	};
 	if (root) {
 		setfsgid(spec->outer_gid);
 		setfsuid(spec->outer_uid);
 	}
 	r = sbx_store_materialize(principal_fd, run->principal, run->job.input_handles,
 				  run->job.extract, in_fd, run->plan.profile->input_bytes_max,
-				  run->plan.profile->input_bytes_max, &run->err);
+				  run->plan.profile->input_bytes_max, &ctl, &run->err);
 	if (root) {
 		setfsuid(0);
 		setfsgid(0);
@@ -395,6 +501,7 @@ static int execute(struct sbx_run *run, int sfd)
 	_cleanup_close_ int principal_fd = -1;
 	_cleanup_free_ char *code = NULL;
 	size_t code_len = 0;
+	uint64_t t_extract;
 	int r = -1;
 
 	/* The sandbox's first process before anything else: the kernel makes
@@ -406,10 +513,11 @@ static int execute(struct sbx_run *run, int sfd)
 	struct sbx_error spawn_err = { 0 };
 	int spawned = sbx_spawn_start(&sp, &spawn_err);
 
-	/* The run's private temp dir (the quarantine), known to gc by its
-	 * name and recorded before it exists, so a crash leaves nothing
-	 * unknown.  It is created only when there are outputs to collect. */
-	run->temp_dir = sbx_state_temp_path(run->run_id, "");
+	/* The run's private temp dir (for the quarantine), known to gc by
+	 * its name and recorded before it exists, so a crash leaves nothing
+	 * unknown; made once the state entry is saved, below, before the
+	 * payload starts. */
+	run->temp_dir = random_temp_path(run->run_id);
 	if (sbx_state_add_temp(run->state, run->temp_dir, &run->err) < 0)
 		goto out;
 
@@ -444,25 +552,47 @@ static int execute(struct sbx_run *run, int sfd)
 	 * for an RCU grace period, while the init is still starting up.) */
 	if (sbx_cgroup_attach(run->cg, sp.pid, &run->err) < 0)
 		goto out;
+	sp.host_id = run->host_id;
 	sp.code = code ? code : run->job.code;
 	sp.code_len = code ? code_len : run->job.code_len;
 	if (sbx_spawn_prepare(&sp, &run->plan, &run->job, &run->err) < 0)
 		goto out;
 	if (sbx_spawn_release(&sp, &run->err) < 0)
 		goto out;
+	/* While the init builds the sandbox's root (a mkdir on a disk /tmp
+	 * takes ~0.15 ms here), and before the payload starts. */
+	if (make_temp_dir(run) < 0)
+		goto out;
 	if (sbx_spawn_receive_work(&sp, &run->err) < 0)
 		goto out;
 	run->sandboxed = true; /* all seven namespaces exist */
 	if (sp.proxy_fd >= 0) {
-		struct sbx_proxy_hooks hooks = { .event = on_net_event, .ud = run };
+		struct sbx_proxy_hooks hooks = { .event = on_net_event, .t_ms = on_net_clock, .ud = run };
 		if (sbx_proxy_new(run->plan.network, TAKE_FD(sp.proxy_fd), &hooks, &run->proxy,
 				  &run->err) < 0)
 			goto out;
 		so.net_fd = sbx_proxy_fd(run->proxy);
 		so.net_ready = on_net_ready;
 	}
-	if (materialize(run, &sp.spec, principal_fd, sp.in_fd) < 0)
+	t_extract = sbx_now_mono_ns();
+	if (materialize(run, &sp.spec, principal_fd, sp.in_fd, sfd) < 0) {
+		/* An archive's helper ran in the cgroup: its usage (an OOM
+		 * kill, the peak) is the run's. */
+		if (run->job.extract && run->job.extract[0] &&
+		    sbx_cgroup_stats(run->cg, &run->stats, NULL) == 0)
+			run->have_stats = true;
 		goto out;
+	}
+	/* wall_seconds bounds extraction and payload together: what the
+	 * archives took is taken from the payload's deadlines.  (Without
+	 * archives nothing is taken: copying is not on the clock.) */
+	if (run->job.extract && run->job.extract[0]) {
+		uint64_t spent_ms = (sbx_now_mono_ns() - t_extract) / 1000000ull;
+
+		so.wall_ms = so.wall_ms > spent_ms ? so.wall_ms - spent_ms : 1;
+		if (so.soft_ms)
+			so.soft_ms = so.soft_ms > spent_ms ? so.soft_ms - spent_ms : 1;
+	}
 	if (sbx_spawn_continue(&sp, &run->err) < 0)
 		goto out;
 	sbx_run_event(run, "materialized", NULL);
@@ -512,11 +642,6 @@ static int execute(struct sbx_run *run, int sfd)
 			sbx_run_event(run, "validated", NULL);
 			goto required;
 		}
-		if (mkdir(run->temp_dir, 0700) < 0) {
-			sbx_error_set(&run->err, SBX_EXIT_SOFTWARE, errno, "%s", run->temp_dir);
-			r = -1;
-			goto out;
-		}
 		if (sbx_collect(sp.outroot_fd, &lim, run->temp_dir, &run->coll, &run->err) < 0) {
 			r = -1;
 			goto out;
@@ -524,7 +649,7 @@ static int execute(struct sbx_run *run, int sfd)
 		run->collected = true;
 		sbx_run_event(run, "collected", NULL);
 		if (sbx_collect_validate(&run->coll, run->plan.allowed_outputs, &run->err) < 0 ||
-		    sbx_collect_promote(&run->coll, run->artifacts_dir, run->partial,
+		    sbx_collect_promote(&run->coll, &run->artifacts, run->partial,
 					run->job.partial_outputs == SBX_PARTIAL_RETAIN, &run->err) < 0) {
 			r = -1;
 			goto out;
@@ -552,12 +677,13 @@ static void cleanup(struct sbx_run *run)
 
 int sbx_cmd_run(const struct sbx_run_opts *o)
 {
-	struct sbx_run run = { .opts = o, .status = SBX_STATUS_ERROR };
+	struct sbx_run run = { .opts = o, .status = SBX_STATUS_ERROR, .temp_fd = -1,
+				.host_id = (uid_t)-1 };
 	_cleanup_(sbx_admission_releasep) struct sbx_admission *slot = NULL;
 	_cleanup_free_ char *state_dir = NULL;
 	_cleanup_close_ int sfd = -1;
 	struct sbx_run_state *state = NULL;
-	_cleanup_free_ char *line = NULL;
+	_cleanup_free_ char *line = NULL, *artifacts_dir = NULL;
 	size_t len = 0;
 	json_t *manifest;
 	int code;
@@ -570,15 +696,16 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	/* Options, host config, signing key, catalog: no manifest yet. */
 	if (resolve_principal(o, &run.principal) < 0)
 		return SBX_EXIT_USAGE;
-	run.artifacts_dir = o->artifacts ? sbx_xstrdup(o->artifacts) :
-					   sbx_xasprintf("sbx-runs/%s", run.run_id);
+	artifacts_dir = o->artifacts ? sbx_xstrdup(o->artifacts) :
+				       sbx_xasprintf("sbx-runs/%s", run.run_id);
 	/* SPEC order: options, host config, signing key, catalog, job.  The
 	 * key file is read and checked here; OpenSSL sees it only once the
 	 * sandbox is starting the payload (sbx_key_pkey below). */
-	if (sbx_collect_check_artifacts_dir(run.artifacts_dir, &run.err) < 0 ||
+	if (sbx_artifacts_dir_open(artifacts_dir, &run.artifacts, &run.err) < 0 ||
 	    sbx_hostconfig_load(&run.cfg, o->common.config, &run.err) < 0 ||
 	    sbx_sign_default_key(o->key, run.cfg.signing_key, &run.key, &run.err) < 0) {
 		sbx_error_print(&run.err);
+		sbx_artifacts_dir_close(&run.artifacts);
 		return run.err.code;
 	}
 	sfd = cancellation_fd();
@@ -590,6 +717,7 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	    sbx_events_open(o->events, run.run_id, &run.ev, &run.err) < 0) {
 		sbx_error_print(&run.err);
 		sbx_key_clear(&run.key);
+		sbx_artifacts_dir_close(&run.artifacts);
 		return run.err.code;
 	}
 
@@ -599,6 +727,7 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 		if (!run.job_read) {
 			sbx_error_print(&run.err);
 			sbx_key_clear(&run.key);
+			sbx_artifacts_dir_close(&run.artifacts);
 			return run.err.code;
 		}
 		goto done;
@@ -622,6 +751,12 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 						      &run, &slot, &run.err) < 0)
 			goto done;
 	}
+	/* Root's sandbox gets a host id of its own, tied to the slot just
+	 * taken: no other live run can hold the same.  Before any state
+	 * exists, so a refusal leaves nothing to clean. */
+	if (sbx_root_ids_choose(run.cfg.root_ids_first, run.cfg.root_ids_count,
+				sbx_admission_slot(slot), &run.host_id, &run.err) < 0)
+		goto done;
 	sbx_run_event(&run, "admitted", NULL);
 	if (sbx_state_create(state_dir, run.run_id, run.principal, &state, &run.err) < 0)
 		goto done;
@@ -654,10 +789,8 @@ done:
 	sbx_outcome_free(&run.outcome);
 	if (run.collected)
 		sbx_collection_free(&run.coll);
-	if (run.temp_dir) {
-		rmdir(run.temp_dir); /* ENOENT when nothing was collected */
-		free(run.temp_dir);
-	}
+	remove_temp_dir(&run);
+	free(run.temp_dir);
 	if (state)
 		sbx_state_finish(state);
 	json_decref(run.events);
@@ -671,6 +804,6 @@ done:
 	sbx_hostconfig_free(&run.cfg);
 	sbx_cgroup_host_free(&run.cg_host);
 	free(run.principal);
-	free(run.artifacts_dir);
+	sbx_artifacts_dir_close(&run.artifacts);
 	return code;
 }

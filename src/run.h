@@ -28,7 +28,7 @@ struct sbx_run {
 	const struct sbx_run_opts *opts;
 	char run_id[SBX_RUN_ID_LEN + 1];
 	char *principal;
-	char *artifacts_dir;
+	struct sbx_artifacts_dir artifacts; /* --artifacts, opened at the start */
 	uint64_t t0_ns;           /* sbx started (monotonic) */
 	uint64_t started_at_ms;   /* sbx started (real time) */
 	uint64_t ended_at_ms;
@@ -40,6 +40,8 @@ struct sbx_run {
 	bool job_read;            /* from here on a manifest is printed */
 	struct sbx_plan plan;
 	bool admitted;
+	uid_t host_id;            /* root: the sandbox user's host uid/gid
+				   * (rootids.h); (uid_t)-1: the caller's */
 
 	/* What happened. */
 	enum sbx_status status;
@@ -49,6 +51,8 @@ struct sbx_run {
 	bool seccomp_applied;
 	struct sbx_outcome outcome;
 	bool ran;                 /* the supervisor ran */
+	bool sandbox_oom_killed;  /* the init was OOM-killed before it could
+				   * report the payload's end */
 	struct sbx_collection coll;
 	bool collected;
 	bool partial;
@@ -67,7 +71,8 @@ struct sbx_run {
 	json_t *network;
 
 	struct sbx_run_state *state;
-	char *temp_dir;           /* $TMPDIR/sbx-run-<id>: the quarantine */
+	char *temp_dir;           /* $TMPDIR/sbx-run-<id>-<random>: holds the quarantine */
+	int temp_fd;              /* that directory, opened when made; -1 */
 
 	struct sbx_events *ev;
 	json_t *events;           /* [{"event", "t_ms"}] for the manifest */

@@ -13,7 +13,7 @@
 
 #include "state.h"
 
-static void random_bytes(unsigned char *buf, size_t len)
+void sbx_random_bytes(unsigned char *buf, size_t len)
 {
 	size_t done = 0;
 
@@ -38,7 +38,7 @@ void sbx_run_id_new(char out[SBX_RUN_ID_LEN + 1])
 
 	for (int i = 0; i < 6; i++)
 		b[i] = (unsigned char)(ms >> (8 * (5 - i)));
-	random_bytes(b + 6, sizeof(b) - 6);
+	sbx_random_bytes(b + 6, sizeof(b) - 6);
 	sbx_hex(b, sizeof(b), out);
 }
 

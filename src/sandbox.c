@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "json.h"
 #include "libexec.h"
 #include "netns.h"
 #include "sandbox.h"
@@ -106,22 +107,6 @@ static char **expand_argv(const struct sbx_profile *p, const char *code_path, ch
 	return argv;
 }
 
-/* Is @id mapped in the user namespace whose map file is @map? */
-static bool id_is_mapped(const char *map, unsigned long id)
-{
-	unsigned long inside, outside, count;
-	bool found = false;
-	FILE *f = fopen(map, "re");
-
-	if (!f)
-		return false;
-	while (fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3)
-		if (id >= inside && id - inside < count)
-			found = true;
-	fclose(f);
-	return found;
-}
-
 /* sbx-init, the program the sandbox's first process runs (init.c). */
 static int open_init(struct sbx_spawn *sp, struct sbx_error *err)
 {
@@ -132,6 +117,72 @@ static int open_init(struct sbx_spawn *sp, struct sbx_error *err)
 		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "the sandbox's init: %s", path);
 		sbx_error_hint(err, "%s", SBX_LIBEXEC_HINT);
 		return -1;
+	}
+	return 0;
+}
+
+static size_t path_depth(const char *path)
+{
+	size_t n = 0;
+
+	for (; *path; path++)
+		n += *path == '/';
+	return n;
+}
+
+/* Parents before children, whatever the profile's order: a bind inside
+ * another (/usr/local/x inside /usr) must be mounted after it, or the
+ * outer bind hides it.  Stable, so that the profile's order otherwise
+ * holds; destinations are unique (catalog.c). */
+static void order_binds(struct sbx_spec *spec)
+{
+	for (size_t i = 1; i < spec->n_binds; i++) {
+		struct sbx_spec_bind b = spec->binds[i];
+		size_t j = i, d = path_depth(b.dst);
+
+		for (; j > 0 && path_depth(spec->binds[j - 1].dst) > d; j--)
+			spec->binds[j] = spec->binds[j - 1];
+		spec->binds[j] = b;
+	}
+}
+
+/*
+ * The host's site trees: what the administrator installed by hand rather
+ * than from the distribution (pip, make install, vendor toolchains), which
+ * a profile that binds /usr for the interpreter did not choose.  Where a
+ * bind carries one, it is covered by an empty read-only tmpfs; a profile
+ * that wants some of it names it (or a subtree) in binds, and that bind
+ * is mounted on top (order_binds puts it after the outer one).
+ */
+static const char *const site_trees[] = { "/usr/local" };
+
+static int mask_site_trees(struct sbx_spec *spec, struct sbx_error *err)
+{
+	for (size_t t = 0; t < ARRAY_SIZE(site_trees); t++) {
+		const char *tree = site_trees[t];
+		struct stat st;
+
+		/* Only a real directory: a symlink is carried as a link to
+		 * whatever it names, bound or not. */
+		if (lstat(tree, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		for (size_t i = 0; i < spec->n_binds; i++) {
+			const char *src = spec->binds[i].src;
+			size_t len = strcmp(src, "/") ? strlen(src) : 0;
+			struct sbx_spec_mask *m;
+
+			if (strncmp(tree, src, len) != 0 || tree[len] != '/')
+				continue; /* the bind does not carry the tree */
+			if (spec->n_masks == SBX_MAX_MASKS)
+				return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0,
+						     "binds: too many binds carry %s", tree);
+			m = &spec->masks[spec->n_masks++];
+			m->after_bind = (uint32_t)i;
+			if ((size_t)snprintf(m->path, sizeof(m->path), "%s%s", spec->binds[i].dst,
+					     tree + len) >= sizeof(m->path))
+				return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0,
+						     "binds: path too long under %s", spec->binds[i].dst);
+		}
 	}
 	return 0;
 }
@@ -174,6 +225,9 @@ int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const s
 		sb->is_dir = S_ISDIR(st.st_mode);
 		spec->n_binds++;
 	}
+	order_binds(spec);
+	if (mask_site_trees(spec, err) < 0)
+		return -1;
 	spec->symlinks = p->symlinks;
 	spec->n_symlinks = p->n_symlinks;
 
@@ -211,6 +265,7 @@ int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const s
 	 * above pids.max keeps it a second line, so the cgroup is the limit
 	 * that refuses the fork and records it in pids.events. */
 	spec->rlimit_nproc = plan->limits.v[SBX_LIMIT_PIDS] + 1;
+	spec->quotas = p->quotas;
 
 	sp->argv = expand_argv(p, spec->code_path, job->args);
 	spec->argv = sp->argv;
@@ -221,14 +276,14 @@ int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const s
 	if (sbx_seccomp_compile(plan->seccomp, &spec->seccomp, err) < 0)
 		return -1;
 
-	if (getuid() == 0 && id_is_mapped("/proc/self/uid_map", SBX_ROOT_MAPPED_ID) &&
-	    id_is_mapped("/proc/self/gid_map", SBX_ROOT_MAPPED_ID)) {
-		spec->outer_uid = SBX_ROOT_MAPPED_ID;
-		spec->outer_gid = SBX_ROOT_MAPPED_ID;
+	if (sp->host_id != (uid_t)-1) {
+		/* Root's run: an id of this run's own (rootids.c). */
+		spec->outer_uid = sp->host_id;
+		spec->outer_gid = (gid_t)sp->host_id;
 	} else {
-		/* An unprivileged caller, or root of a user namespace that has
-		 * no "nobody": the sandbox user is the caller itself, as for
-		 * any unprivileged user. */
+		/* An unprivileged caller, or root of a user namespace that
+		 * does not map root's ids: the sandbox user is the caller
+		 * itself, the one id it may map without newuidmap. */
 		spec->outer_uid = getuid();
 		spec->outer_gid = getgid();
 	}
@@ -407,9 +462,13 @@ int sbx_spawn_start(struct sbx_spawn *sp, struct sbx_error *err)
 /* Turn a setup failure record into the error it stands for. */
 static int report_error(const struct sbx_report *rep, struct sbx_error *err)
 {
-	char msg[300];
+	char raw[sizeof(rep->msg) + 1], msg[sizeof(rep->msg) * 4 + 4];
 
-	snprintf(msg, sizeof(msg), "%.*s", (int)sizeof(rep->msg), rep->msg);
+	/* The record is bytes from another process: terminated here, and
+	 * escaped like every message that quotes what sbx did not write. */
+	memcpy(raw, rep->msg, sizeof(rep->msg));
+	raw[sizeof(rep->msg)] = '\0';
+	sbx_json_escape(raw, msg, sizeof(msg));
 	sbx_error_set(err, rep->unavailable ? SBX_EXIT_UNAVAILABLE : SBX_EXIT_SOFTWARE, rep->err,
 		      "sandbox setup: %s: %s", sbx_stage_name(rep->stage), msg);
 	if (rep->unavailable)

@@ -26,9 +26,6 @@
 
 #define SBX_SANDBOX_UID 1000
 #define SBX_SANDBOX_GID 1000
-/* Host id the sandbox user maps to when sbx runs as root: never 0, so that
- * nothing inside can own host files or cgroups as root. */
-#define SBX_ROOT_MAPPED_ID 65534
 
 /* Steps between clone and execve, in order.  Each failure names one. */
 enum sbx_stage {
@@ -72,7 +69,12 @@ struct sbx_report {
 	uint32_t stage;
 	int32_t err;       /* errno */
 	int32_t status;    /* wait status of the payload */
-	bool unavailable;  /* a missing feature (69) rather than a bug (70) */
+	/* A missing feature (69) rather than a bug (70) when nonzero: a byte,
+	 * not a bool, because the broker reads raw bytes from another
+	 * process and a bool holding 5 is undefined behaviour. */
+	uint8_t unavailable;
+	int32_t memfd_noexec; /* STARTED: the pid namespace's vm.memfd_noexec,
+			       * -1 where the kernel has none */
 	char msg[256];
 };
 
@@ -88,6 +90,15 @@ struct sbx_spec_bind {
 	bool is_dir;
 };
 
+/* An empty tmpfs over a host site tree that a bind carries (/usr/local
+ * in a bind of /usr), mounted right after bind @after_bind, read-only
+ * once every bind is in place. */
+struct sbx_spec_mask {
+	char path[SBX_SPEC_PATH_MAX + 16];
+	uint32_t after_bind;
+};
+#define SBX_MAX_MASKS 8
+
 struct sbx_spec_file {   /* a generated file inside the new root */
 	char path[64];
 	const char *data;
@@ -102,6 +113,8 @@ struct sbx_spec {
 	/* Filesystem */
 	struct sbx_spec_bind binds[SBX_MAX_MOUNTS];
 	size_t n_binds;
+	struct sbx_spec_mask masks[SBX_MAX_MASKS];
+	size_t n_masks;
 	const struct sbx_symlink *symlinks;
 	size_t n_symlinks;
 	struct sbx_spec_file etc[8];
@@ -120,6 +133,9 @@ struct sbx_spec {
 	uint64_t rlimit_fsize;
 	uint64_t rlimit_nofile;
 	uint64_t rlimit_nproc;
+	/* The profile's kernel_quotas: the run's user namespace limits
+	 * (/proc/sys/user/max_*) and the payload's rlimits of the same name. */
+	struct sbx_kernel_quotas quotas;
 
 	/* Network: an egress profile's proxy listener on 127.0.0.1:3128 in the
 	 * new namespace, created by the init and handed to the broker. */
@@ -175,10 +191,15 @@ struct sbx_spawn {
 	int proxy_fd;    /* the proxy listener (spec.proxy_listener), or -1 */
 	int spec_fd;     /* the packed spec (spec-blob.c) until the go-ahead */
 	int init_fd;     /* O_PATH of sbx-init */
+	/* The host uid and gid the sandbox user maps to, set before
+	 * sbx_spawn_prepare(): root's runs get one of their own from
+	 * rootids.c, never 0; (uid_t)-1 is the caller's own ids. */
+	uid_t host_id;
 };
 
 #define SBX_SPAWN_INIT { .pid = -1, .pidfd = -1, .sock = -1, .out_rd = -1, .err_rd = -1, \
-			 .in_fd = -1, .outroot_fd = -1, .proxy_fd = -1, .spec_fd = -1, .init_fd = -1 }
+			 .in_fd = -1, .outroot_fd = -1, .proxy_fd = -1, .spec_fd = -1, .init_fd = -1, \
+			 .host_id = (uid_t)-1 }
 
 int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const struct sbx_job *job,
 		      struct sbx_error *err);

@@ -14,7 +14,11 @@
  * control characters, no empty, "." or ".." components; caps on entry
  * count, per-entry and total uncompressed bytes, compression ratio, depth
  * and name length; no two entries with the same name, and no file where
- * another entry needs a directory.
+ * another entry needs a directory.  The bytes of a tar's headers count as
+ * well (see archive.c): per entry, and against the total and the ratio.
+ *
+ * Formats: tar, plain or with one layer of gzip, bzip2, xz or zstd, and
+ * zip; nothing else.  xz is decoded with a memory limit.
  *
  * archive.c links libarchive, so it is built into the sbx-extract helper
  * and the unit test only, never into sbx itself: this header deliberately
@@ -38,6 +42,16 @@
 /* Below this many uncompressed bytes the ratio is not checked: tiny
  * archives of repetitive text compress far better than 100:1. */
 #define SBX_ARCHIVE_RATIO_FLOOR (1u << 20)
+/* Headers of one entry (its pax extended header, the pax global headers
+ * before it, GNU long names, sparse extension headers and sparse map):
+ * libarchive's own limit for one pax header is 1 MiB. */
+#define SBX_ARCHIVE_MAX_HEADER_BYTES (1u << 20)
+/* Header bytes per entry that do not draw on max_total_bytes: a ustar
+ * header, a pax header with a long name, their padding. */
+#define SBX_ARCHIVE_HEADER_ALLOWANCE (8u << 10)
+/* The xz decoder's memory limit unless the caller sets one: enough for
+ * any preset up to -9 (a 64 MiB dictionary). */
+#define SBX_ARCHIVE_XZ_MEMLIMIT (80ull << 20)
 
 struct sbx_archive_limits {
 	uint64_t max_entries;
@@ -47,10 +61,13 @@ struct sbx_archive_limits {
 	uint64_t max_depth;        /* path components */
 	uint64_t max_name;         /* bytes per component */
 	uint64_t max_path;         /* bytes per path */
+	uint64_t max_header_bytes; /* header bytes per entry (tar) */
+	uint64_t xz_memlimit;      /* bytes the xz decoder may allocate */
 };
 
 struct sbx_archive_report {
-	int code;          /* 0, SBX_EXIT_REFUSED, or SBX_EXIT_SOFTWARE */
+	int code;          /* 0, SBX_EXIT_REFUSED, SBX_EXIT_LIMIT (memory: the
+			    * reason starts "memory: ") or SBX_EXIT_SOFTWARE */
 	uint64_t entries;  /* entries accepted so far */
 	uint64_t bytes;    /* uncompressed file bytes read (and written) so far */
 	char entry[256];   /* the entry at fault, escaped for one line; "" if none */
@@ -69,6 +86,8 @@ static inline void sbx_archive_limits_default(struct sbx_archive_limits *lim, ui
 		.max_depth = SBX_ARCHIVE_MAX_DEPTH,
 		.max_name = SBX_ARCHIVE_MAX_NAME,
 		.max_path = SBX_ARCHIVE_MAX_PATH,
+		.max_header_bytes = SBX_ARCHIVE_MAX_HEADER_BYTES,
+		.xz_memlimit = SBX_ARCHIVE_XZ_MEMLIMIT,
 	};
 }
 
@@ -77,14 +96,17 @@ static inline void sbx_archive_limits_default(struct sbx_archive_limits *lim, ui
  * (read from its current offset) without writing anything.
  * Returns 0 when the archive is acceptable, -1 otherwise with @rep->code
  * SBX_EXIT_REFUSED (the archive breaks a rule; @rep->entry names the entry
- * when one is at fault) or SBX_EXIT_SOFTWARE (an I/O error of our own).
+ * when one is at fault), SBX_EXIT_LIMIT (reading it needs more memory than
+ * the xz limit or the address space allows) or SBX_EXIT_SOFTWARE (an I/O
+ * error of our own).
  */
 int sbx_archive_check(int fd, const struct sbx_archive_limits *lim,
 		      struct sbx_archive_report *rep);
 
 /*
  * sbx_archive_extract() - pass 2: rewind @fd and extract regular files
- * (mode 0644) and directories (0755) beneath @dst_dirfd, created with
+ * (mode 0644; the holes of a sparse entry stay holes, a trailing one
+ * included) and directories (0755) beneath @dst_dirfd, created with
  * O_EXCL/O_NOFOLLOW through openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS),
  * enforcing every rule again as it goes.  Owners, times, setuid/setgid/
  * sticky bits and extended attributes of the archive are ignored.

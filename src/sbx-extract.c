@@ -7,22 +7,31 @@
  * Protocol (the caller is sbx, see store.c):
  *   fd 0   the archive, a regular file (seekable)
  *   fd 3   the destination directory
- *   fd 1   one status line: "ok ENTRIES BYTES", "refused REASON" or
- *          "error REASON"
- *   argv   the limits, --max-entries N --max-entry-bytes N ...; or
- *          --probe: confine, then report that reads outside fd 3,
- *          sockets and exec are denied ("probe ..." line)
- *   exit   0 extracted, 77 refused, 69 could not confine itself,
- *          70 anything else
+ *   fd 1   one status line: "ok ENTRIES BYTES", "refused REASON",
+ *          "limit REASON" (memory) or "error REASON"
+ *   fd 2   diagnostics; sbx reads a bounded amount and shows it
+ *   argv   the limits, --max-entries N --max-entry-bytes N ...,
+ *          --max-memory BYTES and --max-cpu-seconds N; or --probe:
+ *          confine, then report that reads outside fd 3, sockets and
+ *          exec are denied ("probe ..." line)
+ *   exit   0 extracted, 77 refused, 137 over the memory limit, 69 could
+ *          not confine itself, 70 anything else
+ *
+ * Where it runs is sbx's part (store.c): in the run's cgroup, so the
+ * job's memory, pids and cpu limits cover it; in an IPC namespace of its
+ * own; with oom_score_adj 1000; as the sandbox's unprivileged id when sbx
+ * is root; under the run's wall deadline, SIGINT and `sbx cancel`, which
+ * kill it.  It is not inside the sandbox's mount namespace (its libraries
+ * are the host's), which is why Landlock is required.
  *
  * Before it reads a byte of the archive it confines itself: no_new_privs,
- * not dumpable, every other fd closed, a Landlock domain in which the only
- * file system access left is creating directories and files beneath fd 3,
- * and a seccomp filter that takes away the system calls an exploited
- * parser would reach for next (sockets, exec, fork, ptrace, mounts, ...).
- * sbx runs it inside the run's sandbox as well; --sandboxed says so, and
- * then a kernel without Landlock is accepted (the sandbox's mount
- * namespace already hides the host), while standalone it is refused.
+ * not dumpable, every other fd closed, RLIMIT_AS from --max-memory (plus
+ * room for its own code and stack) and RLIMIT_CPU from --max-cpu-seconds,
+ * a Landlock domain in which the only file system access left is creating
+ * directories and files beneath fd 3, and a seccomp filter that takes away
+ * the system calls an exploited parser would reach for next (sockets,
+ * exec, fork, ptrace, mounts, SysV and POSIX IPC, ...).  A kernel without
+ * Landlock is refused (69).
  */
 #include "config.h"
 
@@ -44,6 +53,15 @@
 
 #ifdef __SANITIZE_ADDRESS__
 #include <sanitizer/lsan_interface.h>
+#endif
+/* Sanitizer builds reserve terabytes of shadow memory: no RLIMIT_AS.
+ * (gcc defines __SANITIZE_ADDRESS__, clang answers __has_feature.) */
+#if defined(__SANITIZE_ADDRESS__)
+#define SBX_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SBX_ASAN 1
+#endif
 #endif
 
 /* Newer Landlock rights than the build headers may know; the kernel is
@@ -71,7 +89,11 @@ struct ruleset_attr {
 
 enum { EXIT_CONFINE = SBX_EXIT_UNAVAILABLE };
 
-static int landlock_abi; /* 0 when not applied (--sandboxed only) */
+/* Address space beyond --max-memory: the helper's own mappings (code and
+ * libraries ~45 MiB, stack, libarchive's buffers). */
+#define AS_OVERHEAD (64ull << 20)
+
+static int landlock_abi;
 
 static int status(int code, const char *word, const char *text)
 {
@@ -80,7 +102,7 @@ static int status(int code, const char *word, const char *text)
 	return code;
 }
 
-static int confine_landlock(bool sandboxed, char *why, size_t why_len)
+static int confine_landlock(char *why, size_t why_len)
 {
 	struct ruleset_attr attr = { 0 };
 	struct landlock_path_beneath_attr beneath = { 0 };
@@ -90,8 +112,6 @@ static int confine_landlock(bool sandboxed, char *why, size_t why_len)
 
 	abi = sbx_landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
 	if (abi < 0) {
-		if (sandboxed && (errno == ENOSYS || errno == EOPNOTSUPP))
-			return 0;
 		snprintf(why, why_len, "landlock: %s (%s)", strerror(errno),
 			 errno == EOPNOTSUPP ? "disabled at boot: add landlock to lsm=" :
 					       "kernel without CONFIG_SECURITY_LANDLOCK");
@@ -175,6 +195,11 @@ static const char *const denied_syscalls[] = {
 	"io_uring_setup", "io_uring_enter", "io_uring_register", "init_module",
 	"finit_module", "delete_module", "kexec_load", "kexec_file_load", "reboot", "swapon",
 	"swapoff", "personality", "acct", "quotactl",
+	/* no shared memory, queues or semaphores (the IPC namespace is the
+	 * helper's own as well) */
+	"shmget", "shmat", "shmctl", "shmdt", "msgget", "msgsnd", "msgrcv", "msgctl", "semget",
+	"semop", "semtimedop", "semctl", "mq_open", "mq_unlink", "mq_timedsend",
+	"mq_timedreceive", "mq_notify", "mq_getsetattr",
 };
 
 static int confine_seccomp(char *why, size_t why_len)
@@ -205,7 +230,36 @@ static int confine_seccomp(char *why, size_t why_len)
 	return 0;
 }
 
-static int confine(bool sandboxed, bool probe, char *why, size_t why_len)
+/* The job's limits as rlimits: the address space (a backstop below the
+ * run's memory cgroup, so that a huge allocation fails as ENOMEM and is
+ * reported instead of an OOM kill) and CPU seconds (a backstop behind
+ * sbx's wall deadline).  0: not set. */
+static int apply_limits(uint64_t max_memory, uint64_t cpu_seconds, char *why, size_t why_len)
+{
+	if (max_memory) {
+		struct rlimit as = { max_memory + AS_OVERHEAD, max_memory + AS_OVERHEAD };
+
+#ifndef SBX_ASAN
+		if (setrlimit(RLIMIT_AS, &as) < 0) {
+			snprintf(why, why_len, "setrlimit RLIMIT_AS: %s", strerror(errno));
+			return -1;
+		}
+#else
+		(void)as;
+#endif
+	}
+	if (cpu_seconds) {
+		struct rlimit cpu = { cpu_seconds, cpu_seconds + 1 };
+
+		if (setrlimit(RLIMIT_CPU, &cpu) < 0) {
+			snprintf(why, why_len, "setrlimit RLIMIT_CPU: %s", strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int confine(bool probe, char *why, size_t why_len)
 {
 	struct rlimit no_core = { 0, 0 }, few_files = { 32, 32 };
 	struct stat st;
@@ -215,9 +269,7 @@ static int confine(bool sandboxed, bool probe, char *why, size_t why_len)
 	 * ptrace, which the filter takes away, so it runs now instead. */
 	__lsan_do_leak_check();
 #endif
-	/* If sbx dies, so does its helper: nothing may outlive the run.
-	 * (No getppid() == 1 check: inside the sandbox the parent may well
-	 * be the pid namespace's init.) */
+	/* If sbx dies, so does its helper: nothing may outlive the run. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) {
 		snprintf(why, why_len, "prctl: %s", strerror(errno));
 		return -1;
@@ -244,7 +296,7 @@ static int confine(bool sandboxed, bool probe, char *why, size_t why_len)
 		snprintf(why, why_len, "setrlimit: %s", strerror(errno));
 		return -1;
 	}
-	landlock_abi = confine_landlock(sandboxed, why, why_len);
+	landlock_abi = confine_landlock(why, why_len);
 	if (landlock_abi < 0)
 		return -1;
 	return confine_seccomp(why, why_len);
@@ -303,13 +355,15 @@ int main(int argc, char **argv)
 		{ "max-depth", required_argument, NULL, 'd' },
 		{ "max-name", required_argument, NULL, 'l' },
 		{ "max-path", required_argument, NULL, 'p' },
-		{ "sandboxed", no_argument, NULL, 's' },
+		{ "max-memory", required_argument, NULL, 'm' },
+		{ "max-cpu-seconds", required_argument, NULL, 'c' },
 		{ "probe", no_argument, NULL, 'P' },
 		{ 0 },
 	};
 	struct sbx_archive_limits lim;
 	struct sbx_archive_report rep;
-	bool sandboxed = false, want_probe = false;
+	uint64_t max_memory = 0, cpu_seconds = 0;
+	bool want_probe = false;
 	char text[1024];
 	int c;
 
@@ -325,7 +379,8 @@ int main(int argc, char **argv)
 		case 'd': slot = &lim.max_depth; break;
 		case 'l': slot = &lim.max_name; break;
 		case 'p': slot = &lim.max_path; break;
-		case 's': sandboxed = true; continue;
+		case 'm': slot = &max_memory; break;
+		case 'c': slot = &cpu_seconds; break;
 		case 'P': want_probe = true; continue;
 		default: return status(SBX_EXIT_SOFTWARE, "error", "usage: bad option");
 		}
@@ -342,13 +397,22 @@ int main(int argc, char **argv)
 	 * without the UTF-8 flag come through raw and must be valid UTF-8.) */
 	if (!setlocale(LC_CTYPE, "C.UTF-8"))
 		setlocale(LC_CTYPE, "C.utf8");
-	if (confine(sandboxed, want_probe, text, sizeof(text)) < 0)
+	/* The xz decoder gets three quarters of the memory: the rest is for
+	 * libarchive, the names and the helper itself. */
+	if (max_memory)
+		lim.xz_memlimit = max_memory / 4 * 3;
+	if (apply_limits(max_memory, cpu_seconds, text, sizeof(text)) < 0)
+		return status(SBX_EXIT_SOFTWARE, "error", text);
+	if (confine(want_probe, text, sizeof(text)) < 0)
 		return status(EXIT_CONFINE, "error", text);
 	if (want_probe)
 		return probe();
 
 	if (sbx_archive_check(0, &lim, &rep) < 0 || sbx_archive_extract(0, 3, &lim, &rep) < 0)
-		return status(rep.code, rep.code == SBX_EXIT_REFUSED ? "refused" : "error",
+		return status(rep.code,
+			      rep.code == SBX_EXIT_REFUSED ? "refused" :
+			      rep.code == SBX_EXIT_LIMIT   ? "limit" :
+							     "error",
 			      sbx_archive_report_text(&rep, text, sizeof(text)));
 	snprintf(text, sizeof(text), "%" PRIu64 " %" PRIu64, rep.entries, rep.bytes);
 	return status(SBX_EXIT_OK, "ok", text);

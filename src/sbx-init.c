@@ -11,7 +11,8 @@
  * Usage (by sbx only): sbx-init SOCK-FD STDOUT-FD STDERR-FD
  * SOCK-FD is the setup and report socket, on which the broker's go-ahead
  * brings the sealed memfd of the sandbox's description (spec-blob.c); the
- * other two are the payload's capture pipes.
+ * other two are the payload's capture pipes.  Its own fds 0-2 are
+ * /dev/null from its first instructions on.
  */
 #include "config.h"
 
@@ -57,6 +58,42 @@ static int fd_arg(const char *s)
 	return (int)v;
 }
 
+/*
+ * Point fds 0, 1 and 2 at /dev/null.  What sbx-init inherits there is the
+ * broker's stdio - the manifest's output file, the caller's terminal or
+ * stderr - which nothing in the sandbox may hold, even through /proc/1/fd.
+ * When sbx was started with stdio closed, the fds on the command line may
+ * themselves be 0, 1 or 2: they move above 2 first (@fds is updated).
+ */
+static int stdio_to_null(int fds[3])
+{
+	int null;
+
+	for (int i = 0; i < 3; i++) {
+		int moved;
+
+		if (fds[i] > 2)
+			continue;
+		moved = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+		if (moved < 0)
+			return -1;
+		/* The same fd may be named twice; move it once. */
+		for (int j = i + 1; j < 3; j++)
+			if (fds[j] == fds[i])
+				fds[j] = moved;
+		fds[i] = moved;
+	}
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0)
+		return -1;
+	for (int fd = 0; fd < 3; fd++)
+		if (fd != null && dup2(null, fd) < 0)
+			return -1;
+	if (null > 2)
+		close(null);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int fds[3];
@@ -70,5 +107,11 @@ int main(int argc, char **argv)
 			fputs("sbx-init: started by sbx only\n", stderr);
 			return 64;
 		}
+	if (stdio_to_null(fds) < 0) {
+		/* Nothing to report on yet but the socket, which the broker
+		 * reads as an init that ended during setup. */
+		fputs("sbx-init: cannot point stdio at /dev/null\n", stderr);
+		return 71;
+	}
 	sbx_init_main(fds[0], fds[1], fds[2]);
 }

@@ -56,6 +56,12 @@ static int add_rule(scmp_filter_ctx ctx, const struct sbx_seccomp_policy *pol,
 		case SBX_SC_OP_NE:
 			cmp[i] = SCMP_CMP64(a->index, SCMP_CMP_NE, a->value);
 			break;
+		case SBX_SC_OP_LT:
+			cmp[i] = SCMP_CMP64(a->index, SCMP_CMP_LT, a->value);
+			break;
+		case SBX_SC_OP_GT:
+			cmp[i] = SCMP_CMP64(a->index, SCMP_CMP_GT, a->value);
+			break;
 		default:
 			return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0, "%s: bad argument op",
 					     pol->file);

@@ -158,16 +158,25 @@ static int read_key_file(const char *path, bool private, struct secret *out,
 		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "%s", path);
 	if (!S_ISREG(st.st_mode))
 		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0, "%s: not a regular file", path);
-	if (private && (st.st_mode & (S_IROTH | S_IWOTH | S_IWGRP))) {
+	/* Whoever owns the file can change the key or read it: for root,
+	 * which reads any file, a key another user put at the configured
+	 * path would sign root's manifests with that user's key. */
+	if (private && st.st_uid != geteuid()) {
 		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0,
-			      "%s: private key is accessible by others (mode %04o)", path,
+			      "%s: private key is owned by uid %u, not by the caller (uid %u)", path,
+			      (unsigned)st.st_uid, (unsigned)geteuid());
+		sbx_error_hint(err, "chown %u %s, or use a key of your own", (unsigned)geteuid(),
+			       path);
+		return -1;
+	}
+	/* Only its owner, who signs with it, has any business with it. */
+	if (private && (st.st_mode & 077)) {
+		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0,
+			      "%s: private key is accessible by its group or others (mode %04o)", path,
 			      (unsigned)(st.st_mode & 07777));
 		sbx_error_hint(err, "chmod 600 %s", path);
 		return -1;
 	}
-	if (private && (st.st_mode & S_IRGRP))
-		sbx_warn("%s: private key is readable by its group (mode %04o)", path,
-			 (unsigned)(st.st_mode & 07777));
 	if (st.st_size > KEY_FILE_MAX)
 		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0, "%s: too large for a key file", path);
 

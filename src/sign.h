@@ -11,11 +11,12 @@
  * sha256sum`.
  *
  * Permissions of a private key file (decided here, documented in sbx(1)):
- * it must be a regular file that is neither readable nor writable by
- * others and not writable by its group; otherwise loading it is refused
- * (69) with a chmod hint, as a key others could read signs nothing.  A
- * group-readable key only draws a warning: a service key shared with a
- * group (root:sbx 0640) is a deliberate deployment.
+ * it must be a regular file owned by the effective uid that gives its
+ * group and others no access at all; otherwise loading it is refused (69)
+ * with a chown or chmod hint.  Whoever else can read a key can sign as its
+ * owner, and whoever owns it can swap it: so root does not sign with a key
+ * another user owns, and a key shared with a group (root:sbx 0640) is no
+ * longer a deployment sbx accepts - each caller signs with a key of its own.
  */
 #ifndef SBX_SIGN_H
 #define SBX_SIGN_H
@@ -162,5 +163,38 @@ int sbx_manifest_finish(json_t *manifest, EVP_PKEY *key, char **line, size_t *le
  * Return: 0 when valid, or -1 with SBX_EXIT_FAILED and the reason.
  */
 int sbx_manifest_check_signature(const json_t *manifest, EVP_PKEY *pub, struct sbx_error *err);
+
+/**
+ * sbx_manifest_parse() - `sbx verify`'s reading of a manifest's @len bytes
+ * (manifest-sign.c): one JSON object, duplicate keys refused, jansson's
+ * quoted bytes escaped in the message; then
+ * sbx_manifest_check_signature() decides.  @name is the file in messages.
+ * Return: a new reference, or NULL with SBX_EXIT_FAILED and the reason.
+ */
+json_t *sbx_manifest_parse(const char *name, const char *data, size_t len, struct sbx_error *err);
+
+/**
+ * sbx_manifest_check_line() - verify a manifest exactly as it was given.
+ * @name: the file's name for messages ("(stdin)");
+ * @data, @len: its bytes: the canonical line and at most one "\n".  The
+ *              same value written any other way (pretty-printed, other
+ *              escapes, other member order, a duplicated member) fails.
+ * @out: on success the parsed manifest, owned by the caller (may be NULL).
+ * Return: 0 when valid, or -1 with SBX_EXIT_FAILED and the reason.
+ */
+int sbx_manifest_check_line(const char *name, const char *data, size_t len, EVP_PKEY *pub,
+			    json_t **out, struct sbx_error *err);
+
+/**
+ * sbx_verify_unlisted() - the entries of an artifacts directory that
+ * @manifest does not list as promoted: every file, symlink or other
+ * non-directory whose path relative to @dirfd is no promoted artifact's
+ * `path`, and every directory with no promoted artifact below it.  Each is
+ * named on stderr (the first few), and counted in *@unlisted.  Nothing is
+ * followed: symlinks are entries, not ways in.
+ * Return: 0, or -1 with SBX_EXIT_FAILED when DIR cannot be read.
+ */
+int sbx_verify_unlisted(int dirfd, const json_t *manifest, size_t *unlisted,
+			struct sbx_error *err);
 
 #endif

@@ -162,8 +162,13 @@ struct sbx_spec *sbx_spec_unpack(void *blob, size_t size)
 	    h->spec_size != sizeof(*s) || h->size != size)
 		return NULL;
 	s = at(base, size, sizeof(*h), sizeof(*s));
-	if (!s || s->n_binds > SBX_MAX_MOUNTS || s->n_etc > ARRAY_SIZE(s->etc))
+	if (!s || s->n_binds > SBX_MAX_MOUNTS || s->n_etc > ARRAY_SIZE(s->etc) ||
+	    s->n_masks > SBX_MAX_MASKS)
 		return NULL;
+	for (size_t i = 0; i < s->n_masks; i++)
+		if (s->masks[i].after_bind >= s->n_binds ||
+		    !memchr(s->masks[i].path, '\0', sizeof(s->masks[i].path)))
+			return NULL;
 
 	for (size_t i = 0; i < s->n_binds; i++) {
 		s->binds[i].src = str_at(base, size, (uintptr_t)s->binds[i].src);
@@ -173,8 +178,11 @@ struct sbx_spec *sbx_spec_unpack(void *blob, size_t size)
 	}
 	if (s->n_symlinks > size / sizeof(*links))
 		return NULL;
+	/* Inside the block is not enough: an array is read only where its
+	 * type's alignment allows (packed at sizeof(uintptr_t), 8 for the
+	 * filter), never at an odd offset. */
 	links = at(base, size, (uintptr_t)s->symlinks, s->n_symlinks * sizeof(*links));
-	if (!links && s->n_symlinks)
+	if ((!links && s->n_symlinks) || (uintptr_t)s->symlinks % _Alignof(struct sbx_symlink))
 		return NULL;
 	for (size_t i = 0; i < s->n_symlinks; i++) {
 		links[i].path = (char *)str_at(base, size, (uintptr_t)links[i].path);
@@ -192,6 +200,8 @@ struct sbx_spec *sbx_spec_unpack(void *blob, size_t size)
 	if (!s->code && s->code_len)
 		return NULL;
 	if (s->seccomp.len == 0 || s->seccomp.len > BPF_MAXINSNS)
+		return NULL;
+	if ((uintptr_t)s->seccomp.filter % _Alignof(struct sock_filter))
 		return NULL;
 	s->seccomp.filter = at(base, size, (uintptr_t)s->seccomp.filter,
 			       s->seccomp.len * sizeof(struct sock_filter));

@@ -34,6 +34,10 @@ struct sbx_state_record {
  * ENOENT when the file is missing. */
 int sbx_state_record_read(int entry_fd, struct sbx_state_record *rec, struct sbx_error *err);
 void sbx_state_record_free(struct sbx_state_record *rec);
+/* The same checks on @n bytes of state.json already read (for tests and
+ * fuzzers).  Errors: 70. */
+int sbx_state_record_parse(const char *buf, size_t n, struct sbx_state_record *rec,
+			   struct sbx_error *err);
 
 /* starttime (field 22 of /proc/<pid>/stat).  -1 with errno on failure. */
 int sbx_state_proc_start(pid_t pid, uint64_t *out);

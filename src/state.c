@@ -79,7 +79,7 @@ bool sbx_state_cgroup_path_ok(const char *path, const char *run_id)
 }
 
 /* $TMPDIR when usable, else /tmp, without trailing slashes. */
-static char *tmp_base(void)
+char *sbx_state_temp_base(void)
 {
 	const char *t = getenv("TMPDIR");
 	char *s;
@@ -100,14 +100,14 @@ static char *tmp_base(void)
 
 char *sbx_state_temp_path(const char *run_id, const char *suffix)
 {
-	_cleanup_free_ char *base = tmp_base();
+	_cleanup_free_ char *base = sbx_state_temp_base();
 
 	return sbx_xasprintf("%s/sbx-run-%s%s", strcmp(base, "/") ? base : "", run_id, suffix);
 }
 
 bool sbx_state_temp_path_ok(const char *path, const char *run_id)
 {
-	_cleanup_free_ char *base = tmp_base();
+	_cleanup_free_ char *base = sbx_state_temp_base();
 	_cleanup_free_ char *prefix = sbx_xasprintf("sbx-run-%s", run_id);
 	const char *slash, *name;
 	size_t dlen;
@@ -320,9 +320,6 @@ int sbx_state_record_read(int entry_fd, struct sbx_state_record *rec, struct sbx
 {
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = sbx_xmalloc(STATE_JSON_MAX + 1);
-	_cleanup_state_json_ json_t *o = NULL;
-	json_int_t pid, start, uid;
-	const char *id;
 	ssize_t n;
 
 	memset(rec, 0, sizeof(*rec));
@@ -332,9 +329,20 @@ int sbx_state_record_read(int entry_fd, struct sbx_state_record *rec, struct sbx
 	n = sbx_read_all(fd, buf, STATE_JSON_MAX + 1);
 	if (n < 0)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "state.json: cannot read");
+	return sbx_state_record_parse(buf, (size_t)n, rec, err);
+}
+
+int sbx_state_record_parse(const char *buf, size_t n, struct sbx_state_record *rec,
+			   struct sbx_error *err)
+{
+	_cleanup_state_json_ json_t *o = NULL;
+	json_int_t pid, start, uid;
+	const char *id;
+
+	memset(rec, 0, sizeof(*rec));
 	if (n > STATE_JSON_MAX)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0, "state.json: larger than 1 MiB");
-	o = json_loadb(buf, (size_t)n, JSON_REJECT_DUPLICATES, NULL);
+	o = json_loadb(buf, n, JSON_REJECT_DUPLICATES, NULL);
 	if (!json_is_object(o))
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0, "state.json: not a JSON object");
 	id = json_string_value(json_object_get(o, "run_id"));

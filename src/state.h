@@ -36,6 +36,10 @@
  */
 void sbx_run_id_new(char out[SBX_RUN_ID_LEN + 1]);
 
+/* sbx_random_bytes() - @len bytes from getrandom(2); aborts when the kernel
+ * has none to give (ids and names made from them must not be guessable). */
+void sbx_random_bytes(unsigned char *buf, size_t len);
+
 /* True when @s is exactly 32 lowercase hex characters. */
 bool sbx_run_id_valid(const char *s);
 
@@ -58,6 +62,14 @@ int sbx_state_dir(const char *config_state_dir, char **out, struct sbx_error *er
  * and must not contain '/'.  Returned string owned by the caller.
  */
 char *sbx_state_temp_path(const char *run_id, const char *suffix);
+
+/* sbx_state_temp_base() - the directory of those paths ($TMPDIR or /tmp),
+ * owned by the caller.  Every run makes its temp directory there. */
+char *sbx_state_temp_base(void);
+
+/* The Hint for a temp base where sbx cannot make a directory. */
+#define SBX_TEMP_HINT "set TMPDIR to a directory you can create directories in " \
+		      "(each run keeps its outputs' quarantine there)"
 
 struct sbx_run_state;
 

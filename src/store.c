@@ -7,16 +7,21 @@
 
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
 #include <grp.h>
 #include <sys/fsuid.h>
+#include <sys/pidfd.h>
 #include <sys/sendfile.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 
+#include "cgroup.h"
 #include "sbx-archive.h"
 #include "job.h"
 #include "libexec.h"
@@ -172,6 +177,15 @@ int sbx_store_resolve(int principal_fd, const char *principal, const char *handl
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "handle \"%s\": fstat", handle);
 	if (!S_ISREG(st->st_mode))
 		return not_found(err, principal, handle);
+	/* A second name of a file can sit in any directory the file's owner
+	 * or root could link from: in this principal's directory it would
+	 * make another principal's file (or any file of the host the linker
+	 * could read) a handle of this one.  Nothing tells the two names
+	 * apart, so a store file has exactly one. */
+	if (st->st_nlink > 1)
+		return sbx_error_set(err, SBX_EXIT_REFUSED, 0,
+				     "handle \"%s\" of principal \"%s\" is a hard link (%ju names); a store file must have one name",
+				     handle, principal ? principal : "", (uintmax_t)st->st_nlink);
 	*fd = TAKE_FD(f);
 	return 0;
 }
@@ -286,153 +300,362 @@ static char *extractor_path(void)
 	return sbx_libexec_path("sbx-extract");
 }
 
-/*
- * As root, the helper must not be root: it runs as the ids the caller
- * set as its fsuid/fsgid (the id the sandbox user maps to, see run.c), so
- * that the parser holds no privilege and what it creates in the run's
- * /work/in is owned by an id that exists in the sandbox's user namespace
- * (tmpfs refuses other owners with EOVERFLOW).  posix_spawn cannot change
- * ids, so this is fork and execve, with only async-signal-safe calls in
- * the child.  Returns 0 or an errno value, like posix_spawn.
- */
-static int spawn_unprivileged(pid_t *pid, const char *path, int a, int wr, int d, char **argv,
-			      char **envp)
+/* What the child may write before execve: no allocation, no stdio (the
+ * broker may have threads, the proxy's), only write(2) of fixed text and
+ * a number. */
+static void child_fail(const char *what, int errnum)
 {
-	/* setfsuid/setfsgid with an invalid id change nothing and return
-	 * the current value. */
-	uid_t uid = (uid_t)setfsuid((uid_t)-1);
-	gid_t gid = (gid_t)setfsgid((gid_t)-1);
-	sigset_t none;
-	pid_t p;
+	char num[16];
+	size_t n = sizeof(num);
 
-	if (uid == 0 || gid == 0)
-		return EPERM; /* the caller forgot to pick an id: never run as root */
-	/* What posix_spawn would report, before there is a child to fail. */
-	if (access(path, X_OK) < 0)
-		return errno;
-	sigemptyset(&none);
-	p = fork();
-	if (p < 0)
-		return errno;
-	if (p == 0) {
-		for (int sig = 1; sig < NSIG; sig++)
-			signal(sig, SIG_DFL);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		if (dup2(a, 0) < 0 || dup2(wr, 1) < 0 || dup2(d, 3) < 0 ||
-		    setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
-		    setresuid(uid, uid, uid) < 0)
-			_exit(127);
-		execve(path, argv, envp);
-		_exit(127);
-	}
-	*pid = p;
-	return 0;
+	do {
+		num[--n] = (char)('0' + errnum % 10);
+		errnum /= 10;
+	} while (errnum && n > 0);
+	(void)!write(1, "error ", 6);
+	(void)!write(1, what, strlen(what));
+	(void)!write(1, ": errno ", 8);
+	(void)!write(1, num + n, sizeof(num) - n);
+	(void)!write(1, "\n", 1);
 }
 
 /*
+ * The helper's process, between fork and execve.  It waits for the go
+ * byte on @go (the parent moves it into the run's cgroup first, so that
+ * nothing the helper does is outside the limits), makes itself the OOM
+ * killer's first choice (the sandbox's init shares the cgroup), and gets
+ * an IPC namespace of its own, so that no SysV segment or POSIX queue of
+ * the host is reachable.  As root that is CLONE_NEWIPC and then the ids
+ * the caller set as its fsuid/fsgid (the id the sandbox user maps to, see
+ * run.c): the parser holds no privilege, and what it creates in the run's
+ * /work/in is owned by an id the sandbox's user namespace maps (tmpfs
+ * refuses other owners with EOVERFLOW).  Unprivileged, an IPC namespace
+ * needs a user namespace around it; the helper's uid is not mapped there,
+ * so the execve leaves it no capability in it, and files it creates keep
+ * its real uid.
+ */
+static _noreturn_ void helper_child(int a, int wr, int ewr, int d, int go, uid_t uid, gid_t gid,
+				    const char *path, char **argv, char **envp)
+{
+	sigset_t none;
+	char byte;
+	int fd;
+
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (dup2(a, 0) < 0 || dup2(wr, 1) < 0 || dup2(ewr, 2) < 0 || dup2(d, 3) < 0)
+		_exit(127);
+	if (read(go, &byte, 1) != 1)
+		_exit(127); /* the parent gave up */
+	if (uid != (uid_t)-1) {
+		/* The caller's fsuid is the sandbox's: /proc/self is root's. */
+		setfsuid(0);
+		setfsgid(0);
+	}
+	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, "1000", 4) != 4) {
+		child_fail("oom_score_adj", errno);
+		_exit(SBX_EXIT_SOFTWARE);
+	}
+	close(fd);
+	if (uid != (uid_t)-1) {
+		if (unshare(CLONE_NEWIPC) < 0) {
+			child_fail("unshare(CLONE_NEWIPC)", errno);
+			_exit(SBX_EXIT_UNAVAILABLE);
+		}
+		if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+		    setresuid(uid, uid, uid) < 0) {
+			child_fail("setresuid", errno);
+			_exit(SBX_EXIT_SOFTWARE);
+		}
+	} else if (unshare(CLONE_NEWUSER | CLONE_NEWIPC) < 0) {
+		child_fail("unshare(CLONE_NEWUSER|CLONE_NEWIPC)", errno);
+		_exit(SBX_EXIT_UNAVAILABLE);
+	}
+	execve(path, argv, envp);
+	child_fail("execve", errno);
+	_exit(127);
+}
+
+/* A bounded buffer for one of the helper's pipes: the first @cap bytes
+ * are kept, the rest is read and dropped so that the helper never blocks. */
+struct capture {
+	int fd;
+	char *buf;
+	size_t len, cap;
+	bool truncated, open;
+};
+
+static void capture_read(struct capture *c)
+{
+	char scratch[4096];
+
+	while (c->open) {
+		size_t room = c->cap - c->len;
+		ssize_t n = room ? read(c->fd, c->buf + c->len, room) : read(c->fd, scratch, sizeof(scratch));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;
+		if (n <= 0) {
+			c->open = false;
+			return;
+		}
+		if (room)
+			c->len += (size_t)n;
+		else
+			c->truncated = true;
+	}
+}
+
+/* The helper's stderr, line by line, on ours: cleaned, at most a few. */
+static void show_stderr(struct capture *c, const char *handle)
+{
+	char *p = c->buf, *end = c->buf + c->len;
+	int shown = 0;
+
+	while (p < end && shown < 8) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		char *stop = nl ? nl : end;
+		char line[256];
+		size_t n = (size_t)(stop - p) < sizeof(line) - 1 ? (size_t)(stop - p) : sizeof(line) - 1;
+
+		memcpy(line, p, n);
+		line[n] = '\0';
+		clean_line(line);
+		if (line[0])
+			sbx_warn("archive \"%s\": sbx-extract: %s%s", handle, line,
+				 (size_t)(stop - p) > n ? "..." : "");
+		shown++;
+		p = stop + 1;
+	}
+	if (c->truncated || p < end)
+		sbx_warn("archive \"%s\": sbx-extract: (more on its stderr, not shown)", handle);
+}
+
+enum stop_reason { STOP_NONE, STOP_CANCEL, STOP_TIMEOUT };
+
+/*
  * Validate and extract @archive_fd into @dst_fd with the sbx-extract
- * helper.  The helper gets the archive as fd 0, the destination as fd 3
- * and its status pipe as fd 1, an empty environment and nothing else:
- * every other fd of sbx is close-on-exec.
+ * helper.  The helper gets the archive as fd 0, the destination as fd 3,
+ * its status pipe as fd 1 and a diagnostics pipe as fd 2, an empty
+ * environment and nothing else: every other fd of sbx is close-on-exec.
+ * While it runs, sbx waits on its pidfd, both pipes, the cancellation
+ * signalfd and a timer for the deadline; cancellation and the deadline
+ * SIGKILL it (it holds nothing worth a grace period: its output is
+ * discarded with the run).
  */
 static int run_extractor(int archive_fd, int dst_fd, const struct sbx_archive_limits *lim,
-			 const char *handle, uint64_t *bytes, struct sbx_error *err)
+			 const struct sbx_extract_ctl *ctl, const char *handle, uint64_t *bytes,
+			 struct sbx_error *err)
 {
 	_cleanup_free_ char *path = extractor_path();
-	_cleanup_close_ int a = -1, d = -1, rd = -1, wr = -1;
-	char args[7][40], line[1024] = "";
-	char *argv[16], *envp[] = { NULL };
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t mask, defaults;
-	size_t len = 0, argc = 0;
+	_cleanup_close_ int a = -1, d = -1, rd = -1, wr = -1, erd = -1, ewr = -1, go_rd = -1,
+			    go_wr = -1, pidfd = -1, timer = -1;
+	char args[9][40], line[1024], errtext[4096];
+	char *argv[24], *envp[] = { NULL };
+	struct capture out = { .buf = line, .cap = sizeof(line) - 1, .open = true };
+	struct capture errc = { .buf = errtext, .cap = sizeof(errtext), .open = true };
+	enum stop_reason stop = STOP_NONE;
+	size_t argc = 0;
 	uint64_t entries = 0;
-	int pipefd[2], r, wstatus;
+	uid_t uid = (uid_t)-1;
+	gid_t gid = (gid_t)-1;
+	siginfo_t si = { 0 };
+	int pipefd[2], go[2], epipe[2];
 	pid_t pid;
 
-	static const char *const names[7] = { "--max-entries", "--max-entry-bytes",
+	static const char *const names[9] = { "--max-entries", "--max-entry-bytes",
 					      "--max-total-bytes", "--max-ratio", "--max-depth",
-					      "--max-name", "--max-path" };
-	const uint64_t values[7] = { lim->max_entries, lim->max_entry_bytes, lim->max_total_bytes,
-				     lim->max_ratio, lim->max_depth, lim->max_name,
-				     lim->max_path };
+					      "--max-name", "--max-path", "--max-memory",
+					      "--max-cpu-seconds" };
+	uint64_t values[9] = { lim->max_entries, lim->max_entry_bytes, lim->max_total_bytes,
+			       lim->max_ratio, lim->max_depth, lim->max_name,
+			       lim->max_path, 0, 0 };
 
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
+	if (ctl)
+		values[7] = ctl->memory_mib << 20;
+	if (ctl && ctl->deadline_ns) {
+		uint64_t now = sbx_now_mono_ns();
+		/* CPU seconds: what is left of the wall clock, rounded up. */
+		values[8] = ctl->deadline_ns > now ? (ctl->deadline_ns - now) / 1000000000ull + 1 : 1;
+	}
+	if (pipe2(pipefd, O_CLOEXEC) < 0 || pipe2(epipe, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "archive \"%s\": pipe", handle);
-	rd = pipefd[0];
-	/* Sources above the target numbers, so that no dup2 below can
+	/* Sources above the target numbers, so that no dup2 in the child can
 	 * overwrite a source that a later one still needs. */
+	rd = pipefd[0];
+	erd = epipe[0];
+	go_rd = fcntl(go[0], F_DUPFD_CLOEXEC, 10);
+	go_wr = go[1];
+	close(go[0]);
 	wr = fcntl(pipefd[1], F_DUPFD_CLOEXEC, 10);
 	close(pipefd[1]);
+	ewr = fcntl(epipe[1], F_DUPFD_CLOEXEC, 10);
+	close(epipe[1]);
 	a = fcntl(archive_fd, F_DUPFD_CLOEXEC, 10);
 	d = fcntl(dst_fd, F_DUPFD_CLOEXEC, 10);
-	if (wr < 0 || a < 0 || d < 0 || lseek(a, 0, SEEK_SET) < 0)
+	if (wr < 0 || ewr < 0 || go_rd < 0 || a < 0 || d < 0 || lseek(a, 0, SEEK_SET) < 0)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "archive \"%s\": dup", handle);
 
 	argv[argc++] = (char *)"sbx-extract";
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		if (i >= 7 && !values[i])
+			continue; /* no memory or CPU limit given */
 		snprintf(args[i], sizeof(args[i]), "%" PRIu64, values[i]);
 		argv[argc++] = (char *)names[i];
 		argv[argc++] = args[i];
 	}
 	argv[argc] = NULL;
 
-	if (posix_spawn_file_actions_init(&fa) != 0)
-		return sbx_error_set(err, SBX_EXIT_SOFTWARE, ENOMEM, "archive \"%s\"", handle);
-	if (posix_spawnattr_init(&attr) != 0) {
-		posix_spawn_file_actions_destroy(&fa);
-		return sbx_error_set(err, SBX_EXIT_SOFTWARE, ENOMEM, "archive \"%s\"", handle);
+	if (geteuid() == 0) {
+		/* setfsuid/setfsgid with an invalid id change nothing and
+		 * return the current value. */
+		uid = (uid_t)setfsuid((uid_t)-1);
+		gid = (gid_t)setfsgid((gid_t)-1);
+		if (uid == 0 || gid == 0) /* the caller forgot to pick an id: never run as root */
+			return sbx_error_set(err, SBX_EXIT_SOFTWARE, EPERM,
+					     "archive \"%s\": the helper would run as root", handle);
 	}
-	posix_spawn_file_actions_adddup2(&fa, a, 0);
-	posix_spawn_file_actions_adddup2(&fa, wr, 1);
-	posix_spawn_file_actions_adddup2(&fa, d, 3);
-	/* sbx may block or ignore signals for its supervisor loop; the
-	 * helper starts with none blocked and every default handler, so that
-	 * a SIGTERM or SIGKILL from sbx (or the user) ends it. */
-	sigemptyset(&mask);
-	sigfillset(&defaults);
-	posix_spawnattr_setsigmask(&attr, &mask);
-	posix_spawnattr_setsigdefault(&attr, &defaults);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	if (geteuid() == 0)
-		r = spawn_unprivileged(&pid, path, a, wr, d, argv, envp);
-	else
-		r = posix_spawn(&pid, path, &fa, &attr, argv, envp);
-	posix_spawnattr_destroy(&attr);
-	posix_spawn_file_actions_destroy(&fa);
-	if (r != 0) {
-		sbx_error_set(err, SBX_EXIT_SOFTWARE, r, "archive \"%s\": cannot run %s", handle,
+	/* What execve would report, before there is a child to fail. */
+	if (access(path, X_OK) < 0) {
+		sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "archive \"%s\": cannot run %s", handle,
 			      path);
 		sbx_error_hint(err, "the archive helper is installed in pkglibexecdir; "
 				    "SBX_LIBEXECDIR overrides where sbx looks for it");
 		return -1;
 	}
+	pid = fork();
+	if (pid < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "archive \"%s\": fork", handle);
+	if (pid == 0)
+		helper_child(a, wr, ewr, d, go_rd, uid, gid, path, argv, envp);
 	closep(&wr);
-	/* One short line; whatever follows it is drained, not kept. */
-	for (;;) {
-		char scratch[256];
-		ssize_t n = len + 1 < sizeof(line) ? read(rd, line + len, sizeof(line) - 1 - len) :
-						     read(rd, scratch, sizeof(scratch));
+	closep(&ewr);
+	closep(&go_rd);
+	pidfd = pidfd_open(pid, 0);
+	if (pidfd >= 0 && ctl && ctl->cg) {
+		/* The cgroup is written with sbx's own rights, not with the
+		 * sandbox's id that the caller set for the copies. */
+		uid_t fsuid = (uid_t)setfsuid(geteuid());
+		gid_t fsgid = (gid_t)setfsgid(getegid());
+		int r = sbx_cgroup_attach(ctl->cg, pid, err);
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (len + 1 < sizeof(line))
-			len += (size_t)n;
+		setfsgid(fsgid);
+		setfsuid(fsuid);
+		if (r < 0) {
+			kill(pid, SIGKILL);
+			while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+				;
+			return -1;
+		}
 	}
-	line[len] = '\0';
-	clean_line(line);
-	while (waitpid(pid, &wstatus, 0) < 0)
+	if (pidfd < 0 || write(go_wr, "g", 1) != 1) {
+		sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "archive \"%s\": start the helper",
+			      handle);
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		return -1;
+	}
+	closep(&go_wr);
+	if (ctl && ctl->deadline_ns) {
+		struct itimerspec its = { .it_value = {
+			.tv_sec = (time_t)(ctl->deadline_ns / 1000000000ull),
+			.tv_nsec = (long)(ctl->deadline_ns % 1000000000ull) } };
+
+		timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (timer < 0 || timerfd_settime(timer, TFD_TIMER_ABSTIME, &its, NULL) < 0) {
+			sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "archive \"%s\": timerfd", handle);
+			pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+			waitid(P_PIDFD, (id_t)pidfd, &si, WEXITED);
+			return -1;
+		}
+	}
+	out.fd = rd;
+	errc.fd = erd;
+	fcntl(rd, F_SETFL, O_NONBLOCK);
+	fcntl(erd, F_SETFL, O_NONBLOCK);
+
+	for (bool exited = false; !exited;) {
+		struct pollfd pf[5] = {
+			{ .fd = pidfd, .events = POLLIN },
+			{ .fd = out.open ? rd : -1, .events = POLLIN },
+			{ .fd = errc.open ? erd : -1, .events = POLLIN },
+			{ .fd = ctl && stop == STOP_NONE ? ctl->cancel_fd : -1, .events = POLLIN },
+			{ .fd = stop == STOP_NONE ? timer : -1, .events = POLLIN },
+		};
+
+		if (poll(pf, ARRAY_SIZE(pf), -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "archive \"%s\": poll", handle);
+			pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+			waitid(P_PIDFD, (id_t)pidfd, &si, WEXITED);
+			return -1;
+		}
+		if (pf[1].revents)
+			capture_read(&out);
+		if (pf[2].revents)
+			capture_read(&errc);
+		if (pf[3].revents) {
+			struct signalfd_siginfo ssi;
+
+			if (read(ctl->cancel_fd, &ssi, sizeof(ssi)) == sizeof(ssi)) {
+				stop = STOP_CANCEL;
+				pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+			}
+		}
+		if (pf[4].revents) {
+			stop = STOP_TIMEOUT;
+			pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+		}
+		if (pf[0].revents) {
+			/* Gone: what it wrote is all in the pipes now. */
+			capture_read(&out);
+			capture_read(&errc);
+			exited = true;
+		}
+	}
+	while (waitid(P_PIDFD, (id_t)pidfd, &si, WEXITED) < 0)
 		if (errno != EINTR)
 			return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno,
-					     "archive \"%s\": waitpid", handle);
+					     "archive \"%s\": waitid", handle);
+	line[out.len] = '\0';
+	clean_line(line);
+	show_stderr(&errc, handle);
 
-	if (WIFSIGNALED(wstatus))
+	if (stop == STOP_CANCEL)
+		return sbx_error_set(err, SBX_EXIT_CANCELLED, 0,
+				     "archive \"%s\": cancelled by the caller while extracting", handle);
+	if (stop == STOP_TIMEOUT)
+		return sbx_error_set(err, SBX_EXIT_TIMEOUT, 0,
+				     "archive \"%s\": wall_seconds %" PRIu64 " reached while extracting",
+				     handle, ctl->wall_seconds);
+	if (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED) {
+		struct sbx_cgroup_stats st = { 0 };
+
+		/* SIGXCPU, or the SIGKILL at the hard limit: RLIMIT_CPU, set
+		 * from what was left of the wall clock. */
+		if (si.si_status == SIGXCPU)
+			return sbx_error_set(err, SBX_EXIT_TIMEOUT, 0,
+					     "archive \"%s\": wall_seconds %" PRIu64
+					     " reached while extracting (its CPU limit)",
+					     handle, ctl ? ctl->wall_seconds : 0);
+		if (si.si_status == SIGKILL && ctl && ctl->cg &&
+		    sbx_cgroup_stats(ctl->cg, &st, NULL) == 0 && st.oom_kills > 0)
+			return sbx_error_set(err, SBX_EXIT_LIMIT, 0,
+					     "archive \"%s\": memory: memory_mib %" PRIu64
+					     " exceeded while extracting (OOM kill)",
+					     handle, ctl->memory_mib);
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0,
 				     "archive \"%s\": the extractor was killed by signal %d", handle,
-				     WTERMSIG(wstatus));
-	switch (WEXITSTATUS(wstatus)) {
+				     si.si_status);
+	}
+	switch (si.si_status) {
 	case 0:
 		if (sscanf(line, "ok %" SCNu64 " %" SCNu64, &entries, bytes) != 2 ||
 		    *bytes > lim->max_total_bytes)
@@ -443,18 +666,43 @@ static int run_extractor(int archive_fd, int dst_fd, const struct sbx_archive_li
 			break;
 		return sbx_error_set(err, SBX_EXIT_REFUSED, 0, "archive \"%s\": %s", handle,
 				     line + 8);
+	case SBX_EXIT_LIMIT:
+		if (strncmp(line, "limit ", 6) != 0)
+			break;
+		return sbx_error_set(err, SBX_EXIT_LIMIT, 0, "archive \"%s\": %s", handle, line + 6);
 	case SBX_EXIT_UNAVAILABLE:
 		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0, "archive \"%s\": %s", handle,
 			      strncmp(line, "error ", 6) == 0 ? line + 6 : line);
-		sbx_error_hint(err, "the archive extractor confines itself with Landlock and "
-				    "seccomp; this kernel does not offer what it needs");
+		if (strstr(line, "unshare"))
+			sbx_error_hint(err, "the archive helper needs an IPC namespace of its own; "
+					    "unprivileged, that takes a user namespace "
+					    "(sysctl user.max_user_namespaces > 0)");
+		else
+			sbx_error_hint(err, "the archive extractor confines itself with Landlock "
+					    "and seccomp; this kernel does not offer what it needs");
+		return -1;
+	case 127:
+		sbx_error_set(err, SBX_EXIT_SOFTWARE, 0, "archive \"%s\": cannot run %s: %s", handle,
+			      path, line[0] ? line : "no status");
+		sbx_error_hint(err, "the archive helper is installed in pkglibexecdir; "
+				    "SBX_LIBEXECDIR overrides where sbx looks for it");
 		return -1;
 	default:
 		break;
 	}
+	if (!line[0] && errc.len) {
+		/* No status: its first line of stderr says more than nothing. */
+		char *nl = memchr(errtext, '\n', errc.len);
+		size_t n = nl ? (size_t)(nl - errtext) : errc.len;
+
+		n = n < sizeof(line) - 1 ? n : sizeof(line) - 1;
+		memcpy(line, errtext, n);
+		line[n] = '\0';
+		clean_line(line);
+	}
 	return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0,
 			     "archive \"%s\": the extractor failed (exit %d): %s", handle,
-			     WEXITSTATUS(wstatus), line[0] ? line : "no status");
+			     si.si_status, line[0] ? line : "no status");
 }
 
 static bool strv_contains(char *const *v, const char *s)
@@ -478,7 +726,8 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 
 int sbx_store_materialize(int principal_fd, const char *principal, char *const *handles,
 			  char *const *extract, int in_dirfd, uint64_t per_input_max,
-			  uint64_t total_max, struct sbx_error *err)
+			  uint64_t total_max, const struct sbx_extract_ctl *ctl,
+			  struct sbx_error *err)
 {
 	size_t n = sbx_strv_length(handles);
 	_cleanup_free_ int *fds = sbx_xcalloc(n, sizeof(int));
@@ -562,7 +811,7 @@ int sbx_store_materialize(int principal_fd, const char *principal, char *const *
 				goto out;
 			}
 			sbx_archive_limits_default(&lim, budget);
-			if (run_extractor(fds[i], dir, &lim, handles[i], &bytes, err) < 0) {
+			if (run_extractor(fds[i], dir, &lim, ctl, handles[i], &bytes, err) < 0) {
 				sbx_error_prefix(err, "input_handles[%zu]: ", i);
 				goto out;
 			}

@@ -73,13 +73,27 @@ int sbx_store_copy(int src_fd, int dst_dirfd, const char *name, uint64_t max_byt
  * terminated) first, so that a refusal comes before anything is written;
  * then copy each into @in_dirfd/<handle>, or, for the handles also listed
  * in @extract, validate and extract it into @in_dirfd/<handle>/ with the
- * sbx-extract helper ($SBX_LIBEXECDIR, else the installed pkglibexecdir).
+ * sbx-extract helper ($SBX_LIBEXECDIR, else the installed pkglibexecdir),
+ * started as @ctl says (NULL: no cgroup, deadline or cancellation, the
+ * helper's default memory limits; unit tests only).
  * @per_input_max caps each input's bytes (an archive's uncompressed
  * bytes), @total_max all of them.  Messages are prefixed
  * "input_handles[i]: ".  Runs without archives never start the helper.
+ * Besides the usual codes: SBX_EXIT_TIMEOUT (the deadline passed),
+ * SBX_EXIT_CANCELLED (@ctl->cancel_fd became readable; the signal is
+ * consumed) and SBX_EXIT_LIMIT (the memory limit), each while extracting.
  */
+struct sbx_cgroup;
+struct sbx_extract_ctl {
+	struct sbx_cgroup *cg;   /* the helper is moved in before it runs */
+	int cancel_fd;           /* a signalfd: readable means cancel; -1: none */
+	uint64_t deadline_ns;    /* CLOCK_MONOTONIC; 0: none */
+	uint64_t wall_seconds;   /* named in the timeout message */
+	uint64_t memory_mib;     /* the helper's --max-memory; 0: its default */
+};
 int sbx_store_materialize(int principal_fd, const char *principal, char *const *handles,
 			  char *const *extract, int in_dirfd, uint64_t per_input_max,
-			  uint64_t total_max, struct sbx_error *err);
+			  uint64_t total_max, const struct sbx_extract_ctl *ctl,
+			  struct sbx_error *err);
 
 #endif

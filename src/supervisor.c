@@ -137,6 +137,13 @@ static void kill_now(struct sbx_spawn *sp, const struct sbx_supervise_opts *o,
 	pidfd_send_signal(sp->pidfd, SIGKILL, NULL, 0);
 }
 
+/* The init's reading of vm.memfd_noexec: 0 to 2, anything else "none"
+ * (the manifest never shows a value the kernel does not have). */
+static int memfd_noexec_of(const struct sbx_report *rep)
+{
+	return rep->memfd_noexec >= 0 && rep->memfd_noexec <= 2 ? rep->memfd_noexec : -1;
+}
+
 int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, struct sbx_outcome *out,
 		  struct sbx_error *err)
 {
@@ -211,6 +218,7 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 					out->started = true;
 					out->t_exec_ns = sbx_now_mono_ns();
 					out->landlock_abi = rep.status;
+					out->memfd_noexec = memfd_noexec_of(&rep);
 					emit(o, "started", NULL);
 				} else if (k == (int)sizeof(rep) && rep.kind == SBX_REPORT_EXITED) {
 					out->exited = true;
@@ -227,6 +235,8 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 				if (waitid(P_PIDFD, (id_t)sp->pidfd, &si, WEXITED | WNOHANG) == 0 &&
 				    si.si_pid != 0) {
 					init_gone = true;
+					out->init_sigkilled = si.si_code == CLD_KILLED &&
+							      si.si_status == SIGKILL;
 					epoll_ctl(ep, EPOLL_CTL_DEL, sp->pidfd, NULL);
 					close(sp->pidfd);
 					sp->pidfd = -1;
@@ -292,13 +302,19 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 			while ((k = sbx_spawn_recv_report(sp->sock, &rep, NULL, 0)) > 0) {
 				if (k != (int)sizeof(rep))
 					continue;
+				/* The same events as in the loop: a fast payload's
+				 * reports can still be queued when the init's exit
+				 * is seen first. */
 				if (rep.kind == SBX_REPORT_EXITED && !out->exited) {
 					out->exited = true;
 					out->wait_status = rep.status;
+					emit(o, "exited", NULL);
 				} else if (rep.kind == SBX_REPORT_STARTED && !out->started) {
 					out->started = true;
 					out->t_exec_ns = sbx_now_mono_ns();
 					out->landlock_abi = rep.status;
+					out->memfd_noexec = memfd_noexec_of(&rep);
+					emit(o, "started", NULL);
 				} else if (rep.kind == SBX_REPORT_FAILED) {
 					r = sbx_spawn_report_error(&rep, err);
 				}

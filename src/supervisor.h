@@ -36,12 +36,15 @@ enum sbx_termination {
 struct sbx_outcome {
 	bool started;        /* the payload's execve succeeded */
 	int landlock_abi;    /* Landlock ABI the sandbox applied, 0 for none */
+	int memfd_noexec;    /* vm.memfd_noexec in the sandbox, -1 for none */
 	bool exited;         /* we have its wait status */
 	int wait_status;
 	enum sbx_termination term;
 	const char *limit_reason; /* with SBX_TERM_LIMIT */
 	bool soft_fired;
 	bool killed;         /* SIGKILL had to be sent after the grace period */
+	bool init_sigkilled; /* the init itself died of SIGKILL (ours, or the
+			      * kernel's: an OOM kill, a group OOM kill) */
 	uint64_t t_started_ns;
 	uint64_t t_exec_ns;  /* STARTED received */
 	uint64_t t_end_ns;

@@ -4,20 +4,26 @@
  *
  * verify trusts nothing in the manifest until its signature checks out
  * against a public key the caller chose (--pubkey) or the caller's own
- * default key; only then are the artifacts it lists looked up, each opened
- * beneath --artifacts DIR with openat2 so that a path in a manifest can
- * never name a file outside DIR or follow a symlink.
+ * default key, over the bytes exactly as given (the canonical line; no
+ * re-canonicalization, so what verifies here is what jq + openssl verify);
+ * only then are the artifacts it lists looked up, each opened beneath
+ * --artifacts DIR with openat2 so that a path in a manifest can never name
+ * a file outside DIR or follow a symlink, and DIR is walked for entries the
+ * manifest does not list.
  *
- * Exit status: 0 valid, 1 invalid (or cannot be checked) with the reason,
+ * Exit status: 0 valid, 1 invalid (or cannot be checked, or DIR holds
+ * entries the manifest does not list) with the reason,
  * 64 usage, 69 when the kernel lacks openat2 (no weaker fallback), 70
  * internal error.
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -25,6 +31,7 @@
 #include "cli.h"
 #include "digest.h"
 #include "hostconfig.h"
+#include "json.h"
 #include "sign.h"
 #include "syscalls.h"
 
@@ -110,35 +117,15 @@ static int read_capped(int fd, const char *name, char **data, size_t *len,
 	return 0;
 }
 
-static json_t *load_manifest(const char *path, struct sbx_error *err)
+/* The manifest's bytes, from @path or stdin ("-"). */
+static int read_manifest(const char *path, char **data, size_t *len, struct sbx_error *err)
 {
 	const char *name = strcmp(path, "-") ? path : "(stdin)";
 	_cleanup_close_ int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY) : -1;
-	_cleanup_free_ char *data = NULL;
-	size_t len = 0;
-	json_error_t jerr;
-	json_t *v;
 
-	if (strcmp(path, "-") && fd < 0) {
-		sbx_error_set(err, SBX_EXIT_FAILED, errno, "%s", path);
-		return NULL;
-	}
-	if (read_capped(fd >= 0 ? fd : STDIN_FILENO, name, &data, &len, err) < 0)
-		return NULL;
-	/* Duplicate keys are refused: with them, sbx and jq could each see a
-	 * different manifest behind the same signature. */
-	v = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!v) {
-		sbx_error_set(err, SBX_EXIT_FAILED, 0, "%s: line %d column %d: %s", name, jerr.line,
-			      jerr.column, jerr.text);
-		return NULL;
-	}
-	if (!json_is_object(v)) {
-		json_decref(v);
-		sbx_error_set(err, SBX_EXIT_FAILED, 0, "%s: not a JSON object", name);
-		return NULL;
-	}
-	return v;
+	if (strcmp(path, "-") && fd < 0)
+		return sbx_error_set(err, SBX_EXIT_FAILED, errno, "%s", path);
+	return read_capped(fd >= 0 ? fd : STDIN_FILENO, name, data, len, err);
 }
 
 /*
@@ -201,13 +188,142 @@ static int check_artifact(int dirfd, size_t idx, const json_t *a, struct sbx_err
 	return 0;
 }
 
+/* --- what DIR holds that the manifest does not list ---------------------- */
+
+/* Named one by one up to this many; the count covers the rest. */
+#define UNLISTED_SHOWN 20
+/* Directory levels walked below DIR (sbx promotes at most 16 below /work/out). */
+#define UNLISTED_DEPTH 64
+
+struct listed {
+	const char **v; /* promoted paths, sorted */
+	size_t n;
+	size_t unlisted;
+};
+
+static int by_string(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static bool is_listed(const struct listed *l, const char *path)
+{
+	return l->n && bsearch(&path, l->v, l->n, sizeof(*l->v), by_string);
+}
+
+/* Is some listed path below the directory @dir ("a/b" for "a/b/...")? */
+static bool listed_below(const struct listed *l, const char *dir)
+{
+	_cleanup_free_ char *prefix = sbx_xasprintf("%s/", dir);
+	size_t lo = 0, hi = l->n, plen = strlen(prefix);
+
+	/* The first listed path not below @prefix in sort order. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(l->v[mid], prefix) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < l->n && strncmp(l->v[lo], prefix, plen) == 0;
+}
+
+static void report_unlisted(struct listed *l, const char *path, bool dir)
+{
+	if (++l->unlisted <= UNLISTED_SHOWN) {
+		_cleanup_free_ char *shown = sbx_canonjson_clean_string(path, strlen(path), 256, NULL);
+		sbx_warn("%s%s: not listed in the manifest", shown, dir ? "/" : "");
+	}
+}
+
+/* Walk the directory @fd (consumed) at relative path @prefix. */
+static int walk_unlisted(int fd, const char *prefix, unsigned depth, struct listed *l,
+			 struct sbx_error *err)
+{
+	DIR *d = fdopendir(fd);
+	struct dirent *de;
+	int r = 0;
+
+	if (!d) {
+		close(fd);
+		return sbx_error_set(err, SBX_EXIT_FAILED, errno, "--artifacts: %s/: cannot read",
+				     *prefix ? prefix : ".");
+	}
+	for (errno = 0; r == 0 && (de = readdir(d)); errno = 0) {
+		_cleanup_free_ char *path = NULL;
+		struct stat st;
+		int sub;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		path = *prefix ? sbx_xasprintf("%s/%s", prefix, de->d_name) : sbx_xstrdup(de->d_name);
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = sbx_error_set(err, SBX_EXIT_FAILED, errno, "--artifacts: %s", path);
+			break;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			if (!is_listed(l, path))
+				report_unlisted(l, path, false);
+			continue;
+		}
+		if (!listed_below(l, path) || depth >= UNLISTED_DEPTH) {
+			report_unlisted(l, path, true);
+			continue;
+		}
+		sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0) {
+			r = sbx_error_set(err, SBX_EXIT_FAILED, errno, "--artifacts: %s/", path);
+			break;
+		}
+		r = walk_unlisted(sub, path, depth + 1, l, err);
+	}
+	if (r == 0 && errno)
+		r = sbx_error_set(err, SBX_EXIT_FAILED, errno, "--artifacts: %s/: cannot read",
+				  *prefix ? prefix : ".");
+	closedir(d);
+	return r;
+}
+
+int sbx_verify_unlisted(int dirfd, const json_t *manifest, size_t *unlisted,
+			struct sbx_error *err)
+{
+	const json_t *list = json_object_get(manifest, "artifacts");
+	struct listed l = { 0 };
+	const json_t *a;
+	size_t i;
+	int fd, r;
+
+	*unlisted = 0;
+	if (!json_is_array(list))
+		return sbx_error_set(err, SBX_EXIT_FAILED, 0, "artifacts: missing or not an array");
+	l.v = sbx_xcalloc(json_array_size(list) + 1, sizeof(*l.v));
+	json_array_foreach(list, i, a) {
+		const char *status = json_string_value(json_object_get(a, "status"));
+		const char *path = json_string_value(json_object_get(a, "path"));
+
+		if (status && path && !strcmp(status, "promoted"))
+			l.v[l.n++] = path;
+	}
+	if (l.n)
+		qsort(l.v, l.n, sizeof(*l.v), by_string);
+	/* A fresh open: the walk's offset is its own. */
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	r = fd < 0 ? sbx_error_set(err, SBX_EXIT_FAILED, errno, "--artifacts: cannot read")
+		   : walk_unlisted(fd, "", 0, &l, err);
+	if (l.unlisted > UNLISTED_SHOWN)
+		sbx_warn("... and %zu more not listed in the manifest", l.unlisted - UNLISTED_SHOWN);
+	*unlisted = l.unlisted;
+	free(l.v);
+	return r;
+}
+
 static int check_artifacts(const json_t *manifest, const char *dir, size_t *checked,
 			   struct sbx_error *err)
 {
 	const json_t *list = json_object_get(manifest, "artifacts");
 	_cleanup_close_ int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	const json_t *a;
-	size_t i, bad = 0;
+	size_t i, bad = 0, unlisted = 0;
 
 	if (dirfd < 0)
 		return sbx_error_set(err, SBX_EXIT_FAILED, errno, "%s", dir);
@@ -225,10 +341,21 @@ static int check_artifacts(const json_t *manifest, const char *dir, size_t *chec
 		bad += (size_t)r;
 		(*checked)++;
 	}
+	/* DIR is the run's delivery: what the run never produced is as
+	 * wrong as a changed byte. */
+	if (sbx_verify_unlisted(dirfd, manifest, &unlisted, err) < 0)
+		return -1;
+	if (bad && unlisted)
+		return sbx_error_set(err, SBX_EXIT_FAILED, 0,
+				     "%s: %zu of %zu promoted artifacts do not match the manifest, and %zu entries are not listed in it",
+				     dir, bad, *checked, unlisted);
 	if (bad)
 		return sbx_error_set(err, SBX_EXIT_FAILED, 0,
 				     "%s: %zu of %zu promoted artifacts do not match the manifest", dir, bad,
 				     *checked);
+	if (unlisted)
+		return sbx_error_set(err, SBX_EXIT_FAILED, 0,
+				     "%s: %zu entries are not listed in the manifest", dir, unlisted);
 	return 0;
 }
 
@@ -238,8 +365,8 @@ int sbx_cmd_verify(const struct sbx_common_opts *o, const char *manifest, const 
 	struct sbx_error err = { 0 };
 	_cleanup_(json_decrefp) json_t *m = NULL;
 	_cleanup_pkey_ EVP_PKEY *pub = NULL;
-	_cleanup_free_ char *default_pub = NULL;
-	size_t checked = 0;
+	_cleanup_free_ char *default_pub = NULL, *data = NULL;
+	size_t checked = 0, len = 0;
 
 	if (!pubkey) {
 		_cleanup_free_ char *key_path = NULL;
@@ -253,10 +380,9 @@ int sbx_cmd_verify(const struct sbx_common_opts *o, const char *manifest, const 
 	}
 	if (sbx_sign_load_pubkey(pubkey, &pub, &err) < 0)
 		return fail(&err);
-	m = load_manifest(manifest, &err);
-	if (!m)
-		return fail(&err);
-	if (sbx_manifest_check_signature(m, pub, &err) < 0)
+	if (read_manifest(manifest, &data, &len, &err) < 0 ||
+	    sbx_manifest_check_line(strcmp(manifest, "-") ? manifest : "(stdin)", data, len, pub, &m,
+				    &err) < 0)
 		return fail(&err);
 	if (artifacts && check_artifacts(m, artifacts, &checked, &err) < 0) {
 		sbx_error_print(&err);

@@ -3,7 +3,7 @@
 # basic.sh - the ordinary jobs work, and every outcome is a signed manifest.
 . "$SBX_SRCDIR/tests/e2e/lib.sh"
 
-plan 55
+plan 59
 
 for mode in root user; do
 	setup_mode $mode
@@ -57,6 +57,18 @@ for mode in root user; do
 	sbx_run "$M/bad.json"
 	check "$mode: invalid job: 65, one line naming the JSON path, signed manifest" \
 		eval '[ $RC -eq 65 ] && grep -q "limits.memory_mib" "$ERR" && [ "$(jqm .status)" = invalid ] && signature_ok'
+	# A number too large for a double fails at load time: still the path.
+	echo '{"runtime_profile": "shell", "code": "true", "limits": {"wall_seconds": 1e400}}' > "$M/huge.json"
+	chmod 644 "$M/huge.json"
+	sbx_run "$M/huge.json"
+	check "$mode: 1e400: 65 naming limits.wall_seconds, signed manifest" \
+		eval '[ $RC -eq 65 ] && grep -q "^sbx: .*huge.json: line 1 column [0-9]*: limits.wall_seconds: real number overflow" "$ERR" && [ "$(jqm .status)" = invalid ] && signature_ok'
+	# A well-formed output type the profile does not allow is policy.
+	echo '{"runtime_profile": "shell", "code": "true", "allowed_outputs": ["text/csv", "text/html"]}' > "$M/html.json"
+	chmod 644 "$M/html.json"
+	sbx_run "$M/html.json"
+	check "$mode: allowed_outputs text/html: refused 77 naming allowed_outputs[1], signed" \
+		eval '[ $RC -eq 77 ] && grep -q "allowed_outputs\[1\]: profile \"shell\" does not allow output type text/html" "$ERR" && [ "$(jqm .status)" = refused ] && signature_ok'
 
 	# The host's OpenSSL configuration is not sbx's: a configuration that
 	# loads only the null provider (under which `openssl dgst -sha256`

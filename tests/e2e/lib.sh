@@ -63,6 +63,12 @@ if ! id "$SBX_TEST_USER" >/dev/null 2>&1; then
 fi
 SBX_TEST_UID=$(id -u "$SBX_TEST_USER")
 
+# Host ids for root's sandboxes in this script: 64 of its own, from a
+# block above sbx's default range (2130706432 + 4096) and below systemd's
+# foreign range, picked by the test user and the script's name.
+ROOT_IDS_COUNT=64
+ROOT_IDS_FIRST=$((2130706432 + 65536 + ($(printf '%s %s' "$SBX_TEST_USER" "$(basename "$0")" | cksum | cut -d' ' -f1) % 8192) * ROOT_IDS_COUNT))
+
 # One scratch directory per test script, readable by the test user.
 T=$(mktemp -d /tmp/sbx-e2e.XXXXXX)
 chmod 0755 "$T"
@@ -102,7 +108,12 @@ setup_mode() {
 	if [ -n "$CG_PARENT" ]; then
 		printf '{"state_dir":"%s","cgroup_parent":"%s"}\n' "$M/state" "$CG_PARENT" > "$M/config.json"
 	else
-		printf '{"state_dir":"%s"}\n' "$M/state" > "$M/config.json"
+		# Root's sandboxes are host ids first + admission slot: this
+		# script's own 64, so that nothing_left can tell its leftovers
+		# from other runs' on the host (the default range is shared by
+		# every state directory).
+		printf '{"state_dir":"%s","root_ids":{"first":%d,"count":%d}}\n' "$M/state" \
+			"$ROOT_IDS_FIRST" "$ROOT_IDS_COUNT" > "$M/config.json"
 	fi
 	KEY="$M/key"
 	as_mode "$SBX" keygen -o "$KEY" 2>/dev/null || { echo "Bail out! sbx keygen failed"; exit 1; }
@@ -213,12 +224,14 @@ nothing_left() {
 	done
 	# The test user runs nothing but sbx here; give exiting processes a
 	# moment (a killed init's zombie is reaped by the host's init).
-	if [ "$MODE" = user ]; then
-		local i
-		for i in $(seq 20); do pgrep -u "$SBX_TEST_USER" >/dev/null || break; sleep 0.1; done
-		if pgrep -u "$SBX_TEST_USER" >/dev/null; then
-			left="$left processes:$(ps -o pid=,args= -u "$SBX_TEST_USER" | head -5 | tr '\n' ';')"
-		fi
+	# As root, the sandboxes are this script's root_ids, used by nothing
+	# else.
+	local who=$SBX_TEST_USER
+	[ "$MODE" = user ] || who=$(seq -s, "$ROOT_IDS_FIRST" $((ROOT_IDS_FIRST + ROOT_IDS_COUNT - 1)))
+	local i
+	for i in $(seq 20); do pgrep -u "$who" >/dev/null || break; sleep 0.1; done
+	if pgrep -u "$who" >/dev/null; then
+		left="$left processes:$(ps -o pid=,args= -u "$who" | head -5 | tr '\n' ';')"
 	fi
 	if [ -n "$left" ]; then diag "left behind:$left"; return 1; fi
 	return 0

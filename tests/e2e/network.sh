@@ -93,6 +93,7 @@ def serve(addr, port, tag, tls=False):
 serve("198.51.100.2", 8080, "hello-allowed")
 serve("198.51.100.2", 8081, "hello-unlisted-port")
 serve("198.51.100.2", 8443, "hello-tls", tls=True)
+serve("198.51.100.2", 443, "hello-443", tls=True)
 serve("198.51.100.3", 8080, "hello-disallowed")
 open(sys.argv[1], "w").write("ready")
 threading.Event().wait(600)
@@ -124,7 +125,7 @@ cat > "$POLICY/network/test-egress.json" <<EOF
 	"description": "test only: the e2e test hosts",
 	"kind": "egress",
 	"allow": [
-		{ "host": "allowed.sbx-test", "ports": [8080, 8443] },
+		{ "host": "allowed.sbx-test", "ports": [8080, 8443, 443] },
 		{ "host": "metadata.sbx-test", "ports": [80] },
 		{ "host": "loop.sbx-test", "ports": [8080] },
 		{ "host": "mixed.sbx-test", "ports": [8080] },
@@ -135,8 +136,13 @@ cat > "$POLICY/network/test-egress.json" <<EOF
 	"max_connections": 64
 }
 EOF
+# The same hosts without CONNECT, and with a small max_connections.
+jq '.description = "test only: no CONNECT" | .connect = false' "$POLICY/network/test-egress.json" \
+	> "$POLICY/network/test-noconnect.json"
+jq '.description = "test only: two connections" | .max_connections = 2' "$POLICY/network/test-egress.json" \
+	> "$POLICY/network/test-flood.json"
 for p in python-analysis shell; do
-	jq '.network_profiles += ["test-egress"]' "$SBX_SRCDIR/policy/profiles/$p.json" > "$POLICY/profiles/$p.json"
+	jq '.network_profiles += ["test-egress", "test-noconnect", "test-flood"]' "$SBX_SRCDIR/policy/profiles/$p.json" > "$POLICY/profiles/$p.json"
 done
 chmod -R a+rX "$T"
 
@@ -222,10 +228,114 @@ except OSError as e:
     print("direct", errno.errorcode.get(e.errno))
 PY
 
+# TLS through CONNECT to port 443: the ClientHello's server name must be
+# the name the tunnel was allowed for.  Each case prints what the payload
+# saw: the server's answer (tag and the Host it was asked for) or the
+# exception that ended the handshake.
+read -r -d '' TLS_PROBE <<'PY'
+import socket, ssl, sys
+sys.stdout = open("/work/out/net.txt", "w")
+def tunnel(host, port):
+    s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+    s.sendall(b"CONNECT %s:%d HTTP/1.1\r\nHost: %s:%d\r\n\r\n" % (host.encode(), port, host.encode(), port))
+    head = b""
+    while b"\r\n\r\n" not in head:
+        b = s.recv(1)
+        if not b:
+            break
+        head += b
+    return s, head.split(b"\r\n")[0].decode()
+def tls(sni, host="allowed.sbx-test", vhost=None):
+    s, line = tunnel(host, 443)
+    if not line.startswith("HTTP/1.1 200"):
+        return "connect " + line
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    try:
+        t = ctx.wrap_socket(s, server_hostname=sni)
+        t.sendall(b"GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % (vhost or sni or host).encode())
+        data = b""
+        while True:
+            b = t.recv(4096)
+            if not b:
+                break
+            data += b
+        return "ok " + data.split(b"\r\n\r\n", 1)[-1].decode()
+    except Exception as e:
+        return "refused " + type(e).__name__
+def plain_bytes():
+    s, line = tunnel("allowed.sbx-test", 443)
+    s.sendall(b"GET / HTTP/1.1\r\nHost: other.sbx-test\r\n\r\n")
+    try:
+        return "got %d bytes" % len(s.recv(4096))
+    except OSError as e:
+        return "error " + type(e).__name__
+print("sni_right", tls("allowed.sbx-test"))
+print("sni_case", tls("Allowed.SBX-test", vhost="allowed.sbx-test"))
+print("sni_other", tls("other.sbx-test"))
+print("sni_none", tls(None, vhost="other.sbx-test"))
+print("not_tls", plain_bytes())
+PY
+
+# With "connect": false, no tunnel at all; plain http:// still works.
+read -r -d '' NOCONNECT_PROBE <<'PY'
+import socket, sys, urllib.request
+sys.stdout = open("/work/out/net.txt", "w")
+s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+s.sendall(b"CONNECT allowed.sbx-test:8443 HTTP/1.1\r\nHost: allowed.sbx-test:8443\r\n\r\n")
+print("connect", s.makefile("rb").readline().decode().strip())
+with urllib.request.urlopen("http://allowed.sbx-test:8080/", timeout=10) as r:
+    print("plain %d %s" % (r.status, r.read().decode()))
+PY
+
+# Refusals in a tight loop for about two seconds: first over
+# max_connections (each answered 403), then over the 64 connections the
+# proxy holds open at once (each closed unread).  The payload counts what
+# it was refused; the events stream must stay small.
+read -r -d '' FLOOD_PROBE <<'PY'
+import socket, sys, time
+out = open("/work/out/net.txt", "w")
+req = b"GET http://allowed.sbx-test:8080/ HTTP/1.1\r\nHost: allowed.sbx-test:8080\r\n\r\n"
+def ask():
+    s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+    s.sendall(req)
+    data = b""
+    while True:
+        b = s.recv(4096)
+        if not b:
+            break
+        data += b
+    s.close()
+    return data
+ok = sum(1 for _ in range(2) if ask().split(b"\r\n")[0].endswith(b" 200 OK"))
+over = 0
+end = time.monotonic() + 1.0
+while time.monotonic() < end:
+    if b"max_connections reached" in ask():
+        over += 1
+held = [socket.create_connection(("127.0.0.1", 3128), timeout=10) for _ in range(64)]
+time.sleep(0.3)
+full = 0
+end = time.monotonic() + 1.0
+while time.monotonic() < end:
+    s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+    try:
+        got = s.recv(1)
+    except ConnectionResetError:
+        got = b""
+    s.close()
+    if got == b"":
+        full += 1
+for s in held:
+    s.close()
+out.write("ok %d\nover %d\nfull %d\n" % (ok, over, full))
+PY
+
 # L NAME: what the last run's payload reported for NAME.
 L() { grep -a "^$1 " "$ART/net.txt" 2>/dev/null | head -1 | cut -d' ' -f2-; }
 
-plan 70
+plan 110
 
 for mode in root user; do
 	setup_mode $mode
@@ -254,9 +364,11 @@ for mode in root user; do
 		test "$(jqm '[.network.decisions[] | select(.host=="metadata.sbx-test")][0] | .decision + " " + .address + " " + .reason')" = \
 		"refused 169.254.169.254 address 169.254.169.254 is metadata"
 	check "$mode: manifest counts bytes" test "$(jqm '(.network.bytes_up > 0) and (.network.bytes_down > 0)')" = true
+	# Refusals for the same reason within a second share one event.
 	check "$mode: events stream has the decisions" \
-		test "$(jq -r 'select(.event|startswith("net_")) | .event' "$M/events.jsonl" | sort | uniq -c | awk '{printf "%s=%s ", $2, $1}')" = \
-		"net_allowed=4 net_closed=4 net_refused=7 "
+		test "$(jq -r 'select(.event|startswith("net_")) | "\(.event) \(.count // 1)"' "$M/events.jsonl" |
+			awk '{n[$1] += $2} END {printf "net_allowed=%d net_closed=%d net_refused=%d", n["net_allowed"], n["net_closed"], n["net_refused"]}')" = \
+		"net_allowed=4 net_closed=4 net_refused=7"
 	check "$mode: signature verifies" signature_ok
 
 	# --- curl, through the proxy ------------------------------------------
@@ -269,6 +381,49 @@ for mode in root user; do
 	check "$mode: curl CONNECT to a disallowed host fails (exit 56)" test "$(L curl_connect_disallowed)" = "56"
 	check "$mode: curl -L: the redirect's follow-up is refused" test "$(L curl_redirect)" = "403 http://disallowed.sbx-test:8080/secret"
 	check "$mode: curl --noproxy: no route (exit 7)" test "$(L curl_noproxy)" = "000 7"
+
+	# --- CONNECT to 443: the TLS server name is checked ---------------------
+	mkjob "$M/tls.json" python-analysis "$TLS_PROBE" '{network_profile: "test-egress"}'
+	sbx_run "$M/tls.json" --events "$M/tls.events"
+	expect_rc 0 "$mode: TLS server name job runs"
+	check "$mode: SNI matching the CONNECT host: relayed" test "$(L sni_right)" = "ok hello-443 allowed.sbx-test"
+	check "$mode: SNI in another case: relayed" test "$(L sni_case)" = "ok hello-443 allowed.sbx-test"
+	check "$mode: SNI naming another virtual host: refused" test "$(L sni_other)" = "refused SSLError"
+	check "$mode: no SNI: refused" test "$(L sni_none)" = "refused SSLError"
+	check "$mode: non-TLS bytes in a 443 tunnel: nothing comes back" test "$(L not_tls)" = "got 0 bytes"
+	check "$mode: manifest names the SNI refusals" \
+		test "$(jqm '[.network.decisions[] | select(.port==443 and .decision=="refused") | .reason] | join("; ")')" = \
+		"TLS server name other.sbx-test is not the tunnel's host; TLS ClientHello without a server name; not a TLS ClientHello"
+	check "$mode: manifest counts the SNI refusals" \
+		test "$(jqm '[.network.connections_allowed, .network.connections_refused] | map(tostring) | join(" ")')" = "2 3"
+	check "$mode: SNI refusal event names the server name" \
+		test "$(jq -r 'select(.event=="net_refused") | .server_name // empty' "$M/tls.events" | head -1)" = other.sbx-test
+
+	# --- "connect": false ---------------------------------------------------
+	mkjob "$M/noconn.json" python-analysis "$NOCONNECT_PROBE" '{network_profile: "test-noconnect"}'
+	sbx_run "$M/noconn.json"
+	expect_rc 0 "$mode: no-CONNECT job runs"
+	check "$mode: CONNECT refused by the profile: 403" test "$(L connect)" = "HTTP/1.1 403 Forbidden"
+	check "$mode: plain http:// still allowed" test "$(L plain)" = "200 hello-allowed allowed.sbx-test:8080"
+	check "$mode: the refusal's reason" \
+		test "$(jqm '.network.decisions[0].reason')" = "CONNECT not allowed by the network profile"
+
+	# --- refusals in a tight loop: bounded events, exact counts -------------
+	mkjob "$M/flood.json" python-analysis "$FLOOD_PROBE" '{network_profile: "test-flood"}'
+	sbx_run "$M/flood.json" --events "$M/flood.events"
+	expect_rc 0 "$mode: refusal flood job runs"
+	over=$(L over); full=$(L full)
+	check "$mode: the flood was refused many times ($over over max_connections, $full over the open cap)" \
+		test "$(L ok)" = 2 -a "${over:-0}" -gt 40 -a "${full:-0}" -gt 40
+	nref=$(jq -r 'select(.event=="net_refused")' "$M/flood.events" | jq -s length)
+	check "$mode: a bounded number of net_refused events ($nref lines)" test "$nref" -le 16
+	check "$mode: the events' counts add up to the manifest's" \
+		test "$(jq -r 'select(.event=="net_refused") | .count' "$M/flood.events" | jq -s add)" = "$(jqm .network.connections_refused)"
+	check "$mode: manifest: refusals total what the payload was refused" \
+		test "$(jqm .network.connections_refused)" = "$((over + full))"
+	check "$mode: manifest: refusals per reason" \
+		test "$(jqm '.network.refused_by_reason | [."max_connections reached", ."too many open connections"] | map(tostring) | join(" ")')" = "$over $full"
+	check "$mode: nothing left behind after the flood" nothing_left
 
 	# --- disabled: no listener, no proxy, no route --------------------------
 	mkjob "$M/off.json" python-analysis "$DISABLED_PROBE"

@@ -3,8 +3,10 @@
 #
 # verify-interop.sh - a signed manifest verifies WITHOUT sbx, with jq and
 # openssl as SPEC §7 promises, and `sbx verify` accepts exactly what it
-# should: a tampered value, a tampered or symlinked artifact, a foreign key
-# or a duplicated member are all rejected with exit 1.
+# should: a tampered value, a tampered or symlinked artifact, a foreign key,
+# a duplicated member, a manifest that is not byte for byte the canonical
+# line (pretty-printed, escaped differently) and files in --artifacts DIR
+# that the manifest does not list are all rejected with exit 1.
 #
 # The manifest is signed by tests/unit/sign-tool, which calls the same
 # sbx_manifest_finish() as `sbx run`.  jq and openssl are required: this
@@ -15,7 +17,7 @@ set -u
 SBX="$SBX_BUILDDIR/sbx"
 SIGN="$SBX_BUILDDIR/tests/unit/sign-tool"
 
-echo "1..29"
+echo "1..36"
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); echo "not ok $n - $1"; }
@@ -172,3 +174,37 @@ check "sbx keygen without -o creates the per-user key" \
 check "sbx verify without --pubkey uses the default key's .pub" \
 	eval 'exits 0 "$SBX" verify "$tmp/m.default" && grep -q "signing.key.pub" "$tmp/err"'
 check "sbx verify without a manifest is a usage error (64)" exits 64 "$SBX" verify
+
+# 30-32: the bytes as given are what is verified: the same JSON value,
+# written otherwise, is not the signed line.
+jq . "$tmp/m" > "$tmp/m.pretty"
+check "pretty-printed manifest: sbx verify exits 1 naming the canonical form" \
+	eval 'exits 1 "$SBX" verify --pubkey "$tmp/k.pub" "$tmp/m.pretty" && grep -q "not the canonical" "$tmp/err"'
+sed 's/"status":"succeeded"/"status":"succ\\u0065eded"/' "$tmp/m" > "$tmp/m.escaped"
+check "\\u0065 in place of e: the same value to jq, sbx verify exits 1" \
+	eval '[ "$(jq -cS . "$tmp/m.escaped")" = "$(jq -cS . "$tmp/m")" ] && ! cmp -s "$tmp/m" "$tmp/m.escaped" &&
+		exits 1 "$SBX" verify --pubkey "$tmp/k.pub" "$tmp/m.escaped" && grep -q "not the canonical" "$tmp/err"'
+head -c -1 "$tmp/m" > "$tmp/m.nonl"
+check "the line without its newline still verifies" exits 0 "$SBX" verify --pubkey "$tmp/k.pub" "$tmp/m.nonl"
+
+# 33-36: --artifacts DIR holding what the run never produced
+cp -r "$tmp/art" "$tmp/art3"
+printf 'x\n' > "$tmp/art3/out/extra.txt"
+check "an unlisted file in DIR: exit 1, named" \
+	eval 'exits 1 "$SBX" verify --pubkey "$tmp/k.pub" --artifacts "$tmp/art3" "$tmp/m" &&
+		grep -q "out/extra.txt: not listed in the manifest" "$tmp/err"'
+rm "$tmp/art3/out/extra.txt"
+printf 'x\n' > "$tmp/art3/out/evil"
+check "a file at the path of a rejected artifact: exit 1" \
+	eval 'exits 1 "$SBX" verify --pubkey "$tmp/k.pub" --artifacts "$tmp/art3" "$tmp/m" &&
+		grep -q "out/evil: not listed in the manifest" "$tmp/err"'
+rm "$tmp/art3/out/evil"
+mkdir -p "$tmp/art3/other/deeper"
+check "an unlisted directory in DIR: exit 1, named" \
+	eval 'exits 1 "$SBX" verify --pubkey "$tmp/k.pub" --artifacts "$tmp/art3" "$tmp/m" &&
+		grep -q "other/: not listed in the manifest" "$tmp/err"'
+rmdir "$tmp/art3/other/deeper" "$tmp/art3/other"
+ln -s "$tmp/art/out/a.csv" "$tmp/art3/alias.csv"
+check "an unlisted symlink in DIR: exit 1, named" \
+	eval 'exits 1 "$SBX" verify --pubkey "$tmp/k.pub" --artifacts "$tmp/art3" "$tmp/m" &&
+		grep -q "alias.csv: not listed in the manifest" "$tmp/err"'

@@ -8,7 +8,9 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <fcntl.h>
 #include <time.h>
@@ -140,6 +142,63 @@ static void test_defaults(void **state)
 	assert_int_equal(lim.max_concurrent, SBX_ADMISSION_SLOTS_MAX);
 }
 
+/* A slot held (flock on its own open file) with @content, as another sbx
+ * or a tampering hand could leave it; returns the fd that holds it. */
+static int hold_slot(const char *dir, unsigned n, const char *content)
+{
+	_cleanup_free_ char *slots = sbx_xasprintf("%s/slots", dir);
+	_cleanup_free_ char *path = sbx_xasprintf("%s/%u.lock", slots, n);
+	int fd;
+
+	(void)mkdir(slots, 0700);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, content, strlen(content)), (ssize_t)strlen(content));
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	return fd;
+}
+
+/* Slot contents that strtoull() reads as huge ("-1" is 2^64-1) made the
+ * reserved sum wrap, and a run was admitted past the budget.  What cannot
+ * be read reserves everything now, and the sum saturates. */
+static void test_unreadable_slot_fails_closed(void **state)
+{
+	static const char *const contents[] = {
+		"18446744073709551615 x\n", "-1 x\n", "99999999999999999999999 x\n", "lots\n", "",
+		" 5 x\n", "+5 x\n",
+	};
+	const char *dir = *state;
+	struct sbx_admission_limits lim = { .max_concurrent = 4, .memory_budget_mib = 1000 };
+	struct sbx_admission *a = NULL;
+	struct sbx_error err = { 0 };
+
+	for (size_t i = 0; i < ARRAY_SIZE(contents); i++) {
+		int fd = hold_slot(dir, 3, contents[i]);
+
+		memset(&err, 0, sizeof(err));
+		if (sbx_admission_reserve(dir, &lim, 100, 0, RUN_A, NULL, NULL, &a, &err) == 0)
+			fail_msg("slot content \"%s\": admitted past the budget", contents[i]);
+		assert_int_equal(err.code, SBX_EXIT_CAPACITY);
+		assert_non_null(strstr(err.msg, "1 of 4 runs active, 18446744073709551615 of 1000 MiB"));
+		close(fd);
+	}
+	/* Two held slots whose sum passes 2^64 do not wrap either. */
+	int f1 = hold_slot(dir, 2, "18446744073709551000 x\n"), f2 = hold_slot(dir, 3, "700 y\n");
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(sbx_admission_reserve(dir, &lim, 100, 0, RUN_A, NULL, NULL, &a, &err), -1);
+	assert_int_equal(err.code, SBX_EXIT_CAPACITY);
+	close(f1);
+	close(f2);
+	/* A well-formed slot still counts what it says. */
+	f1 = hold_slot(dir, 3, "850 x\n");
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(sbx_admission_reserve(dir, &lim, 100, 0, RUN_A, NULL, NULL, &a, &err), 0);
+	sbx_admission_release(a);
+	assert_int_equal(sbx_admission_reserve(dir, &lim, 200, 0, RUN_A, NULL, NULL, &a, &err), -1);
+	assert_non_null(strstr(err.msg, "850 of 1000 MiB reserved"));
+	close(f1);
+}
+
 static void test_second_refused_at_once(void **state)
 {
 	const char *dir = *state;
@@ -248,6 +307,31 @@ static void test_memory_budget(void **state)
 	assert_int_equal(queued, 0);
 }
 
+/* Live reservations have distinct slot numbers, and a new one takes the
+ * lowest free: root's per-run host ids are drawn from them. */
+static void test_slot_numbers(void **state)
+{
+	const char *dir = *state;
+	struct sbx_admission_limits lim = { .max_concurrent = 8, .memory_budget_mib = 1000 };
+	struct sbx_admission *r[5] = { 0 };
+	struct sbx_error err = { 0 };
+
+	for (unsigned i = 0; i < 4; i++) {
+		assert_int_equal(sbx_admission_reserve(dir, &lim, 1, 0, RUN_A, NULL, NULL, &r[i], &err), 0);
+		assert_int_equal(sbx_admission_slot(r[i]), i);
+	}
+	sbx_admission_release(r[1]);
+	sbx_admission_release(r[2]);
+	assert_int_equal(sbx_admission_reserve(dir, &lim, 1, 0, RUN_B, NULL, NULL, &r[1], &err), 0);
+	assert_int_equal(sbx_admission_slot(r[1]), 1);
+	assert_int_equal(sbx_admission_reserve(dir, &lim, 1, 0, RUN_B, NULL, NULL, &r[2], &err), 0);
+	assert_int_equal(sbx_admission_slot(r[2]), 2);
+	assert_int_equal(sbx_admission_reserve(dir, &lim, 1, 0, RUN_B, NULL, NULL, &r[4], &err), 0);
+	assert_int_equal(sbx_admission_slot(r[4]), 4);
+	for (unsigned i = 0; i < 5; i++)
+		sbx_admission_release(r[i]);
+}
+
 static void test_dies_with_process(void **state)
 {
 	const char *dir = *state;
@@ -322,9 +406,11 @@ int main(void)
 		cmocka_unit_test(test_budget_from_meminfo),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test_setup_teardown(test_second_refused_at_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unreadable_slot_fails_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_waits_for_exit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wait_times_out, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memory_budget, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slot_numbers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dies_with_process, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_race, setup, teardown),
 	};

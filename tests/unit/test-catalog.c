@@ -15,10 +15,15 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <ftw.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <seccomp.h>
 #include <sys/stat.h>
 
 #include "catalog.h"
 #include "hostconfig.h"
+#include "sandbox.h"
 
 static const char *srcdir(void)
 {
@@ -65,6 +70,16 @@ static void test_shipped(void **state)
 		assert_int_equal(sbx_catalog_sha256(p->raw, p->raw_len, sha), 0);
 		assert_int_equal(strlen(sha), 64);
 		assert_string_equal(p->seccomp, "default");
+	}
+	/* No kernel_quotas in the shipped profiles: the defaults. */
+	for (const struct sbx_profile *p = py; p; p = p == py ? sh : NULL) {
+		assert_int_equal(p->quotas.inotify_instances, 16);
+		assert_int_equal(p->quotas.inotify_watches, 1024);
+		assert_int_equal(p->quotas.fanotify_groups, 0);
+		assert_int_equal(p->quotas.fanotify_marks, 0);
+		assert_int_equal(p->quotas.sigpending, 128);
+		assert_int_equal(p->quotas.msgqueue_bytes, 0);
+		assert_int_equal(p->quotas.memlock_bytes, 65536);
 	}
 	assert_string_equal(py->argv[0], "/usr/bin/python3");
 	assert_string_equal(py->code_file, "main.py");
@@ -120,34 +135,53 @@ static void test_shipped(void **state)
 	sbx_catalog_free(&cat);
 }
 
+/* Does a rule of @sc deny @name(@args), judged from the parsed rules the
+ * way the filter would? */
+static bool rule_matches(const struct sbx_seccomp_rule *r, const uint64_t *args)
+{
+	for (size_t k = 0; k < r->n_args; k++) {
+		const struct sbx_seccomp_arg *a = &r->args[k];
+		uint64_t arg = args[a->index];
+		bool match = false;
+
+		switch (a->op) {
+		case SBX_SC_OP_EQ:
+			match = arg == a->value;
+			break;
+		case SBX_SC_OP_NE:
+			match = arg != a->value;
+			break;
+		case SBX_SC_OP_MASKED_EQ:
+			match = (arg & a->mask) == a->value;
+			break;
+		case SBX_SC_OP_LT:
+			match = arg < a->value;
+			break;
+		case SBX_SC_OP_GT:
+			match = arg > a->value;
+			break;
+		}
+		if (!match)
+			return false;
+	}
+	return true;
+}
+
+static bool policy_denies(const struct sbx_seccomp_policy *sc, const char *name,
+			  const uint64_t *args)
+{
+	for (size_t i = 0; i < sc->n_rules; i++)
+		for (char **n = sc->rules[i].syscalls; *n; n++)
+			if (strcmp(*n, name) == 0 && rule_matches(&sc->rules[i], args))
+				return true;
+	return false;
+}
+
 /* The personality rules must deny everything but 0 and 0xffffffff, in the
- * low 32 bits the kernel reads: evaluate them the way the filter would. */
+ * low 32 bits the kernel reads. */
 static bool personality_denied(const struct sbx_seccomp_policy *sc, uint64_t arg)
 {
-	for (size_t i = 0; i < sc->n_rules; i++) {
-		const struct sbx_seccomp_rule *r = &sc->rules[i];
-		bool match = true;
-
-		if (strcmp(r->syscalls[0], "personality") != 0)
-			continue;
-		for (size_t k = 0; k < r->n_args; k++) {
-			const struct sbx_seccomp_arg *a = &r->args[k];
-			switch (a->op) {
-			case SBX_SC_OP_EQ:
-				match &= arg == a->value;
-				break;
-			case SBX_SC_OP_NE:
-				match &= arg != a->value;
-				break;
-			case SBX_SC_OP_MASKED_EQ:
-				match &= (arg & a->mask) == a->value;
-				break;
-			}
-		}
-		if (match)
-			return true;
-	}
-	return false;
+	return policy_denies(sc, "personality", (const uint64_t[6]){ arg });
 }
 
 static void test_personality(void **state)
@@ -173,6 +207,199 @@ static void test_personality(void **state)
 		assert_true(personality_denied(sc, 1ull << b));
 		assert_true(personality_denied(sc, 0xffffffffull & ~(1ull << b)));
 	}
+	sbx_catalog_free(&cat);
+}
+
+/* ---- the compiled filter's verdicts ---------------------------------- */
+
+/*
+ * The filter libseccomp builds, run on a struct seccomp_data the way the
+ * kernel runs it: what the catalog says is only half of the truth, the
+ * other half is how libseccomp compiles "not_in", 64-bit comparisons and
+ * masks.  An interpreter for the classic BPF that libseccomp emits, no
+ * more; an instruction it does not know fails the test.
+ */
+static uint32_t bpf_run(const struct sock_fprog *prog, const struct seccomp_data *d)
+{
+	uint32_t A = 0, X = 0, mem[BPF_MEMWORDS] = { 0 };
+
+	for (unsigned pc = 0; pc < prog->len; pc++) {
+		const struct sock_filter *f = &prog->filter[pc];
+		uint32_t k = f->k;
+
+		switch (f->code) {
+		case BPF_LD | BPF_W | BPF_ABS:
+			if (k > sizeof(*d) - 4 || k % 4)
+				fail_msg("bad load offset %u", k);
+			memcpy(&A, (const char *)d + k, 4);
+			break;
+		case BPF_LD | BPF_MEM:
+			A = mem[k];
+			break;
+		case BPF_LDX | BPF_MEM:
+			X = mem[k];
+			break;
+		case BPF_ST:
+			mem[k] = A;
+			break;
+		case BPF_STX:
+			mem[k] = X;
+			break;
+		case BPF_MISC | BPF_TAX:
+			X = A;
+			break;
+		case BPF_MISC | BPF_TXA:
+			A = X;
+			break;
+		case BPF_ALU | BPF_AND | BPF_K:
+			A &= k;
+			break;
+		case BPF_JMP | BPF_JA:
+			pc += k;
+			break;
+		case BPF_JMP | BPF_JEQ | BPF_K:
+			pc += A == k ? f->jt : f->jf;
+			break;
+		case BPF_JMP | BPF_JGT | BPF_K:
+			pc += A > k ? f->jt : f->jf;
+			break;
+		case BPF_JMP | BPF_JGE | BPF_K:
+			pc += A >= k ? f->jt : f->jf;
+			break;
+		case BPF_JMP | BPF_JSET | BPF_K:
+			pc += (A & k) ? f->jt : f->jf;
+			break;
+		case BPF_RET | BPF_K:
+			return k;
+		default:
+			fail_msg("instruction %u: opcode %#x not interpreted", pc, f->code);
+		}
+	}
+	fail_msg("fell off the end of the filter");
+	return 0;
+}
+
+/* The errno the filter returns for @name(a0..a5), 0 if it allows it. */
+static int verdict(const struct sock_fprog *prog, const char *name, uint64_t a0, uint64_t a1,
+		   uint64_t a2)
+{
+	struct seccomp_data d = { .nr = seccomp_syscall_resolve_name(name), .arch = AUDIT_ARCH_X86_64,
+				  .args = { a0, a1, a2 } };
+	uint32_t r = bpf_run(prog, &d);
+
+	if (r == SECCOMP_RET_ALLOW)
+		return 0;
+	if ((r & SECCOMP_RET_ACTION_FULL) != SECCOMP_RET_ERRNO)
+		fail_msg("%s: action %#x", name, r);
+	return (int)(r & SECCOMP_RET_DATA);
+}
+
+static void compile_shipped(struct sbx_catalog *cat, struct sock_fprog *prog)
+{
+	_cleanup_free_ char *dir = sbx_xasprintf("%s/policy", srcdir());
+	struct sbx_error err = { 0 };
+
+	assert_int_equal(sbx_catalog_load(cat, dir, &err), 0);
+	if (sbx_seccomp_compile(sbx_catalog_seccomp(cat, "default"), prog, &err) < 0)
+		fail_msg("%s", err.msg);
+}
+
+#define HI (UINT64_C(1) << 32)
+
+/* socket/socketpair: AF_UNIX, AF_INET, AF_INET6, AF_NETLINK and nothing
+ * else, whatever the high 32 bits say; netlink only NETLINK_ROUTE. */
+static void test_socket_families(void **state)
+{
+	static const uint64_t odd[] = { HI | 40, HI | 1, HI | 2, HI | 16, UINT64_MAX,
+					0xffffffff, 0x7fffffff, 46, 255, 65535 };
+	struct sbx_catalog cat;
+	struct sock_fprog prog;
+
+#if !defined(__x86_64__)
+	skip();
+#endif
+	compile_shipped(&cat, &prog);
+	for (const char *const *sc = (const char *const[]){ "socket", "socketpair", NULL }; *sc; sc++) {
+		for (uint64_t f = 0; f <= 300; f++) {
+			bool allowed = f == 1 || f == 2 || f == 10 || f == 16;
+			for (uint64_t type = 1; type <= 5; type++)
+				if (verdict(&prog, *sc, f, type, 0) != (allowed ? 0 : EAFNOSUPPORT))
+					fail_msg("%s(%llu, %llu, 0): wrong verdict", *sc,
+						 (unsigned long long)f, (unsigned long long)type);
+		}
+		for (size_t i = 0; i < ARRAY_SIZE(odd); i++)
+			if (verdict(&prog, *sc, odd[i], 1, 0) != EAFNOSUPPORT)
+				fail_msg("%s(%#llx): not refused", *sc, (unsigned long long)odd[i]);
+	}
+	assert_int_equal(verdict(&prog, "socket", 16, 3, 0), 0);
+	assert_int_equal(verdict(&prog, "socket", 16, 2, 0), 0);
+	for (uint64_t p = 1; p <= 31; p++)
+		assert_int_equal(verdict(&prog, "socket", 16, 3, p), EPROTONOSUPPORT);
+	assert_int_equal(verdict(&prog, "socket", 16, 3, HI), EPROTONOSUPPORT);
+	assert_int_equal(verdict(&prog, "socket", 16, 3, UINT64_MAX), EPROTONOSUPPORT);
+	/* Protocols of the other families are theirs to judge. */
+	assert_int_equal(verdict(&prog, "socket", 2, 1, 6), 0);
+	assert_int_equal(verdict(&prog, "socket", 10, 2, 17), 0);
+	sbx_seccomp_free(&prog);
+	sbx_catalog_free(&cat);
+}
+
+/* Limits and scheduling of the init (pid 1) are out of reach; the
+ * payload's own (pid 0, its children, its process group) are not. */
+static void test_init_protection(void **state)
+{
+	static const char *const sched[] = { "sched_setscheduler", "sched_setparam", "sched_setattr",
+					     "sched_setaffinity", NULL };
+	struct sbx_catalog cat;
+	struct sock_fprog prog;
+	const uint64_t ptr = 0x7ffc0000;
+
+#if !defined(__x86_64__)
+	skip();
+#endif
+	compile_shipped(&cat, &prog);
+	/* prlimit64(pid, resource, new, old) */
+	assert_int_equal(verdict(&prog, "prlimit64", 0, 0, ptr), 0);
+	assert_int_equal(verdict(&prog, "prlimit64", 0, 7, 0), 0);
+	assert_int_equal(verdict(&prog, "prlimit64", 1, 0, 0), 0); /* reading */
+	for (uint64_t pid = 1; pid <= 100; pid++)
+		assert_int_equal(verdict(&prog, "prlimit64", pid, 0, ptr), EPERM);
+	assert_int_equal(verdict(&prog, "prlimit64", HI | 1, 0, ptr), EPERM);
+	assert_int_equal(verdict(&prog, "prlimit64", HI, 0, ptr), EPERM);
+	assert_int_equal(verdict(&prog, "prlimit64", UINT64_MAX, 0, ptr), EPERM);
+	assert_int_equal(verdict(&prog, "setrlimit", 0, ptr, 0), 0);
+	/* setpriority(which, who, prio): PRIO_PROCESS 0, PGRP 1, USER 2 */
+	for (uint64_t which = 0; which <= 1; which++) {
+		assert_int_equal(verdict(&prog, "setpriority", which, 0, 10), 0);
+		assert_int_equal(verdict(&prog, "setpriority", which, 2, 10), 0);
+		assert_int_equal(verdict(&prog, "setpriority", which, 1, 10), EPERM);
+		assert_int_equal(verdict(&prog, "setpriority", which, HI | 1, 10), EPERM);
+		assert_int_equal(verdict(&prog, "setpriority", which | HI, 1, 10), EPERM);
+	}
+	assert_int_equal(verdict(&prog, "setpriority", 2, 0, 10), EPERM);
+	assert_int_equal(verdict(&prog, "setpriority", 2, 1000, 10), EPERM);
+	assert_int_equal(verdict(&prog, "setpriority", HI | 2, 0, 10), EPERM);
+	/* ioprio_set(which, who, prio): WHO_PROCESS 1, PGRP 2, USER 3 */
+	for (uint64_t which = 1; which <= 2; which++) {
+		assert_int_equal(verdict(&prog, "ioprio_set", which, 0, 0), 0);
+		assert_int_equal(verdict(&prog, "ioprio_set", which, 5, 0), 0);
+		assert_int_equal(verdict(&prog, "ioprio_set", which, 1, 0), EPERM);
+		assert_int_equal(verdict(&prog, "ioprio_set", which, HI | 1, 0), EPERM);
+	}
+	assert_int_equal(verdict(&prog, "ioprio_set", 3, 1000, 0), EPERM);
+	assert_int_equal(verdict(&prog, "ioprio_set", HI | 3, 1000, 0), EPERM);
+	for (const char *const *sc = sched; *sc; sc++) {
+		assert_int_equal(verdict(&prog, *sc, 0, 0, 0), 0);
+		assert_int_equal(verdict(&prog, *sc, 2, 0, 0), 0);
+		assert_int_equal(verdict(&prog, *sc, 1, 0, 0), EPERM);
+		assert_int_equal(verdict(&prog, *sc, HI | 1, 0, 0), EPERM);
+	}
+	/* The reading side stays open. */
+	assert_int_equal(verdict(&prog, "getpriority", 0, 1, 0), 0);
+	assert_int_equal(verdict(&prog, "sched_getaffinity", 1, 128, ptr), 0);
+	/* The size of the whole filter: a bound, so that growth is a decision. */
+	assert_in_range(prog.len, 100, 400);
+	sbx_seccomp_free(&prog);
 	sbx_catalog_free(&cat);
 }
 
@@ -239,6 +466,18 @@ static const struct broken broken[] = {
 	{ "valid control", NULL, NULL, NULL, NULL, "strict", "10", NULL },
 	{ "unknown key", NULL, NULL, "image\":", "\"x\"", "strict", "10",
 	  "profiles/p.json: image: unknown key" },
+	{ "kernel quotas ok", NULL, NULL, "kernel_quotas\":", "{\"fanotify_groups\":1,\"sigpending\":0}",
+	  "strict", "10", NULL },
+	{ "kernel quotas unknown key", NULL, NULL, "kernel_quotas\":", "{\"inotify\":1}", "strict",
+	  "10", "profiles/p.json: kernel_quotas.inotify: unknown key" },
+	{ "kernel quotas above bound", NULL, NULL, "kernel_quotas\":", "{\"sigpending\":65537}",
+	  "strict", "10",
+	  "profiles/p.json: kernel_quotas.sigpending: expected a non-negative integer of at most 65536, got 65537" },
+	{ "kernel quotas negative", NULL, NULL, "kernel_quotas\":", "{\"memlock_bytes\":-1}",
+	  "strict", "10",
+	  "profiles/p.json: kernel_quotas.memlock_bytes: expected a non-negative integer" },
+	{ "kernel quotas not an object", NULL, NULL, "kernel_quotas\":", "16", "strict", "10",
+	  "profiles/p.json: kernel_quotas: expected an object" },
 	{ "dangling seccomp", NULL, NULL, NULL, NULL, "missing", "10",
 	  "profiles/p.json: seccomp: no seccomp policy \"missing\"" },
 	{ "default above maximum", NULL, NULL, NULL, NULL, "strict", "101",
@@ -286,6 +525,66 @@ static const struct broken broken[] = {
 	  "{\"description\":\"d\",\"deny\":[{\"syscalls\":[\"ioctl\"],\"errno\":\"EPERM\","
 	  "\"why\":\"because so\",\"args\":[{\"index\":1,\"op\":\"eq\",\"value\":\"0xfffffffffffffffff\"}]}]}",
 	  NULL, NULL, NULL, NULL, "seccomp/strict.json: deny[0].args[0].value: expected a non-negative integer or a string" },
+	{ "not_in control", "seccomp/strict.json",
+	  "{\"description\":\"d\",\"deny\":[{\"syscalls\":[\"socket\"],\"errno\":\"EAFNOSUPPORT\",\"why\":\"because so\","
+	  "\"args\":[{\"index\":0,\"op\":\"not_in\",\"values\":[1,2,\"0xa\",16]},{\"index\":2,\"op\":\"eq\",\"value\":0}]}]}",
+	  NULL, NULL, NULL, NULL, NULL },
+	{ "not_in in any_args", "seccomp/strict.json",
+	  "{\"description\":\"d\",\"deny\":[{\"syscalls\":[\"socket\"],\"errno\":\"EAFNOSUPPORT\",\"why\":\"because so\","
+	  "\"any_args\":[[{\"index\":0,\"op\":\"not_in\",\"values\":[1]}],[{\"index\":1,\"op\":\"eq\",\"value\":3}]]}]}",
+	  NULL, NULL, NULL, NULL, NULL },
+	{ "not_in with value", "seccomp/strict.json",
+	  "{\"description\":\"d\",\"deny\":[{\"syscalls\":[\"socket\"],\"errno\":\"EAFNOSUPPORT\",\"why\":\"because so\","
+	  "\"args\":[{\"index\":0,\"op\":\"not_in\",\"values\":[1],\"value\":1}]}]}",
+	  NULL, NULL, NULL, NULL, "seccomp/strict.json: deny[0].args[0].value: not allowed with op \"not_in\"" },
+	{ "not_in with mask", "seccomp/strict.json",
+	  "{\"description\":\"d\",\"deny\":[{\"syscalls\":[\"socket\"],\"errno\":\"EAFNOSUPPORT\",\"why\":\"because so\","
+	  "\"args\":[{\"index\":0,\"op\":\"not_in\",\"values\":[1],\"mask\":1}]}]}",
+	  NULL, NULL, NULL, NULL, "seccomp/strict.json: deny[0].args[0].mask: not allowed with op \"not_in\"" },
+	{ "not_in without values", "seccomp/strict.json",
+	  "{\"description\":\"d\",\"deny\":[{\"syscalls\":[\"socket\"],\"errno\":\"EAFNOSUPPORT\",\"why\":\"because so\","
+	  "\"args\":[{\"index\":0,\"op\":\"not_in\"}]}]}",
+	  NULL, NULL, NULL, NULL, "seccomp/strict.json: deny[0].args[0].values: missing required key" },
+	{ "values with eq", "seccomp/strict.json",
+	  "{\"description\":\"d\",\"deny\":[{\"syscalls\":[\"socket\"],\"errno\":\"EAFNOSUPPORT\",\"why\":\"because so\","
+	  "\"args\":[{\"index\":0,\"op\":\"eq\",\"value\":1,\"values\":[1]}]}]}",
+	  NULL, NULL, NULL, NULL, "seccomp/strict.json: deny[0].args[0].values: only allowed with op \"not_in\"" },
+	{ "not_in empty", "seccomp/strict.json",
+	  "{\"description\":\"d\",\"deny\":[{\"syscalls\":[\"socket\"],\"errno\":\"EAFNOSUPPORT\",\"why\":\"because so\","
+	  "\"args\":[{\"index\":0,\"op\":\"not_in\",\"values\":[]}]}]}",
+	  NULL, NULL, NULL, NULL, "seccomp/strict.json: deny[0].args[0].values: expected at least one value" },
+	{ "not_in not a list", "seccomp/strict.json",
+	  "{\"description\":\"d\",\"deny\":[{\"syscalls\":[\"socket\"],\"errno\":\"EAFNOSUPPORT\",\"why\":\"because so\","
+	  "\"args\":[{\"index\":0,\"op\":\"not_in\",\"values\":1}]}]}",
+	  NULL, NULL, NULL, NULL, "seccomp/strict.json: deny[0].args[0].values: expected an array" },
+	{ "not_in duplicate", "seccomp/strict.json",
+	  "{\"description\":\"d\",\"deny\":[{\"syscalls\":[\"socket\"],\"errno\":\"EAFNOSUPPORT\",\"why\":\"because so\","
+	  "\"args\":[{\"index\":0,\"op\":\"not_in\",\"values\":[2,1,\"0x2\"]}]}]}",
+	  NULL, NULL, NULL, NULL, "seccomp/strict.json: deny[0].args[0].values[2]: 2 is listed twice" },
+	{ "not_in bad value", "seccomp/strict.json",
+	  "{\"description\":\"d\",\"deny\":[{\"syscalls\":[\"socket\"],\"errno\":\"EAFNOSUPPORT\",\"why\":\"because so\","
+	  "\"args\":[{\"index\":0,\"op\":\"not_in\",\"values\":[-1]}]}]}",
+	  NULL, NULL, NULL, NULL, "seccomp/strict.json: deny[0].args[0].values[0]: expected a non-negative integer or a string" },
+	{ "not_in too long", "seccomp/strict.json",
+	  "{\"description\":\"d\",\"deny\":[{\"syscalls\":[\"socket\"],\"errno\":\"EAFNOSUPPORT\",\"why\":\"because so\","
+	  "\"args\":[{\"index\":0,\"op\":\"not_in\",\"values\":[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32]}]}]}",
+	  NULL, NULL, NULL, NULL, "seccomp/strict.json: deny[0].args[0].values: expected at most 32 entries, got 33" },
+	{ "two not_in", "seccomp/strict.json",
+	  "{\"description\":\"d\",\"deny\":[{\"syscalls\":[\"socket\"],\"errno\":\"EAFNOSUPPORT\",\"why\":\"because so\","
+	  "\"args\":[{\"index\":0,\"op\":\"not_in\",\"values\":[1]},{\"index\":2,\"op\":\"not_in\",\"values\":[0]}]}]}",
+	  NULL, NULL, NULL, NULL, "seccomp/strict.json: deny[0].args[1]: only one \"not_in\" condition per rule" },
+	{ "not_in and eq on one argument", "seccomp/strict.json",
+	  "{\"description\":\"d\",\"deny\":[{\"syscalls\":[\"socket\"],\"errno\":\"EAFNOSUPPORT\",\"why\":\"because so\","
+	  "\"args\":[{\"index\":0,\"op\":\"not_in\",\"values\":[1]},{\"index\":0,\"op\":\"eq\",\"value\":5}]}]}",
+	  NULL, NULL, NULL, NULL, "seccomp/strict.json: deny[0].args[1]: argument 0 is compared twice" },
+	{ "not_in expands too far", "seccomp/strict.json",
+	  "{\"description\":\"d\",\"deny\":[{\"syscalls\":[\"socket\"],\"errno\":\"EAFNOSUPPORT\",\"why\":\"because so\","
+	  "\"args\":[{\"index\":0,\"op\":\"not_in\",\"values\":[1,\"0x8000000000000000\",\"0xc000000000000001\"]}]}]}",
+	  NULL, NULL, NULL, NULL, "seccomp/strict.json: deny[0].args: the \"not_in\" list expands into more than 64 rules" },
+	{ "not_in expands too far in any_args", "seccomp/strict.json",
+	  "{\"description\":\"d\",\"deny\":[{\"syscalls\":[\"socket\"],\"errno\":\"EAFNOSUPPORT\",\"why\":\"because so\","
+	  "\"any_args\":[[{\"index\":0,\"op\":\"eq\",\"value\":1}],[{\"index\":0,\"op\":\"not_in\",\"values\":[1,\"0x8000000000000000\",\"0xc000000000000001\"]}]]}]}",
+	  NULL, NULL, NULL, NULL, "seccomp/strict.json: deny[0].any_args[1]: the \"not_in\" list expands into more than 64 rules" },
 	{ "bad file name", "profiles/Bad.json", "{}", NULL, NULL, NULL, NULL,
 	  "profiles/Bad.json: name \"Bad\" does not match" },
 	{ "stray file", "network/notes.txt", "x", NULL, NULL, NULL, NULL,
@@ -302,6 +601,27 @@ static const struct broken broken[] = {
 	{ "egress bad cidr", "network/web.json",
 	  "{\"description\":\"d\",\"kind\":\"egress\",\"allow\":[],\"allow_cidrs\":[\"10.0.0.0/33\"]}",
 	  NULL, NULL, NULL, NULL, "network/web.json: allow_cidrs[0]: expected an address/prefix" },
+	{ "connect not bool", "network/web.json",
+	  "{\"description\":\"d\",\"kind\":\"egress\",\"allow\":[],\"connect\":\"yes\"}",
+	  NULL, NULL, NULL, NULL, "network/web.json: connect: expected true, false or an array of ports" },
+	{ "connect no ports", "network/web.json",
+	  "{\"description\":\"d\",\"kind\":\"egress\",\"allow\":[],\"connect\":[]}",
+	  NULL, NULL, NULL, NULL, "network/web.json: connect: expected at least one port" },
+	{ "connect port twice", "network/web.json",
+	  "{\"description\":\"d\",\"kind\":\"egress\",\"allow\":[],\"connect\":[443,8443,443]}",
+	  NULL, NULL, NULL, NULL, "network/web.json: connect[2]: port listed twice" },
+	{ "connect port zero", "network/web.json",
+	  "{\"description\":\"d\",\"kind\":\"egress\",\"allow\":[],\"connect\":[0]}",
+	  NULL, NULL, NULL, NULL, "network/web.json: connect[0]: expected a positive integer" },
+	{ "connect ports ok", "network/web.json",
+	  "{\"description\":\"d\",\"kind\":\"egress\",\"allow\":[],\"connect\":[443]}",
+	  NULL, NULL, NULL, NULL, NULL },
+	{ "connect false ok", "network/web.json",
+	  "{\"description\":\"d\",\"kind\":\"egress\",\"allow\":[],\"connect\":false}",
+	  NULL, NULL, NULL, NULL, NULL },
+	{ "connect on disabled", "network/disabled.json",
+	  "{\"description\":\"d\",\"kind\":\"disabled\",\"connect\":false}", NULL, NULL, NULL, NULL,
+	  "network/disabled.json: connect: only allowed with kind \"egress\"" },
 };
 #pragma GCC diagnostic pop
 
@@ -354,6 +674,112 @@ static void test_broken(void **state)
 	}
 }
 
+/* A catalog with a valid profile and @seccomp as seccomp/strict.json. */
+static void load_with_seccomp(struct sbx_catalog *cat, const char *seccomp)
+{
+	char dir[] = "/tmp/sbx-test-catalog-XXXXXX";
+	_cleanup_free_ char *prof = profile(NULL, NULL, "strict", "10", NULL, NULL);
+	struct sbx_error err = { 0 };
+
+	assert_non_null(mkdtemp(dir));
+	for (const char *const *s = (const char *const[]){ "profiles", "network", "seccomp", NULL };
+	     *s; s++) {
+		_cleanup_free_ char *p = sbx_xasprintf("%s/%s", dir, *s);
+		assert_int_equal(mkdir(p, 0700), 0);
+	}
+	write_file(dir, "seccomp/strict.json", seccomp);
+	write_file(dir, "network/disabled.json", good_network);
+	write_file(dir, "profiles/p.json", prof);
+	if (sbx_catalog_load(cat, dir, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS), 0);
+}
+
+/*
+ * "not_in" expands into rules that deny exactly the values outside the
+ * list, judged both from the parsed rules and by the compiled filter, for
+ * values around every listed one, at both ends of the 64-bit range and
+ * with high bits set; combined with a plain condition on another
+ * argument, which must still hold.  The rule counts pin the expansion's
+ * size: a longer one is a bigger filter on every run.
+ */
+static void test_not_in_expansion(void **state)
+{
+	static const struct {
+		const char *values;
+		size_t n;
+		uint64_t v[6];
+		size_t rules;
+	} cases[] = {
+		{ "[1, 2, 10, 16]", 4, { 1, 2, 10, 16 }, 7 },
+		{ "[0]", 1, { 0 }, 1 },
+		{ "[0, 1, 2]", 3, { 0, 1, 2 }, 1 },
+		{ "[3, 4]", 2, { 3, 4 }, 2 },
+		{ "[\"0xffffffffffffffff\"]", 1, { UINT64_MAX }, 1 },
+		{ "[\"0xfffffffffffffffe\"]", 1, { UINT64_MAX - 1 }, 2 },
+		{ "[1000, 1, 5, 3, 100]", 5, { 1, 3, 5, 100, 1000 }, 21 },
+	};
+
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		_cleanup_free_ char *body = sbx_xasprintf(
+			"{\"description\":\"d\",\"deny\":[{\"syscalls\":[\"socket\"],"
+			"\"errno\":\"EAFNOSUPPORT\",\"why\":\"an allowlist\",\"args\":["
+			"{\"index\":2,\"op\":\"eq\",\"value\":7},"
+			"{\"index\":1,\"op\":\"not_in\",\"values\":%s}]}]}",
+			cases[c].values);
+		uint64_t probe[64 + 2048];
+		size_t n_probe = 0;
+		struct sbx_catalog cat;
+		struct sbx_error err = { 0 };
+		struct sock_fprog prog;
+		const struct sbx_seccomp_policy *sc;
+
+		load_with_seccomp(&cat, body);
+		sc = sbx_catalog_seccomp(&cat, "strict");
+		if (sc->n_rules != cases[c].rules)
+			fail_msg("%s: %zu rules, want %zu", cases[c].values, sc->n_rules, cases[c].rules);
+		if (sbx_seccomp_compile(sc, &prog, &err) < 0)
+			fail_msg("%s", err.msg);
+		for (uint64_t v = 0; v < 2048; v++)
+			probe[n_probe++] = v;
+		for (size_t i = 0; i < cases[c].n; i++) {
+			uint64_t v = cases[c].v[i];
+			probe[n_probe++] = v - 1;
+			probe[n_probe++] = v + 1;
+			probe[n_probe++] = v;
+			probe[n_probe++] = v ^ (UINT64_C(1) << 32);
+			probe[n_probe++] = v ^ (UINT64_C(1) << 63);
+		}
+		probe[n_probe++] = UINT64_MAX;
+		probe[n_probe++] = UINT64_MAX - 1;
+		probe[n_probe++] = UINT64_C(1) << 63;
+		probe[n_probe++] = 0xffffffff;
+		for (size_t i = 0; i < n_probe; i++) {
+			uint64_t v = probe[i];
+			bool listed = false;
+
+			for (size_t k = 0; k < cases[c].n; k++)
+				listed |= cases[c].v[k] == v;
+			if (policy_denies(sc, "socket", (const uint64_t[6]){ 0, v, 7 }) == listed)
+				fail_msg("%s: rules say %s for %#llx", cases[c].values,
+					 listed ? "denied" : "allowed", (unsigned long long)v);
+			if (policy_denies(sc, "socket", (const uint64_t[6]){ 0, v, 8 }))
+				fail_msg("%s: %#llx denied without the other condition",
+					 cases[c].values, (unsigned long long)v);
+#if defined(__x86_64__)
+			if (verdict(&prog, "socket", 0, v, 7) != (listed ? 0 : EAFNOSUPPORT))
+				fail_msg("%s: the filter is wrong for %#llx", cases[c].values,
+					 (unsigned long long)v);
+			if (verdict(&prog, "socket", 0, v, 8) != 0)
+				fail_msg("%s: the filter denies %#llx without the other condition",
+					 cases[c].values, (unsigned long long)v);
+#endif
+		}
+		sbx_seccomp_free(&prog);
+		sbx_catalog_free(&cat);
+	}
+}
+
 static void test_missing_dir(void **state)
 {
 	struct sbx_catalog cat;
@@ -395,7 +821,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shipped),      cmocka_unit_test(test_personality),
-		cmocka_unit_test(test_broken),       cmocka_unit_test(test_missing_dir),
+		cmocka_unit_test(test_socket_families), cmocka_unit_test(test_init_protection),
+		cmocka_unit_test(test_broken),       cmocka_unit_test(test_not_in_expansion),
+		cmocka_unit_test(test_missing_dir),
 		cmocka_unit_test(test_default_dir),  cmocka_unit_test(test_media_and_names),
 	};
 

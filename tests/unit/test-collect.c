@@ -238,6 +238,19 @@ static void sha256_hex(const void *data, size_t n, char out[65])
 
 /* openat2 forced to ENOSYS: refuse with 69, never walk by path.  Runs in a
  * child because the test hook reads its variable once per process. */
+/* Open @dir as sbx run does at the start, then promote into it. */
+static int promote_to(struct sbx_collection *c, const char *dir, bool partial, bool retain,
+		      struct sbx_error *err)
+{
+	struct sbx_artifacts_dir ad;
+	int r = sbx_artifacts_dir_open(dir, &ad, err);
+
+	if (r == 0)
+		r = sbx_collect_promote(c, &ad, partial, retain, err);
+	sbx_artifacts_dir_close(&ad);
+	return r;
+}
+
 static void test_enosys(void **state)
 {
 	pid_t pid = fork();
@@ -417,7 +430,7 @@ static void test_hostile_tree(void **state)
 	assert_int_equal(find(&c, "good.csv")->size, 8);
 
 	assert_int_equal(sbx_collect_check_artifacts_dir(art, &err), 0);
-	assert_int_equal(sbx_collect_promote(&c, art, false, false, &err), 0);
+	assert_int_equal(promote_to(&c, art, false, false, &err), 0);
 
 	/* Exactly the four valid files, 0644, same bytes. */
 	afd = open(art, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -515,14 +528,151 @@ static void test_artifacts_dir(void **state)
 
 	/* Promotion refuses a non-empty dir too, and leaves it alone. */
 	err = (struct sbx_error){ 0 };
-	assert_int_equal(sbx_collect_promote(&c, full, false, false, &err), -1);
+	assert_int_equal(promote_to(&c, full, false, false, &err), -1);
 	assert_int_equal(err.code, SBX_EXIT_USAGE);
 	assert_int_equal(stat(keep, &st), 0);
 
 	/* Parents are created. */
 	err = (struct sbx_error){ 0 };
-	assert_int_equal(sbx_collect_promote(&c, missing, false, false, &err), 0);
+	assert_int_equal(promote_to(&c, missing, false, false, &err), 0);
 	assert_int_equal(stat(missing, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+}
+
+/* Invisible characters and line or paragraph separators make a name read
+ * as something it is not: rejected, like the bidi controls. */
+static void test_invisible_names(void **state)
+{
+	static const char *const bad[] = {
+		"zw\xe2\x80\x8bsp.txt",     /* U+200B zero width space */
+		"ls\xe2\x80\xa8.txt",       /* U+2028 line separator */
+		"ps\xe2\x80\xa9.txt",       /* U+2029 paragraph separator */
+		"\xef\xbb\xbf" "bom.txt",   /* U+FEFF */
+		"tag\xf3\xa0\x80\x81.txt", /* U+E0001 language tag */
+		"tag\xf3\xa0\x81\xbf.txt", /* U+E007F cancel tag */
+		"wj\xe2\x81\xa0.txt",       /* U+2060 word joiner */
+		"lre\xe2\x80\xaa.txt",      /* U+202A */
+		"pdi\xe2\x81\xa9.txt",      /* U+2069 */
+	};
+	struct sbx_collect_limits lim = { 20, 1 << 20, 16, 255, SBX_COLLECT_ENTRIES_FOR(20) };
+	char *const allowed[] = { "text/plain", NULL };
+	struct sbx_collection c = { 0 };
+	struct sbx_error err = { 0 };
+	_cleanup_free_ char *q = rpath("q");
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		xwrite_str(outfd, bad[i], "x\n");
+	/* Visible non-ASCII stays fine: e-acute, CJK, an emoji (U+1F600). */
+	xwrite_str(outfd, "r\xc3\xa9sum\xc3\xa9.txt", "x\n");
+	xwrite_str(outfd, "\xe6\x97\xa5\xe6\x9c\xac.txt", "x\n");
+	xwrite_str(outfd, "\xf0\x9f\x98\x80.txt", "x\n");
+	assert_int_equal(sbx_collect(outfd, &lim, q, &c, &err), 0);
+	assert_int_equal(sbx_collect_validate(&c, allowed, &err), 0);
+	assert_int_equal(c.n, ARRAY_SIZE(bad) + 3);
+	for (size_t i = 0; i < c.n; i++) {
+		const struct sbx_artifact *a = &c.items[i];
+		bool visible = !strcmp(a->path, "r\xc3\xa9sum\xc3\xa9.txt") ||
+			       !strcmp(a->path, "\xe6\x97\xa5\xe6\x9c\xac.txt") ||
+			       !strcmp(a->path, "\xf0\x9f\x98\x80.txt");
+
+		if (visible != (a->status == SBX_ARTIFACT_PROMOTED))
+			fail_msg("%s: %s", a->path, a->reason ? a->reason : "promoted");
+		if (!visible) {
+			assert_non_null(strstr(a->reason, "invisible"));
+			assert_non_null(strstr(a->path, "\\x"));
+		}
+	}
+	sbx_collection_free(&c);
+}
+
+/* A name rejected for its bytes is shown with \xNN escapes; a file
+ * literally named like that display form must not share its path. */
+static void test_display_paths_unique(void **state)
+{
+	struct sbx_collect_limits lim = { 20, 1 << 20, 16, 255, SBX_COLLECT_ENTRIES_FOR(20) };
+	struct sbx_collection c = { 0 };
+	struct sbx_error err = { 0 };
+	_cleanup_free_ char *q = rpath("q");
+
+	xwrite_str(outfd, "a\\x01.txt", "literal\n");
+	xwrite_str(outfd, "a\x01.txt", "control\n");
+	xwrite_str(outfd, "b\\x5cx01.txt", "literal\n");
+	xwrite_str(outfd, "b\\\x01.txt", "both\n");
+	xwrite_str(outfd, "ok.txt", "fine\n");
+	assert_int_equal(sbx_collect(outfd, &lim, q, &c, &err), 0);
+	assert_int_equal(c.n, 5);
+	for (size_t i = 0; i < c.n; i++)
+		for (size_t k = i + 1; k < c.n; k++)
+			assert_string_not_equal(c.items[i].path, c.items[k].path);
+	expect_rejected(&c, "a\\x01.txt", "control characters");
+	expect_rejected(&c, "a\\x5cx01.txt", "backslash");
+	expect_rejected(&c, "b\\x5cx5cx01.txt", "backslash");
+	expect_rejected(&c, "b\\x5c\\x01.txt", "control characters");
+	assert_int_equal(find(&c, "ok.txt")->status, SBX_ARTIFACT_PROMOTED);
+	sbx_collection_free(&c);
+}
+
+static bool empty_dir(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	bool empty = d != NULL;
+
+	while (d && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			empty = false;
+	if (d)
+		closedir(d);
+	return empty;
+}
+
+/* --artifacts is resolved once, at the start: a symlink at DIR is refused,
+ * a component swapped for a symlink later is never followed. */
+static void test_artifacts_dir_symlinks(void **state)
+{
+	_cleanup_free_ char *aim = rpath("aim");
+	_cleanup_free_ char *link = rpath("link");
+	_cleanup_free_ char *p = rpath("p");
+	_cleanup_free_ char *pnew = rpath("p/new");
+	_cleanup_free_ char *pout = rpath("p/new/out");
+	_cleanup_free_ char *q = rpath("q2");
+	_cleanup_free_ char *qmoved = rpath("q2.moved");
+	_cleanup_free_ char *qout = rpath("q2/out");
+	_cleanup_free_ char *qmoved_out = rpath("q2.moved/out");
+	struct sbx_collection c = { 0 };
+	struct sbx_artifacts_dir ad;
+	struct sbx_error err = { 0 };
+	struct stat st;
+
+	assert_int_equal(mkdir(aim, 0755), 0);
+	assert_int_equal(symlink(aim, link), 0);
+	assert_int_equal(sbx_artifacts_dir_open(link, &ad, &err), -1);
+	assert_int_equal(err.code, SBX_EXIT_USAGE);
+	assert_non_null(strstr(err.msg, "symbolic link"));
+	sbx_artifacts_dir_close(&ad);
+
+	/* A missing component appears as a symlink after the start. */
+	assert_int_equal(mkdir(p, 0755), 0);
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_artifacts_dir_open(pout, &ad, &err), 0);
+	assert_int_equal(symlink(aim, pnew), 0);
+	assert_int_equal(sbx_collect_promote(&c, &ad, false, false, &err), -1);
+	assert_int_equal(err.code, SBX_EXIT_SOFTWARE);
+	assert_non_null(strstr(err.msg, "symbolic link"));
+	sbx_artifacts_dir_close(&ad);
+	assert_true(empty_dir(aim));
+
+	/* The opened parent moves and a symlink takes its name: the
+	 * artifacts directory is made in the directory opened at the start. */
+	assert_int_equal(mkdir(q, 0755), 0);
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_artifacts_dir_open(qout, &ad, &err), 0);
+	assert_int_equal(rename(q, qmoved), 0);
+	assert_int_equal(symlink(aim, q), 0);
+	assert_int_equal(sbx_collect_promote(&c, &ad, false, false, &err), 0);
+	sbx_artifacts_dir_close(&ad);
+	assert_true(empty_dir(aim));
+	assert_int_equal(lstat(qmoved_out, &st), 0);
 	assert_true(S_ISDIR(st.st_mode));
 }
 
@@ -551,7 +701,7 @@ static void test_partial(void **state)
 	int fd;
 
 	collect_two(&c);
-	assert_int_equal(sbx_collect_promote(&c, discard, true, false, &err), 0);
+	assert_int_equal(promote_to(&c, discard, true, false, &err), 0);
 	for (size_t i = 0; i < c.n; i++) {
 		assert_int_equal(c.items[i].status, SBX_ARTIFACT_DISCARDED);
 		assert_string_equal(c.items[i].reason, "run did not complete");
@@ -566,7 +716,7 @@ static void test_partial(void **state)
 
 	c = (struct sbx_collection){ 0 };
 	collect_two(&c);
-	assert_int_equal(sbx_collect_promote(&c, retain, true, true, &err), 0);
+	assert_int_equal(promote_to(&c, retain, true, true, &err), 0);
 	for (size_t i = 0; i < c.n; i++) {
 		assert_int_equal(c.items[i].status, SBX_ARTIFACT_PROMOTED);
 		assert_true(c.items[i].partial);
@@ -617,7 +767,7 @@ static void test_promote_exdev(void **state)
 	umask(077);
 	assert_int_equal(sbx_collect(outfd, &lim, shm, &c, &err), 0);
 	assert_int_equal(sbx_collect_validate(&c, allowed, &err), 0);
-	assert_int_equal(sbx_collect_promote(&c, art, false, false, &err), 0);
+	assert_int_equal(promote_to(&c, art, false, false, &err), 0);
 	umask(022);
 	expect_promoted(&c, "sub/two.txt", "text/plain");
 	assert_int_equal(stat(two, &a), 0);
@@ -638,6 +788,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hostile_tree, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_many_files, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_artifacts_dir, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_artifacts_dir_symlinks, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_display_paths_unique, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_invisible_names, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_partial, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_free_without_promote, setup_root,
 						teardown_root),

@@ -47,6 +47,24 @@ static const struct cfg_case cases[] = {
 	{ "real budget", "{\"memory_budget_mib\":1.5}", "sbx.json: memory_budget_mib: expected a positive integer, got 1.5" },
 	{ "huge concurrency", "{\"max_concurrent\":100000}",
 	  "sbx.json: max_concurrent: expected a positive integer of at most 4096" },
+	{ "root ids", "{\"root_ids\":{\"first\":300000,\"count\":64}}", NULL },
+	{ "root ids up to 2^31", "{\"root_ids\":{\"first\":2147483647,\"count\":1}}", NULL },
+	{ "root ids past 2^31", "{\"root_ids\":{\"first\":2147483647,\"count\":2}}",
+	  "sbx.json: root_ids: the range 2147483647-2147483648 reaches 2^31" },
+	{ "root ids over nobody", "{\"root_ids\":{\"first\":65000,\"count\":600}}",
+	  "sbx.json: root_ids: the range 65000-65599 holds 65534 (nobody) or 65535" },
+	{ "root ids at 65535", "{\"root_ids\":{\"first\":65535,\"count\":1}}",
+	  "sbx.json: root_ids: the range 65535-65535 holds 65534" },
+	{ "root ids zero", "{\"root_ids\":{\"first\":0,\"count\":8}}",
+	  "sbx.json: root_ids.first: expected a positive integer, got 0" },
+	{ "root ids too many", "{\"root_ids\":{\"first\":300000,\"count\":4097}}",
+	  "sbx.json: root_ids.count: expected a positive integer of at most 4096" },
+	{ "root ids no count", "{\"root_ids\":{\"first\":300000}}",
+	  "sbx.json: root_ids.count: missing required key" },
+	{ "root ids unknown key", "{\"root_ids\":{\"first\":300000,\"count\":8,\"last\":9}}",
+	  "sbx.json: root_ids.last: unknown key" },
+	{ "root ids string", "{\"root_ids\":\"300000-300063\"}",
+	  "sbx.json: root_ids: expected an object" },
 	{ "control char", "{\"store\":\"/a\\u001b[31m\"}", "sbx.json: store: expected an absolute path in normal form, got \"/a\\x1b[31m\"" },
 };
 
@@ -93,6 +111,16 @@ static void test_values(void **state)
 	assert_int_equal(sbx_hostconfig_parse(&cfg, "c.json", "{}", 2, &err), 0);
 	assert_null(cfg.store);
 	assert_int_equal(cfg.max_concurrent, 0);
+	/* root's per-run ids default to 2130706432-2130710527 */
+	assert_int_equal(cfg.root_ids_first, 2130706432u);
+	assert_int_equal(cfg.root_ids_count, 4096);
+	sbx_hostconfig_free(&cfg);
+
+	assert_int_equal(sbx_hostconfig_parse(&cfg, "c.json",
+					      "{\"root_ids\":{\"count\":64,\"first\":300000}}", 40,
+					      &err), 0);
+	assert_int_equal(cfg.root_ids_first, 300000);
+	assert_int_equal(cfg.root_ids_count, 64);
 	sbx_hostconfig_free(&cfg);
 }
 

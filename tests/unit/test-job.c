@@ -123,8 +123,22 @@ static const struct job_case cases[] = {
 	BAD("env value number", "{" BASE ",'env':{'TZ':1}}", "env.TZ: expected a string, got 1"),
 	BAD("env NUL", "{" BASE ",'env':{'TZ':'a\\u0000b'}}", "line 1 column"),
 	BAD("args NUL", "{" BASE ",'args':['\\u0000']}", "NUL"),
-	BAD("output type unknown", "{" BASE ",'allowed_outputs':['text/csv','text/html']}",
-	    "allowed_outputs[1]: expected a media type sbx validates"),
+	/* A well-formed media type sbx does not validate is policy (77 in
+	 * test-policy), not schema: only the shape is checked here. */
+	OK("output type unknown to sbx", "{" BASE ",'allowed_outputs':['text/csv','text/html']}"),
+	OK("output type with suffix", "{" BASE ",'allowed_outputs':['application/vnd.a+json']}"),
+	BAD("output type not a media type", "{" BASE ",'allowed_outputs':['text/csv','csv']}",
+	    "allowed_outputs[1]: expected a media type (type/subtype), got \"csv\""),
+	BAD("output type two slashes", "{" BASE ",'allowed_outputs':['text/csv/x']}",
+	    "allowed_outputs[0]: expected a media type"),
+	BAD("output type parameter", "{" BASE ",'allowed_outputs':['text/csv; charset=utf-8']}",
+	    "allowed_outputs[0]: expected a media type"),
+	BAD("output type empty subtype", "{" BASE ",'allowed_outputs':['text/']}",
+	    "allowed_outputs[0]: expected a media type"),
+	BAD("output type control", "{" BASE ",'allowed_outputs':['text/\\u001b[2J']}",
+	    "allowed_outputs[0]: expected a media type (type/subtype), got \"text/\\x1b[2J\""),
+	BAD("output type number", "{" BASE ",'allowed_outputs':[7]}",
+	    "allowed_outputs[0]: expected a string, got 7"),
 	BAD("output type duplicate", "{" BASE ",'allowed_outputs':['text/csv','text/csv']}",
 	    "allowed_outputs[1]: duplicate entry"),
 	BAD("output absolute", "{" BASE ",'required_outputs':['/etc/passwd']}",
@@ -140,6 +154,36 @@ static const struct job_case cases[] = {
 	    "partial_outputs: expected \"discard\" or \"retain\", got \"keep\""),
 	BAD("partial bool", "{" BASE ",'partial_outputs':true}", "partial_outputs: expected \"discard\""),
 	BAD("invalid utf-8", "{" BASE ",'args':['\xff']}", "line 1 column"),
+	/* Found by fuzz-job: jansson cuts the token it quotes in the middle
+	 * of a character; the message must stay UTF-8. */
+	BAD("token cut in a character", "{'}uun\\u0\xd0\x9a\xc6\x8a", "invalid escape near '\\\"}uun\\\\u0\\xd0'"),
+	/* C1 controls (CSI is U+009B) are escaped like C0 ones. */
+	BAD("C1 control in a value", "{" BASE ",'partial_outputs':'\\u009b2J'}",
+	    "partial_outputs: expected \"discard\" or \"retain\", got \"\\u009b2J\""),
+	BAD("C1 control in a key", "{" BASE ",'\\u0085':1}", "[\"\\u0085\"]: unknown key"),
+	/* Reals far outside long long: described, not cast (undefined). */
+	BAD("wall huge real", "{" BASE ",'limits':{'wall_seconds':5.5e123}}",
+	    "limits.wall_seconds: expected a positive integer, got 5.5e+123"),
+	BAD("memory huge negative real", "{" BASE ",'limits':{'memory_mib':-1e300}}",
+	    "limits.memory_mib: expected a positive integer, got -1e+300"),
+	BAD("pids 2^63 real", "{" BASE ",'limits':{'pids':9223372036854775808.0}}",
+	    "limits.pids: expected a positive integer, got 9.22337e+18"),
+	/* Numbers jansson cannot hold fail while loading: the message
+	 * still names the path, found again from the error's offset. */
+	BAD("wall overflows a double", "{" BASE ",'limits':{'wall_seconds':1e400}}",
+	    "line 1 column 74: limits.wall_seconds: real number overflow"),
+	BAD("integer overflows", "{" BASE ",'limits':{'pids':99999999999999999999}}",
+	    "limits.pids: too big integer"),
+	BAD("overflow in an array", "{" BASE ",'args':['a','b',1e999]}", "args[2]: real number overflow"),
+	BAD("overflow after a nested object",
+	    "{" BASE ",'env':{'A':'x,{]'},'limits':{'pids':1,'cpu_cores':-1e400}}",
+	    "limits.cpu_cores: real number overflow"),
+	BAD("overflow at an escaped key", "{" BASE ",'env':{'a\\'\\u00e9':1e400}}",
+	    "env[\"a\\\"\u00e9\"]: real number overflow"),
+	BAD("overflow at the top level", "1e400", "line 1 column 5: (top level): real number overflow"),
+	BAD("duplicate key names its path", "{" BASE ",'limits':{'pids':1,'pids':2}}",
+	    "limits.pids: duplicate object key"),
+	BAD("truncated names its path", "{" BASE ",'args':['a',", "args[1]: "),
 };
 
 static void check(const char *name, const char *json, size_t len, int code, const char *msg)
@@ -157,7 +201,8 @@ static void check(const char *name, const char *json, size_t len, int code, cons
 			fail_msg("%s: expected %d, got %d: %s", name, code, err.code, err.msg);
 		if (strncmp(err.msg, "job.json: ", 10) != 0 || !strstr(err.msg, msg))
 			fail_msg("%s: message \"%s\" lacks \"%s\"", name, err.msg, msg);
-		if (strchr(err.msg, '\n') || strchr(err.msg, '\x1b'))
+		if (strchr(err.msg, '\n') || strchr(err.msg, '\x1b') ||
+		    !sbx_utf8_valid(err.msg, strlen(err.msg)) || strstr(err.msg, "\xc2\x9b"))
 			fail_msg("%s: message is not one clean line: %s", name, err.msg);
 	}
 	/* The digest of the raw bytes is there in both cases. */

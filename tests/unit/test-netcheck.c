@@ -278,6 +278,24 @@ static void test_match(void **state)
 	assert_int_equal(sbx_netcheck_match(NULL, "pypi.org", 443), SBX_HOST_NOT_LISTED);
 }
 
+/* "connect": where a tunnel may go, before the allowlist is asked. */
+static void test_connect(void **state)
+{
+	uint16_t ports[] = { 443, 8443 };
+	struct sbx_netprofile any = { .connect = SBX_CONNECT_ANY };
+	struct sbx_netprofile none = { .connect = SBX_CONNECT_NONE };
+	struct sbx_netprofile some = { .connect = SBX_CONNECT_PORTS, .connect_ports = ports,
+				       .n_connect_ports = 2 };
+
+	(void)state;
+	assert_int_equal(sbx_netcheck_connect(&any, 22), SBX_CONNECT_OK);
+	assert_int_equal(sbx_netcheck_connect(&none, 443), SBX_CONNECT_FORBIDDEN);
+	assert_int_equal(sbx_netcheck_connect(&some, 443), SBX_CONNECT_OK);
+	assert_int_equal(sbx_netcheck_connect(&some, 8443), SBX_CONNECT_OK);
+	assert_int_equal(sbx_netcheck_connect(&some, 80), SBX_CONNECT_BAD_PORT);
+	assert_int_equal(sbx_netcheck_connect(&some, 0), SBX_CONNECT_BAD_PORT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -286,6 +304,7 @@ int main(void)
 		cmocka_unit_test(test_address_allowed),
 		cmocka_unit_test(test_normalize),
 		cmocka_unit_test(test_match),
+		cmocka_unit_test(test_connect),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -91,6 +91,12 @@ static const struct policy_case cases[] = {
 	  "job.json: env.PATH: not in env_allow" },
 	{ "output type not allowed", "{" SH ",\"allowed_outputs\":[\"text/csv\",\"application/pdf\"]}",
 	  SBX_EXIT_REFUSED, "job.json: allowed_outputs[1]: profile \"shell\" does not allow output type application/pdf" },
+	/* Well-formed but not allowed is refused, whether or not sbx has a
+	 * validator for the type (SPEC §3). */
+	{ "output type sbx does not validate", "{" SH ",\"allowed_outputs\":[\"text/csv\",\"text/html\"]}",
+	  SBX_EXIT_REFUSED, "job.json: allowed_outputs[1]: profile \"shell\" does not allow output type text/html" },
+	{ "output type with odd characters", "{" SH ",\"allowed_outputs\":[\"x-a!#$&^_.+-/y\"]}",
+	  SBX_EXIT_REFUSED, "job.json: allowed_outputs[0]: profile \"shell\" does not allow output type x-a!#$&^_.+-/y" },
 	{ "soft explicit above default wall", "{" SH ",\"limits\":{\"soft_seconds\":90}}", SBX_EXIT_INVALID,
 	  "job.json: limits.soft_seconds: must be less than the wall deadline (60 s" },
 	{ "default soft above explicit wall", "{" SH ",\"limits\":{\"wall_seconds\":10}}", 0, NULL },

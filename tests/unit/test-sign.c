@@ -170,7 +170,7 @@ static void test_load_key_permissions(void **state)
 		mode_t mode;
 		bool loads;
 	} cases[] = {
-		{ 0600, true }, { 0400, true }, { 0640, true },  /* group-readable: warning only */
+		{ 0600, true }, { 0400, true }, { 0640, false }, { 0610, false }, { 0601, false },
 		{ 0644, false }, { 0604, false }, { 0660, false }, { 0602, false },
 	};
 	_cleanup_free_ char *path = tmp_path("k5");
@@ -191,6 +191,33 @@ static void test_load_key_permissions(void **state)
 		}
 		EVP_PKEY_free(key);
 	}
+}
+
+/* A private key must be the caller's own file: root would otherwise sign
+ * with a key some other user put at the configured path. */
+static void test_load_key_owner(void **state)
+{
+	_cleanup_free_ char *path = tmp_path("k22");
+	struct sbx_error err = { 0 };
+	EVP_PKEY *key = NULL;
+
+	if (geteuid() != 0) {
+		skip(); /* chown to another uid needs root; make check runs as root */
+		return;
+	}
+	assert_int_equal(sbx_sign_keygen(path, NULL), 0);
+	assert_int_equal(sbx_sign_load_key(path, &key, &err), 0);
+	EVP_PKEY_free(key);
+	key = NULL;
+	assert_int_equal(chown(path, 65534, 65534), 0);
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_sign_load_key(path, &key, &err), -1);
+	assert_null(key);
+	assert_int_equal(err.code, SBX_EXIT_UNAVAILABLE);
+	assert_non_null(strstr(err.msg, "owned by uid 65534"));
+	assert_non_null(strstr(err.hint, "chown"));
+	/* The public key may belong to anyone. */
+	assert_int_equal(chown(path, 0, 0), 0);
 }
 
 static void test_load_key_rejects(void **state)
@@ -391,6 +418,123 @@ static void test_manifest_finish_and_check(void **state)
 	json_decref(m);
 }
 
+/* The bytes are verified as given: only the canonical line (with or
+ * without its newline) passes, never another spelling of the same value. */
+static void test_manifest_check_line(void **state)
+{
+	_cleanup_free_ char *path = tmp_path("k21"), *pub_path = tmp_path("k21.pub");
+	_cleanup_pkey_ EVP_PKEY *key = NULL, *pub = NULL;
+	_cleanup_free_ char *line = NULL, *pretty = NULL, *escaped = NULL, *twice = NULL;
+	struct sbx_error err = { 0 };
+	json_t *m = sample_manifest(), *parsed = NULL;
+	size_t len = 0;
+	char *at;
+
+	assert_int_equal(sbx_sign_keygen(path, NULL), 0);
+	assert_int_equal(sbx_sign_load_key(path, &key, NULL), 0);
+	assert_int_equal(sbx_sign_load_pubkey(pub_path, &pub, NULL), 0);
+	assert_int_equal(sbx_manifest_finish(m, key, &line, &len, &err), 0);
+
+	assert_int_equal(sbx_manifest_check_line("m", line, len, pub, &parsed, &err), 0);
+	assert_non_null(parsed);
+	assert_string_equal(json_string_value(json_object_get(parsed, "status")), "succeeded");
+	json_decref(parsed);
+	assert_int_equal(sbx_manifest_check_line("m", line, len - 1, pub, NULL, &err), 0);
+
+	/* Two newlines, or a pretty-printed rendering of the same value. */
+	twice = sbx_xasprintf("%s\n", line);
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_manifest_check_line("m", twice, strlen(twice), pub, NULL, &err), -1);
+	assert_int_equal(err.code, SBX_EXIT_FAILED);
+	assert_non_null(strstr(err.msg, "not the canonical line"));
+	pretty = json_dumps(m, JSON_INDENT(2) | JSON_SORT_KEYS);
+	assert_non_null(pretty);
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_manifest_check_line("m", pretty, strlen(pretty), pub, NULL, &err), -1);
+	assert_non_null(strstr(err.msg, "not the canonical line"));
+
+	/* "succ\u0065eded" parses to the very same value. */
+	at = strstr(line, "\"succeeded\"");
+	assert_non_null(at);
+	escaped = sbx_xasprintf("%.*ssucc\\u0065eded%s", (int)(at + 1 - line), line, at + 10);
+	{
+		json_t *a = json_loads(escaped, 0, NULL), *b = json_loads(line, 0, NULL);
+		assert_non_null(a);
+		assert_non_null(b);
+		assert_true(json_equal(a, b));
+		json_decref(a);
+		json_decref(b);
+	}
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_manifest_check_line("m", escaped, strlen(escaped), pub, NULL, &err), -1);
+	assert_non_null(strstr(err.msg, "not the canonical line"));
+
+	/* Not JSON at all, and a duplicated member. */
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_manifest_check_line("m", "{", 1, pub, NULL, &err), -1);
+	assert_int_equal(err.code, SBX_EXIT_FAILED);
+	json_decref(m);
+}
+
+static void touch(const char *rel)
+{
+	_cleanup_free_ char *p = tmp_path(rel);
+	FILE *f = fopen(p, "we");
+
+	assert_non_null(f);
+	fputs("x\n", f);
+	fclose(f);
+}
+
+static void mkdir_rel(const char *rel)
+{
+	_cleanup_free_ char *p = tmp_path(rel);
+	assert_int_equal(mkdir(p, 0755), 0);
+}
+
+/* What --artifacts DIR holds beyond the promoted artifacts is counted. */
+static void test_verify_unlisted(void **state)
+{
+	json_t *m = json_pack("{s:[{s:s,s:s},{s:s,s:s},{s:s,s:s}]}", "artifacts",
+			      "path", "a.txt", "status", "promoted",
+			      "path", "sub/deep/b.txt", "status", "promoted",
+			      "path", "gone.txt", "status", "rejected");
+	_cleanup_free_ char *root = tmp_path("art");
+	_cleanup_free_ char *link = tmp_path("art/sub/alias.txt");
+	_cleanup_close_ int fd = -1;
+	struct sbx_error err = { 0 };
+	size_t n = 99;
+
+	mkdir_rel("art");
+	mkdir_rel("art/sub");
+	mkdir_rel("art/sub/deep");
+	touch("art/a.txt");
+	touch("art/sub/deep/b.txt");
+	fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(sbx_verify_unlisted(fd, m, &n, &err), 0);
+	assert_int_equal(n, 0);
+
+	/* A file, a file at a rejected artifact's path, an empty directory,
+	 * a directory of files, a symlink: five entries (the files inside
+	 * the unlisted directory are not walked into). */
+	touch("art/extra.txt");
+	touch("art/gone.txt");
+	mkdir_rel("art/empty");
+	mkdir_rel("art/other");
+	touch("art/other/x.txt");
+	assert_int_equal(symlink("../a.txt", link), 0);
+	assert_int_equal(sbx_verify_unlisted(fd, m, &n, &err), 0);
+	assert_int_equal(n, 5);
+
+	/* A manifest without an artifacts array cannot be checked. */
+	json_object_del(m, "artifacts");
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_verify_unlisted(fd, m, &n, &err), -1);
+	assert_int_equal(err.code, SBX_EXIT_FAILED);
+	json_decref(m);
+}
+
 static void test_manifest_finish_cleans_and_refuses(void **state)
 {
 	_cleanup_free_ char *path = tmp_path("k13");
@@ -422,6 +566,93 @@ static void test_manifest_finish_cleans_and_refuses(void **state)
 	err = (struct sbx_error){ 0 };
 	assert_int_equal(sbx_manifest_finish(m, key, &line, &len, &err), -1);
 	assert_non_null(strstr(err.msg, "ratio: real number"));
+	json_decref(m);
+}
+
+/* sbx verify's reading of a manifest: errors are one clean line even when
+ * jansson quotes hostile bytes (found by fuzz-verify: a raw 0x1a, or an
+ * ESC sequence, went to stderr as it was). */
+static void test_manifest_parse_errors_are_clean(void **state)
+{
+	static const char *const bad[] = {
+		"{\"a\":1,\x1b[2J\"b\":2}", "{\"a\":\x1a}", "{\"a\":1\x9b\"}", "{\"a\":\"\x07",
+		"[1]", "{\"a\":1,\"a\":2}",
+	};
+	struct sbx_error err;
+	json_t *m;
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		memset(&err, 0, sizeof(err));
+		m = sbx_manifest_parse("m.json", bad[i], strlen(bad[i]), &err);
+		assert_null(m);
+		assert_int_equal(err.code, SBX_EXIT_FAILED);
+		assert_int_equal(strncmp(err.msg, "m.json: ", 8), 0);
+		for (const char *p = err.msg; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				fail_msg("case %zu: control byte in \"%s\"", i, err.msg);
+		if (!sbx_utf8_valid(err.msg, strlen(err.msg)))
+			fail_msg("case %zu: not UTF-8: \"%s\"", i, err.msg);
+	}
+	m = sbx_manifest_parse("m.json", "{\"a\":[]}", 8, &err);
+	assert_non_null(m);
+	json_decref(m);
+}
+
+static bool clean_line(const char *s)
+{
+	if (!sbx_utf8_valid(s, strlen(s)) || sbx_has_control(s, strlen(s)))
+		return false;
+	for (; *s; s++)
+		if ((unsigned char)s[0] == 0xc2 && (unsigned char)s[1] >= 0x80 &&
+		    (unsigned char)s[1] <= 0x9f)
+			return false;
+	return true;
+}
+
+/* A hostile manifest's keys appear in the signer's and the verifier's
+ * errors escaped: no C1 control (CSI is U+009B), no character cut in two
+ * by the path's bound.  Found by fuzz-verify. */
+static void test_signature_errors_are_clean(void **state)
+{
+	_cleanup_free_ char *path = tmp_path("k14");
+	_cleanup_pkey_ EVP_PKEY *key = NULL;
+	struct sbx_error err = { 0 };
+	char key_id[SBX_KEY_ID_LEN], longkey[400];
+	char *line = NULL;
+	size_t len = 0;
+	json_t *m;
+
+	assert_int_equal(sbx_sign_keygen(path, NULL), 0);
+	assert_int_equal(sbx_sign_load_key(path, &key, NULL), 0);
+	assert_int_equal(sbx_sign_key_id(key, key_id), 0);
+
+	/* The verifier: a real number under a key holding CSI. */
+	m = json_pack("{s:f, s:{s:s, s:s, s:s}}", "\xc2\x9b[2J", 0.5, "signature", "alg", "ed25519",
+		      "key_id", key_id, "value", "AA==");
+	assert_int_equal(sbx_manifest_check_signature(m, key, &err), -1);
+	if (!clean_line(err.msg))
+		fail_msg("verifier: \"%s\"", err.msg);
+	json_decref(m);
+
+	/* ... and 300 two-byte characters, cut by the path's bound. */
+	for (size_t i = 0; i < 150; i++)
+		memcpy(longkey + 2 * i, "\xc3\xa9", 2);
+	longkey[300] = '\0';
+	m = json_pack("{s:f, s:{s:s, s:s, s:s}}", longkey, 0.5, "signature", "alg",
+		      "ed25519", "key_id", key_id, "value", "AA==");
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(sbx_manifest_check_signature(m, key, &err), -1);
+	if (!clean_line(err.msg))
+		fail_msg("verifier, long key: \"%s\"", err.msg);
+	json_decref(m);
+
+	/* The signer: a key jq would not reproduce, holding CSI and DEL. */
+	m = json_pack("{s:b}", "s\xc2\x87n\x7f", 1);
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(sbx_manifest_finish(m, key, &line, &len, &err), -1);
+	assert_non_null(strstr(err.msg, "not reproducible by jq"));
+	if (!clean_line(err.msg))
+		fail_msg("signer: \"%s\"", err.msg);
 	json_decref(m);
 }
 
@@ -487,11 +718,16 @@ int main(void)
 		cmocka_unit_test(test_keygen_files),
 		cmocka_unit_test(test_keygen_refuses_overwrite),
 		cmocka_unit_test(test_load_key_permissions),
+		cmocka_unit_test(test_load_key_owner),
 		cmocka_unit_test(test_load_key_rejects),
 		cmocka_unit_test(test_key_id),
 		cmocka_unit_test(test_sign_verify),
 		cmocka_unit_test(test_manifest_finish_and_check),
+		cmocka_unit_test(test_manifest_check_line),
+		cmocka_unit_test(test_verify_unlisted),
 		cmocka_unit_test(test_manifest_finish_cleans_and_refuses),
+		cmocka_unit_test(test_manifest_parse_errors_are_clean),
+		cmocka_unit_test(test_signature_errors_are_clean),
 		cmocka_unit_test(test_default_key),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -43,6 +43,11 @@ static void make_spec(struct sbx_spec *s)
 	s->binds[1].src = "/etc/ld.so.cache";
 	s->binds[1].dst = "/etc/ld.so.cache";
 	s->n_binds = 2;
+	strcpy(s->masks[0].path, "/usr/local");
+	s->masks[0].after_bind = 0;
+	s->n_masks = 1;
+	s->quotas.inotify_instances = 16;
+	s->quotas.sigpending = 128;
 	s->symlinks = links;
 	s->n_symlinks = 2;
 	strcpy(s->etc[0].path, "/etc/passwd");
@@ -93,6 +98,11 @@ static void test_round_trip(void **state)
 	assert_string_equal(s->binds[1].src, "/etc/ld.so.cache");
 	assert_string_equal(s->binds[0].dst, "/usr");
 	assert_true(s->binds[0].is_dir);
+	assert_int_equal(s->n_masks, 1);
+	assert_string_equal(s->masks[0].path, "/usr/local");
+	assert_int_equal(s->masks[0].after_bind, 0);
+	assert_int_equal(s->quotas.inotify_instances, 16);
+	assert_int_equal(s->quotas.sigpending, 128);
 	assert_int_equal(s->n_symlinks, 2);
 	assert_string_equal(s->symlinks[1].path, "/lib");
 	assert_string_equal(s->symlinks[1].target, "usr/lib");
@@ -236,6 +246,18 @@ static void too_many_binds(char *blob, size_t size)
 {
 	SPEC_AT(blob)->n_binds = SBX_MAX_MOUNTS + 1;
 }
+static void too_many_masks(char *blob, size_t size)
+{
+	SPEC_AT(blob)->n_masks = SBX_MAX_MASKS + 1;
+}
+static void mask_after_no_bind(char *blob, size_t size)
+{
+	SPEC_AT(blob)->masks[0].after_bind = 2;
+}
+static void mask_unterminated(char *blob, size_t size)
+{
+	memset(SPEC_AT(blob)->masks[0].path, 'x', sizeof(SPEC_AT(blob)->masks[0].path));
+}
 static void too_many_symlinks(char *blob, size_t size)
 {
 	SPEC_AT(blob)->n_symlinks = SIZE_MAX / 8;
@@ -253,6 +275,18 @@ static void etc_past_end(char *blob, size_t size)
 	SPEC_AT(blob)->etc[0].len = size;
 }
 
+/* Found by fuzz-spec-blob: an offset inside the block but not aligned for
+ * what it points to was followed (undefined behaviour, and in the init). */
+static void symlinks_misaligned(char *blob, size_t size)
+{
+	SPEC_AT(blob)->symlinks = (const struct sbx_symlink *)((uintptr_t)SPEC_AT(blob)->symlinks + 1);
+}
+static void filter_misaligned(char *blob, size_t size)
+{
+	SPEC_AT(blob)->seccomp.filter =
+		(struct sock_filter *)((uintptr_t)SPEC_AT(blob)->seccomp.filter + 2);
+}
+
 static void test_refuses_bad_blocks(void **state)
 {
 	expect_refused(NULL, 1); /* a size that is not the packed one */
@@ -265,10 +299,53 @@ static void test_refuses_bad_blocks(void **state)
 	expect_refused(bind_path_off_end, 0);
 	expect_refused(too_many_binds, 0);
 	expect_refused(too_many_symlinks, 0);
+	expect_refused(too_many_masks, 0);
+	expect_refused(mask_after_no_bind, 0);
+	expect_refused(mask_unterminated, 0);
 	expect_refused(empty_filter, 0);
 	expect_refused(filter_past_end, 0);
 	expect_refused(etc_past_end, 0);
+	expect_refused(symlinks_misaligned, 0);
+	expect_refused(filter_misaligned, 0);
 	assert_null(sbx_spec_unpack(NULL, 0));
+}
+
+/* The init's failure record, as the broker reads it from the socket: any
+ * bytes make a clean one-line error.  Found by fuzz-init-report: a flag
+ * byte other than 0 or 1 was loaded as a bool (undefined behaviour), and
+ * the message went to stderr with its control bytes. */
+static void test_report_bytes_are_checked(void **state)
+{
+	struct sbx_report rep;
+	unsigned char raw[sizeof(rep)];
+	struct sbx_error err = { 0 };
+	int sv[2];
+	static const char msg[] = "mount \x1b[2J\xc2\x9b\xff";
+
+	memset(raw, 0, sizeof(raw));
+	raw[offsetof(struct sbx_report, kind)] = SBX_REPORT_FAILED;
+	raw[offsetof(struct sbx_report, stage)] = SBX_STAGE_BINDS;
+	raw[offsetof(struct sbx_report, unavailable)] = 5;
+	memcpy(raw + offsetof(struct sbx_report, msg), msg, sizeof(msg));
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(send(sv[1], raw, sizeof(raw), 0), (ssize_t)sizeof(raw));
+	assert_int_equal(sbx_spawn_recv_report(sv[0], &rep, NULL, 0), (int)sizeof(rep));
+	assert_int_equal(sbx_spawn_report_error(&rep, &err), -1);
+	assert_int_equal(err.code, SBX_EXIT_UNAVAILABLE);
+	assert_string_equal(err.msg, "sandbox setup: binds: mount \\x1b[2J\\u009b\\xff");
+
+	/* Escaped, a full record is longer than a message: it is cut at a
+	 * character boundary, never inside "\xc3\xa9". */
+	memset(raw + offsetof(struct sbx_report, msg), 1, 250);
+	memcpy(raw + offsetof(struct sbx_report, msg) + 250, "\xc3\xa9\xc3\xa9", 5);
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(send(sv[1], raw, sizeof(raw), 0), (ssize_t)sizeof(raw));
+	assert_int_equal(sbx_spawn_recv_report(sv[0], &rep, NULL, 0), (int)sizeof(rep));
+	assert_int_equal(sbx_spawn_report_error(&rep, &err), -1);
+	assert_true(strlen(err.msg) >= 1020);
+	assert_true(sbx_utf8_valid(err.msg, strlen(err.msg)));
+	close(sv[0]);
+	close(sv[1]);
 }
 
 int main(void)
@@ -278,6 +355,7 @@ int main(void)
 		cmocka_unit_test(test_sealed),
 		cmocka_unit_test(test_travels_over_a_socket),
 		cmocka_unit_test(test_refuses_bad_blocks),
+		cmocka_unit_test(test_report_bytes_are_checked),
 	};
 
 	cmocka_set_message_output(CM_OUTPUT_TAP);

@@ -26,8 +26,8 @@
 
 /* As root, sbx writes /work/in as the id the sandbox user maps to (run.c
  * sets fsuid/fsgid), and the archive helper then runs as that id: the
- * test does what run.c does. */
-#define SANDBOX_OUTER_ID 65534
+ * test does what run.c does, with the first id of the default root_ids. */
+#define SANDBOX_OUTER_ID 2130706432
 
 static void own_in(const char *in)
 {
@@ -47,7 +47,7 @@ static int materialize_as_sandbox(int principal_fd, const char *principal, char 
 		setfsuid(SANDBOX_OUTER_ID);
 	}
 	r = sbx_store_materialize(principal_fd, principal, handles, extract, in_dirfd,
-				  per_input_max, total_max, err);
+				  per_input_max, total_max, NULL, err);
 	if (root) {
 		setfsuid(0);
 		setfsgid(0);
@@ -127,6 +127,14 @@ static int setup(void **state)
 	p = sbx_xasprintf("%s/fifo", alice);
 	assert_int_equal(mkfifo(p, 0644), 0);
 	free(p);
+	/* A hard link in alice's store to bob's file. */
+	{
+		char *src = sbx_xasprintf("%s/secret.txt", bob);
+		p = sbx_xasprintf("%s/hardlink.txt", alice);
+		assert_int_equal(link(src, p), 0);
+		free(src);
+		free(p);
+	}
 
 	assert_int_equal(sbx_store_open_principal(f->root, "alice", &f->alice, &err), 0);
 	assert_true(f->alice >= 0);
@@ -274,10 +282,20 @@ static void test_resolve(void **state)
 	expect_not_found(f->alice, "link");       /* symlink to bob's */
 	expect_not_found(f->alice, "dir");
 	expect_not_found(f->alice, "fifo");
+	alarm(0);
+
+	/* Another name of a file (bob's, here) is no handle of alice's. */
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_store_resolve(f->alice, "alice", "hardlink.txt", &fd, &st, &err), -1);
+	assert_int_equal(err.code, SBX_EXIT_REFUSED);
+	assert_non_null(strstr(err.msg, "hard link"));
+	assert_int_equal(fd, -1);
+	alarm(10);
 	expect_not_found(-1, "data.csv");         /* principal without a directory */
 	alarm(0);
 
 	/* Names with a path in them never reach openat2. */
+	err = (struct sbx_error){ 0 };
 	assert_int_equal(sbx_store_resolve(f->alice, "alice", "../bob/secret.txt", &fd, &st, &err),
 			 -1);
 	assert_int_equal(err.code, SBX_EXIT_INVALID);
