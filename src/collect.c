@@ -579,9 +579,11 @@ static int validate_one(struct sbx_collection *c, struct sbx_artifact *a, char *
 		set_rejected(a, "%s", rep.reason);
 	} else {
 		a->formula_cells = rep.formula_cells;
+		a->flags = rep.flags;
 		return 0;
 	}
 	a->formula_cells = false;
+	a->flags = 0;
 	drop_quarantined(c, a);
 	return 0;
 }

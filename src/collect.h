@@ -52,6 +52,7 @@ struct sbx_artifact {
 	char *reason;      /* NULL when promoted */
 	bool partial;      /* promoted from a run that did not complete */
 	bool formula_cells; /* CSV cells starting with = + - @ TAB CR */
+	unsigned flags;     /* SBX_MEDIA_FLAG_*: suspicious but allowed */
 	/* private to collect.c */
 	char qname[16];    /* name in the quarantine dir, "" when not copied */
 	bool validated;
@@ -111,7 +112,8 @@ int sbx_collect(int outroot_fd, const struct sbx_collect_limits *lim,
  * @allowed_types: NULL-terminated media types; NULL allows nothing.
  *
  * Sets media_type, and turns a candidate that fails into REJECTED with a
- * reason; formula_cells is set for CSV.
+ * reason; formula_cells is set for CSV, flags for what a promoted file's
+ * validator found suspicious but allowed.
  * Return: 0, or -1 (SBX_EXIT_SOFTWARE) when a quarantined copy cannot be
  * opened.
  */

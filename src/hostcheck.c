@@ -5,7 +5,8 @@
  *
  * Each probe asks the kernel the way a run will, and tells "missing"
  * (ENOSYS: the kernel is too old) from "blocked" (EPERM/EACCES: a setting
- * or a security module), because the fix differs.  A feature the catalog
+ * or a security module; ENOSPC: a namespace limit such as
+ * user.max_user_namespaces=0), because the fix differs.  A feature the catalog
  * needs and the host lacks makes the exit status 69 - the same features
  * whose absence makes `sbx run` refuse.
  */
@@ -31,38 +32,58 @@
 #include "state.h"
 #include "libexec.h"
 #include "rootids.h"
+#include "sandbox.h"
 #include "syscalls.h"
+#include "userns.h"
 
 struct probe {
 	const char *name;
 	bool required;
-	int (*fn)(char *detail, size_t len); /* 0 ok, -errno otherwise */
-	const char *hint;
+	int (*fn)(char *detail, size_t len, char *hint, size_t hlen); /* 0 ok, -errno otherwise */
+	const char *hint; /* unless the probe wrote one */
 };
 
-static int probe_userns(char *detail, size_t len)
+/*
+ * What a run does up to its go-ahead (sandbox.c): clone3 into new user
+ * and pid namespaces executing sbx-init, the id maps, the init's mount,
+ * net, ipc and uts namespaces, lo; then, in a child, a cgroup namespace
+ * too (a run makes it after the go-ahead).  A refusal is explained the
+ * way a run explains it: the restriction, and a Hint with the fix.
+ */
+static int probe_userns(char *detail, size_t len, char *hint, size_t hlen)
 {
-	int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-		    CLONE_NEWUTS | CLONE_NEWCGROUP;
+	struct sbx_userns_diagnosis diag;
+	struct sbx_error err = { 0 };
+	char text[sizeof(err.msg) + 128];
 	int status;
-	pid_t pid = fork();
+	pid_t pid;
 
+	if (sbx_spawn_probe(&diag, &err) < 0) {
+		sbx_error_text(&err, text, sizeof(text));
+		snprintf(detail, len, "%s%s%s", diag.setting, diag.setting[0] ? ": " : "", text);
+		snprintf(hint, hlen, "%s", err.hint);
+		return err.errnum ? -err.errnum : -EIO;
+	}
+	pid = fork();
 	if (pid < 0)
 		return -errno;
 	if (pid == 0)
-		_exit(unshare(flags) < 0 ? (errno & 0x7f) : 0);
+		_exit(unshare(CLONE_NEWUSER | CLONE_NEWCGROUP) < 0 ? (errno & 0x7f) : 0);
 	if (waitpid(pid, &status, 0) < 0)
 		return -errno;
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		int e = WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
-		snprintf(detail, len, "unshare(user, mount, pid, net, ipc, uts, cgroup): %s", strerror(e));
+		sbx_userns_explain(SBX_USERNS_NAMESPACES, e, &diag);
+		snprintf(detail, len, "%s%sunshare(user, cgroup): %s", diag.setting,
+			 diag.setting[0] ? ": " : "", strerror(e));
+		snprintf(hint, hlen, "%s", diag.hint);
 		return -e;
 	}
-	snprintf(detail, len, "user, mount, pid, net, ipc, uts, cgroup");
+	snprintf(detail, len, "user, mount, pid, net, ipc, uts, cgroup; id maps, lo");
 	return 0;
 }
 
-static int probe_clone3(char *detail, size_t len)
+static int probe_clone3(char *detail, size_t len, char *hint, size_t hlen)
 {
 	/* An empty argument struct is EINVAL on a kernel that has clone3. */
 	if (sbx_clone3(NULL, 0) < 0 && errno == ENOSYS)
@@ -70,19 +91,27 @@ static int probe_clone3(char *detail, size_t len)
 	return 0;
 }
 
-static int probe_openat2(char *detail, size_t len)
+/* Relative to "/", not the working directory: sbx run never resolves
+ * anything there, and a caller may well sit in a directory it cannot
+ * search (a root-owned 0700 one), which would make EACCES look like a
+ * blocked openat2. */
+static int probe_openat2(char *detail, size_t len, char *hint, size_t hlen)
 {
 	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
 				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	int fd = sbx_openat2(AT_FDCWD, ".", &how, sizeof(how));
+	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int fd;
 
+	if (root < 0)
+		return -errno;
+	fd = sbx_openat2(root, ".", &how, sizeof(how));
 	if (fd < 0)
 		return -errno;
 	close(fd);
 	return 0;
 }
 
-static int probe_mount_setattr(char *detail, size_t len)
+static int probe_mount_setattr(char *detail, size_t len, char *hint, size_t hlen)
 {
 	/* Invalid flags: EINVAL when the call exists. */
 	if (sbx_mount_setattr(-1, "", ~0u, NULL, 0) < 0 && errno == ENOSYS)
@@ -90,7 +119,7 @@ static int probe_mount_setattr(char *detail, size_t len)
 	return 0;
 }
 
-static int probe_pidfd(char *detail, size_t len)
+static int probe_pidfd(char *detail, size_t len, char *hint, size_t hlen)
 {
 	int fd = pidfd_open(getpid(), 0);
 	if (fd < 0)
@@ -104,7 +133,7 @@ static int probe_pidfd(char *detail, size_t len)
  * init.c) and refuses when it cannot: try one in a user namespace of a
  * child's own, as the run's init does.
  */
-static int probe_userns_quotas(char *detail, size_t len)
+static int probe_userns_quotas(char *detail, size_t len, char *hint, size_t hlen)
 {
 	int status;
 	pid_t pid = fork();
@@ -133,7 +162,7 @@ static int probe_userns_quotas(char *detail, size_t len)
 	return 0;
 }
 
-static int probe_seccomp(char *detail, size_t len)
+static int probe_seccomp(char *detail, size_t len, char *hint, size_t hlen)
 {
 	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0)
 		return -errno;
@@ -142,7 +171,7 @@ static int probe_seccomp(char *detail, size_t len)
 	return seccomp_api_get() >= 3 ? 0 : -ENOSYS;
 }
 
-static int probe_landlock(char *detail, size_t len)
+static int probe_landlock(char *detail, size_t len, char *hint, size_t hlen)
 {
 	int abi = sbx_landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
 	if (abi < 0)
@@ -173,7 +202,7 @@ static bool host_root(void)
  * otherwise the host's value, which the run inherits.  Not required: the
  * manifest reports the value, or null on kernels before 6.3.
  */
-static int probe_memfd_noexec(char *detail, size_t len)
+static int probe_memfd_noexec(char *detail, size_t len, char *hint, size_t hlen)
 {
 	char buf[16] = "";
 	int fd = open("/proc/sys/vm/memfd_noexec", O_RDONLY | O_CLOEXEC);
@@ -199,7 +228,7 @@ static int probe_memfd_noexec(char *detail, size_t len)
 }
 
 /* sbx-init, which every run executes, where a run would look for it. */
-static int probe_init(char *detail, size_t len)
+static int probe_init(char *detail, size_t len, char *hint, size_t hlen)
 {
 	_cleanup_free_ char *path = sbx_libexec_path("sbx-init");
 
@@ -213,7 +242,7 @@ static int probe_init(char *detail, size_t len)
 }
 
 /* Where every run makes its private temp dir, as the run would. */
-static int probe_tempdir(char *detail, size_t len)
+static int probe_tempdir(char *detail, size_t len, char *hint, size_t hlen)
 {
 	_cleanup_free_ char *base = sbx_state_temp_base();
 	_cleanup_free_ char *p = sbx_xasprintf("%s/sbx-check-XXXXXX", strcmp(base, "/") ? base : "");
@@ -230,8 +259,7 @@ static int probe_tempdir(char *detail, size_t len)
 
 static const struct probe probes[] = {
 	{ "user namespaces", true, probe_userns,
-	  "enable unprivileged user namespaces (sysctl user.max_user_namespaces > 0, "
-	  "kernel.unprivileged_userns_clone=1, or relax an AppArmor userns restriction)" },
+	  "" },
 	{ "userns quotas", true, probe_userns_quotas,
 	  "each run limits its own user namespace (/proc/sys/user); /proc/sys must be writable "
 	  "there (Linux 4.9 or later)" },
@@ -289,8 +317,8 @@ int sbx_cmd_check(const struct sbx_common_opts *o)
 		return err.code;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(probes); i++) {
-		char detail[256] = "";
-		int r = probes[i].fn(detail, sizeof(detail));
+		char detail[1024] = "", hint[512] = "";
+		int r = probes[i].fn(detail, sizeof(detail), hint, sizeof(hint));
 
 		if (r == 0) {
 			printf("%-16s ok%s%s\n", probes[i].name, detail[0] ? ": " : "", detail);
@@ -298,10 +326,12 @@ int sbx_cmd_check(const struct sbx_common_opts *o)
 		}
 		printf("%-16s %s: %s\n", probes[i].name,
 		       r == -ENOSYS || r == -ENOENT ? "missing" :
-		       (r == -EPERM || r == -EACCES) ? "blocked" : "unusable",
+		       (r == -EPERM || r == -EACCES || r == -ENOSPC) ? "blocked" : "unusable",
 		       detail[0] ? detail : strerror(-r));
-		/* An optional feature's hint says what goes without it. */
-		printf("%-16s Hint: %s\n", "", probes[i].hint);
+		/* An optional feature's hint says what goes without it; a
+		 * required one's may come from the probe (the user namespace's
+		 * restriction). */
+		printf("%-16s Hint: %s\n", "", hint[0] ? hint : probes[i].hint);
 		if (probes[i].required)
 			code = SBX_EXIT_UNAVAILABLE;
 	}

@@ -16,6 +16,7 @@
 
 #include "canonjson.h"
 #include "run.h"
+#include "validate.h"
 
 #define MANIFEST_VERSION 1
 #define EXCERPT_BYTES 2048
@@ -193,13 +194,19 @@ static json_t *artifacts(const struct sbx_run *run)
 		return a;
 	for (size_t i = 0; i < run->coll.n; i++) {
 		const struct sbx_artifact *x = &run->coll.items[i];
+		json_t *flags = json_array();
+
+		/* In bit order: the same flags always list the same way. */
+		for (unsigned b = 0; b < SBX_MEDIA_FLAG_COUNT; b++)
+			if (x->flags & (1u << b))
+				json_array_append_new(flags, json_string(sbx_media_flag_name(b)));
 		json_array_append_new(
-			a, json_pack("{s:o,s:I,s:o,s:o,s:s,s:o,s:b,s:b}", "path", cstr(x->path), "size",
+			a, json_pack("{s:o,s:I,s:o,s:o,s:s,s:o,s:b,s:b,s:o}", "path", cstr(x->path), "size",
 				     (json_int_t)x->size, "sha256",
 				     x->sha256[0] ? json_string(x->sha256) : json_null(), "media_type",
 				     x->media_type ? json_string(x->media_type) : json_null(), "status",
 				     artifact_status(x->status), "reason", cstr(x->reason), "partial",
-				     x->partial, "formula_cells", x->formula_cells));
+				     x->partial, "formula_cells", x->formula_cells, "flags", flags));
 	}
 	return a;
 }

@@ -47,36 +47,87 @@ static int check_sof(struct sbx_media_reader *r, unsigned len, struct sbx_media_
 }
 
 /*
- * Skip entropy-coded data: it ends at 0xFF followed by something other than
- * 0x00 (a stuffed 0xFF) or a restart marker.  Returns that marker, -1 when
- * the file ends first.
+ * Skip entropy-coded data, searching it for signatures: it ends at 0xFF
+ * followed by something other than 0x00 (a stuffed 0xFF) or a restart
+ * marker.  Returns that marker, the reader just after it; -1 when the file
+ * ends first.
  */
-static int skip_scan(struct sbx_media_reader *r)
+static int skip_scan(struct sbx_media_reader *r, struct sbx_media_sigscan *scan)
 {
-	for (;;) {
-		int c = sbx_media_reader_byte(r);
+	bool ff = false;
 
-		if (c < 0)
+	for (;;) {
+		const unsigned char *p;
+		ssize_t k = sbx_media_reader_chunk(r, &p, SIZE_MAX);
+		size_t n = k > 0 ? (size_t)k : 0;
+
+		if (k <= 0)
 			return -1;
-		if (c != 0xff)
-			continue;
-		do
-			c = sbx_media_reader_byte(r);
-		while (c == 0xff);
-		if (c < 0)
-			return -1;
-		if (c == 0x00 || (c >= 0xd0 && c <= 0xd7))
-			continue;
-		return c;
+		for (size_t i = 0; i < n; i++) {
+			unsigned char c = p[i];
+
+			if (!ff) {
+				const unsigned char *q = memchr(p + i, 0xff, n - i);
+
+				if (!q)
+					break;
+				i = (size_t)(q - p);
+				ff = true;
+				continue;
+			}
+			if (c == 0xff)
+				continue;
+			ff = false;
+			if (c == 0x00 || (c >= 0xd0 && c <= 0xd7))
+				continue;
+			sbx_media_sigscan_feed(scan, p, i + 1);
+			/* Give back what follows the marker: it is the segment's. */
+			r->pos -= n - i - 1;
+			return c;
+		}
+		sbx_media_sigscan_feed(scan, p, n);
 	}
+}
+
+/* Read a metadata segment's data, refusing another format inside. */
+static int check_metadata(struct sbx_media_reader *r, int m, unsigned len,
+			  struct sbx_media_report *rep)
+{
+	struct sbx_media_sigscan scan;
+	unsigned char head[6];
+	size_t nh = len - 2 < sizeof(head) ? len - 2 : sizeof(head);
+	uint64_t left = len - 2 - nh;
+
+	sbx_media_sigscan_init(&scan, SBX_SIG_ALL, sbx_media_reader_tell(r));
+	if (sbx_media_reader_get(r, head, nh) < 0)
+		return sbx_media_fail(rep, "jpeg: truncated segment");
+	if (m == 0xe1 && nh == 6 && memcmp(head, "Exif\0\0", 6) == 0)
+		scan.set = SBX_SIG_NO_JPEG; /* the thumbnail */
+	sbx_media_sigscan_feed(&scan, head, nh);
+	while (left > 0) {
+		const unsigned char *p;
+		ssize_t k = sbx_media_reader_chunk(r, &p, left);
+
+		if (k <= 0)
+			return sbx_media_fail(rep, "jpeg: truncated segment");
+		sbx_media_sigscan_feed(&scan, p, (size_t)k);
+		left -= (uint64_t)k;
+	}
+	if (scan.found)
+		return sbx_media_fail(rep, "jpeg: %s segment holds a %s at offset %llu",
+				      m == 0xfe ? "COM" : "APPn", scan.found,
+				      (unsigned long long)scan.found_at);
+	return 0;
 }
 
 int sbx_media_jpeg_validate(int fd, uint64_t size, struct sbx_media_report *rep)
 {
 	_cleanup_free_ struct sbx_media_reader *r = sbx_media_reader_new(fd, size);
 	bool seen_sof = false, seen_sos = false;
+	struct sbx_media_sigscan scan;
 	int m = -1;
 
+	sbx_media_sigscan_init(&scan, SBX_SIG_NO_JPEG, 0);
 	if (sbx_media_reader_byte(r) != 0xff || sbx_media_reader_byte(r) != 0xd8)
 		return sbx_media_fail(rep, "jpeg: no SOI marker");
 
@@ -102,7 +153,9 @@ int sbx_media_jpeg_validate(int fd, uint64_t size, struct sbx_media_report *rep)
 			if (sbx_media_reader_left(r) != 0)
 				return sbx_media_fail(rep, "jpeg: %llu bytes after EOI",
 						      (unsigned long long)sbx_media_reader_left(r));
-			return 0;
+			if (scan.found)
+				rep->flags |= SBX_MEDIA_FLAG_EMBEDDED;
+			return sbx_media_zip_tail(fd, size, "jpeg", rep);
 		}
 		if (m == 0xd8 || m == 0x00)
 			return sbx_media_fail(rep, "jpeg: unexpected marker 0x%02x", (unsigned)m);
@@ -132,9 +185,14 @@ int sbx_media_jpeg_validate(int fd, uint64_t size, struct sbx_media_report *rep)
 			if (sbx_media_reader_skip(r, len - 2) < 0)
 				return sbx_media_fail(rep, "jpeg: truncated SOS");
 			seen_sos = true;
-			m = skip_scan(r);
+			/* Offsets of the scan's matches are not reported; any will do. */
+			m = skip_scan(r, &scan);
 			if (m < 0)
 				return sbx_media_fail(rep, "jpeg: truncated scan data (no EOI)");
+		} else if ((m >= 0xe0 && m <= 0xef) || m == 0xfe) {
+			if (check_metadata(r, m, len, rep) < 0)
+				return -1;
+			m = -1;
 		} else {
 			if (sbx_media_reader_skip(r, len - 2) < 0)
 				return sbx_media_fail(rep, "jpeg: truncated segment");

@@ -9,6 +9,16 @@
  * chunks present and consecutive, IEND last and empty, nothing after it, a
  * CRC on every chunk, no unknown critical chunk.  Image data is not
  * inflated: a decoder downstream must still cap its own output.
+ *
+ * Polyglots (a PNG that is also a ZIP, an HTML page...) hide the second
+ * format in chunks a decoder skips.  So an ancillary chunk that is not in
+ * the known set below may hold at most PNG_UNKNOWN_MAX bytes (private
+ * chunks in the wild, vpAg, iDOT, orNT, are a few dozen); the data of
+ * every ancillary chunk is searched for another format's signature (a JPEG
+ * SOI is fine in eXIf, the Exif thumbnail) and refused when one is found;
+ * image data (IDAT, fdAT, PLTE) is searched too but only flagged, since
+ * compressed data matches four bytes by chance; and a ZIP end record near
+ * the end, where ZIP readers look, is refused.
  */
 #include "config.h"
 
@@ -81,6 +91,24 @@ static int check_ihdr(const unsigned char *d, struct sbx_media_report *rep)
 	return 0;
 }
 
+/* Ancillary chunks of the PNG specification (third edition), APNG and the
+ * registered extensions: any size. */
+static const char known_ancillary[][5] = {
+	"bKGD", "cHRM", "cICP", "cLLI", "mDCV", "mDCv", "eXIf", "gAMA", "hIST", "iCCP", "iTXt",
+	"pHYs", "sBIT", "sPLT", "sRGB", "tEXt", "tIME", "tRNS", "zTXt", "acTL", "fcTL", "fdAT",
+	"oFFs", "pCAL", "sCAL", "sTER", "gIFg", "gIFx", "dSIG",
+};
+/* Largest unknown ancillary chunk accepted, in bytes. */
+#define PNG_UNKNOWN_MAX 256
+
+static bool is_known_ancillary(const unsigned char *t)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(known_ancillary); i++)
+		if (!memcmp(t, known_ancillary[i], 4))
+			return true;
+	return false;
+}
+
 static bool known_critical(const unsigned char *t)
 {
 	return !memcmp(t, "IHDR", 4) || !memcmp(t, "PLTE", 4) || !memcmp(t, "IDAT", 4) ||
@@ -92,7 +120,8 @@ int sbx_media_png_validate(int fd, uint64_t size, struct sbx_media_report *rep)
 	static const unsigned char sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
 	_cleanup_free_ struct sbx_media_reader *r = sbx_media_reader_new(fd, size);
 	unsigned char hdr[8], ihdr[13], tail[4];
-	bool seen_plte = false, in_idat = false, idat_done = false;
+	bool seen_plte = false, in_idat = false, idat_done = false, image_data;
+	struct sbx_media_sigscan scan;
 	unsigned color = 0;
 	uint64_t chunks = 0;
 
@@ -123,6 +152,16 @@ int sbx_media_png_validate(int fd, uint64_t size, struct sbx_media_report *rep)
 			return sbx_media_fail(rep, "png: second IHDR");
 		if (!(type[0] & 0x20) && !known_critical(type))
 			return sbx_media_fail(rep, "png: unknown critical chunk %.4s", type);
+		image_data = !memcmp(type, "IDAT", 4) || !memcmp(type, "fdAT", 4) ||
+			     !memcmp(type, "PLTE", 4);
+		if ((type[0] & 0x20) && !image_data && !is_known_ancillary(type) &&
+		    len > PNG_UNKNOWN_MAX)
+			return sbx_media_fail(rep,
+					      "png: unknown ancillary chunk %.4s of %u bytes (at most %d)",
+					      type, len, PNG_UNKNOWN_MAX);
+		sbx_media_sigscan_init(&scan, !memcmp(type, "eXIf", 4) || image_data ? SBX_SIG_NO_JPEG
+										     : SBX_SIG_ALL,
+				       sbx_media_reader_tell(r));
 
 		/* The CRC covers the type and the data, streamed in pieces. */
 		crc = crc_update(0xffffffffu, type, 4);
@@ -133,6 +172,8 @@ int sbx_media_png_validate(int fd, uint64_t size, struct sbx_media_report *rep)
 			if (k <= 0)
 				return sbx_media_fail(rep, "png: read error");
 			crc = crc_update(crc, p, (size_t)k);
+			if (chunks > 1)
+				sbx_media_sigscan_feed(&scan, p, (size_t)k);
 			/* IHDR's 13 bytes are checked below; keep a copy. */
 			if (chunks == 1)
 				memcpy(ihdr + (13 - left), p, (size_t)k);
@@ -143,6 +184,11 @@ int sbx_media_png_validate(int fd, uint64_t size, struct sbx_media_report *rep)
 		if ((crc ^ 0xffffffffu) != be32(tail))
 			return sbx_media_fail(rep, "png: %.4s: CRC mismatch at offset %llu", type,
 					      (unsigned long long)at);
+		if (scan.found && image_data)
+			rep->flags |= SBX_MEDIA_FLAG_EMBEDDED;
+		else if (scan.found)
+			return sbx_media_fail(rep, "png: %.4s chunk holds a %s at offset %llu", type,
+					      scan.found, (unsigned long long)scan.found_at);
 
 		if (chunks == 1) {
 			if (check_ihdr(ihdr, rep) < 0)
@@ -167,7 +213,7 @@ int sbx_media_png_validate(int fd, uint64_t size, struct sbx_media_report *rep)
 			if (sbx_media_reader_left(r) != 0)
 				return sbx_media_fail(rep, "png: %llu bytes after IEND",
 						      (unsigned long long)sbx_media_reader_left(r));
-			return 0;
+			return sbx_media_zip_tail(fd, size, "png", rep);
 		} else if (in_idat) {
 			in_idat = false;
 			idat_done = true;

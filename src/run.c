@@ -547,6 +547,10 @@ static int execute(struct sbx_run *run, int sfd)
 	    sbx_cgroup_create(&run->cg_host, run->run_id, &clim, &run->cg, &run->err) < 0 ||
 	    sbx_cgroup_describe(&run->cg_host, &run->cg_isolation) < 0)
 		goto out;
+	/* Whether swap is capped too (v2 memory.swap.max 0, v1 memsw equal
+	 * to the memory limit): a host without swap accounting cannot, and
+	 * the manifest says so rather than claiming "no swap". */
+	json_object_set_new(run->cg_isolation, "swap_limited", json_boolean(run->cg->swap_limited));
 	/* Into the run's cgroup before the go-ahead: nothing the init runs
 	 * is ever outside the limits.  (v1: each cgroup.procs write waits
 	 * for an RCU grace period, while the init is still starting up.) */

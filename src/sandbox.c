@@ -26,6 +26,7 @@
 #include "netns.h"
 #include "sandbox.h"
 #include "syscalls.h"
+#include "userns.h"
 
 static const char etc_passwd[] = "sandbox:x:1000:1000:sandbox:/work:/bin/sh\n"
 				 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
@@ -105,6 +106,19 @@ static char **expand_argv(const struct sbx_profile *p, const char *code_path, ch
 	}
 	argv[i] = NULL;
 	return argv;
+}
+
+/*
+ * A step of the user namespace's set-up failed with @e (the message is
+ * set): the Hint names the host's restriction and its fix.  The host's
+ * settings are read only here, on the failure path (userns.c).
+ */
+static int userns_refused(struct sbx_spawn *sp, enum sbx_userns_step step, int e,
+			  struct sbx_error *err)
+{
+	sbx_userns_explain(step, e, &sp->userns);
+	sbx_error_hint(err, "%s", sp->userns.hint);
+	return -1;
 }
 
 /* sbx-init, the program the sandbox's first process runs (init.c). */
@@ -290,49 +304,74 @@ int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const s
 	return sbx_spec_pack(spec, &sp->spec_fd, err);
 }
 
-static int write_proc(pid_t pid, const char *file, const char *data, struct sbx_error *err)
+static int write_proc(struct sbx_spawn *sp, const char *file, const char *data,
+		      struct sbx_error *err)
 {
 	char path[64];
 	_cleanup_close_ int fd = -1;
+	int e = sbx_test_forced_errno(file);
 
-	snprintf(path, sizeof(path), "/proc/%d/%s", pid, file);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || sbx_write_all(fd, data, strlen(data)) < 0) {
-		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "user namespace: writing %s", file);
-		sbx_error_hint(err, "the kernel refused an id map for the sandbox user; check "
-				    "/proc/sys/user/max_user_namespaces and any LSM policy on user namespaces");
-		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/%s", sp->pid, file);
+	if (!e) {
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || sbx_write_all(fd, data, strlen(data)) < 0)
+			e = errno;
+	}
+	if (e) {
+		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, e, "user namespace: writing %s", file);
+		return userns_refused(sp, SBX_USERNS_MAPS, e, err);
 	}
 	return 0;
 }
 
-static int write_id_maps(const struct sbx_spawn *sp, struct sbx_error *err)
+static int report_error(struct sbx_spawn *sp, const struct sbx_report *rep, struct sbx_error *err);
+
+/* Has the init already failed, and said why?  Then that is the error. */
+static bool init_failed(struct sbx_spawn *sp, struct sbx_error *err)
 {
+	struct sbx_report rep;
+	int fd = -1;
+	int fl = fcntl(sp->sock, F_GETFL);
+	int n;
+
+	if (fl < 0 || fcntl(sp->sock, F_SETFL, fl | O_NONBLOCK) < 0)
+		return false;
+	n = sbx_spawn_recv_report(sp->sock, &rep, &fd, 1);
+	fcntl(sp->sock, F_SETFL, fl);
+	if (fd >= 0)
+		close(fd);
+	if (n != (int)sizeof(rep) || rep.kind != SBX_REPORT_FAILED)
+		return false;
+	report_error(sp, &rep, err);
+	return true;
+}
+
+/* @err is empty on entry: the caller stops at the first error. */
+static int write_id_maps(struct sbx_spawn *sp, struct sbx_error *err)
+{
+	struct sbx_error why;
 	char map[64];
+	int r;
 
 	/* setgroups must be denied before an unprivileged gid_map is accepted;
 	 * for root too, so the payload can never drop a group to gain access. */
-	if (write_proc(sp->pid, "setgroups", "deny", err) < 0)
-		return -1;
+	r = write_proc(sp, "setgroups", "deny", err);
 	snprintf(map, sizeof(map), "%d %u 1\n", SBX_SANDBOX_GID, (unsigned)sp->spec.outer_gid);
-	if (write_proc(sp->pid, "gid_map", map, err) < 0)
-		return -1;
+	if (r == 0)
+		r = write_proc(sp, "gid_map", map, err);
 	snprintf(map, sizeof(map), "%d %u 1\n", SBX_SANDBOX_UID, (unsigned)sp->spec.outer_uid);
-	return write_proc(sp->pid, "uid_map", map, err);
-}
-
-static const char *userns_hint(int e)
-{
-	if (e == ENOSPC)
-		return "user namespaces are exhausted or disabled: raise /proc/sys/user/max_user_namespaces";
-	if (e == EPERM)
-		return "unprivileged user namespaces are blocked (sysctl kernel.unprivileged_userns_clone=1, "
-		       "or an AppArmor/SELinux policy such as kernel.apparmor_restrict_unprivileged_userns)";
-	if (e == EINVAL)
-		return "the kernel lacks a namespace type sbx needs (user, mount, pid, net, ipc, uts, cgroup)";
-	if (e == ENOSYS)
-		return "clone3 is missing: sbx needs Linux 5.3 or later";
-	return "check that this kernel supports unprivileged user namespaces";
+	if (r == 0)
+		r = write_proc(sp, "uid_map", map, err);
+	if (r == 0)
+		return 0;
+	/* An init whose namespaces were refused may be gone before its maps
+	 * are written, and then the write fails too: its report names the
+	 * step that really failed.  (Only a failure report counts: a queued
+	 * netlink socket is a live init's, and the run ends here anyway.) */
+	why = (struct sbx_error){ 0 };
+	if (init_failed(sp, &why))
+		*err = why;
+	return -1;
 }
 
 /* What the clone's first moments need, prepared by the broker: the child
@@ -442,9 +481,8 @@ int sbx_spawn_start(struct sbx_spawn *sp, struct sbx_error *err)
 	if (pid < 0) {
 		int e = errno;
 		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, e, "creating the sandbox's namespaces");
-		sbx_error_hint(err, "%s", userns_hint(e));
 		close(sv[0]), close(sv[1]), close(outp[0]), close(outp[1]), close(errp[0]), close(errp[1]);
-		return -1;
+		return userns_refused(sp, SBX_USERNS_CLONE, e, err);
 	}
 	close(sv[1]);
 	close(outp[1]);
@@ -459,8 +497,9 @@ int sbx_spawn_start(struct sbx_spawn *sp, struct sbx_error *err)
 	return 0;
 }
 
-/* Turn a setup failure record into the error it stands for. */
-static int report_error(const struct sbx_report *rep, struct sbx_error *err)
+/* Turn a setup failure record into the error it stands for; with @sp, a
+ * refused namespace is explained (userns.c). */
+static int report_error(struct sbx_spawn *sp, const struct sbx_report *rep, struct sbx_error *err)
 {
 	char raw[sizeof(rep->msg) + 1], msg[sizeof(rep->msg) * 4 + 4];
 
@@ -471,6 +510,8 @@ static int report_error(const struct sbx_report *rep, struct sbx_error *err)
 	sbx_json_escape(raw, msg, sizeof(msg));
 	sbx_error_set(err, rep->unavailable ? SBX_EXIT_UNAVAILABLE : SBX_EXIT_SOFTWARE, rep->err,
 		      "sandbox setup: %s: %s", sbx_stage_name(rep->stage), msg);
+	if (sp && rep->stage == SBX_STAGE_NAMESPACES)
+		return userns_refused(sp, SBX_USERNS_NAMESPACES, rep->err, err);
 	if (rep->unavailable)
 		sbx_error_hint(err, "this kernel or host configuration cannot provide the isolation the "
 				    "profile requires; see `sbx check`");
@@ -479,28 +520,34 @@ static int report_error(const struct sbx_report *rep, struct sbx_error *err)
 
 int sbx_spawn_recv_report(int sock, struct sbx_report *rep, int *fds, size_t nfds)
 {
+	int n;
+
 	memset(rep, 0, sizeof(*rep));
-	return (int)sbx_recv_fds(sock, rep, sizeof(*rep), fds, nfds);
+	n = (int)sbx_recv_fds(sock, rep, sizeof(*rep), fds, nfds);
+	/* An init that died with a message of ours unread (the go-ahead)
+	 * resets the socket, and the kernel reports that error before the
+	 * records still queued - among them the init's report of why it
+	 * died.  Reading the error clears it: read on. */
+	if (n < 0 && errno == ECONNRESET)
+		n = (int)sbx_recv_fds(sock, rep, sizeof(*rep), fds, nfds);
+	return n;
 }
 
 /*
- * The init's first message: its NETLINK_ROUTE socket (see netns.c).  Bring
- * lo up over it while the init builds the root, then say so: the init
- * waits for that before it binds the proxy listener to 127.0.0.1 and
- * hands over /work, so the payload never starts with lo down.
+ * The init's first message: its NETLINK_ROUTE socket (see netns.c), or
+ * the report of its namespaces' failure.  Bring lo up over it.
  */
-static int bring_up_lo(struct sbx_spawn *sp, struct sbx_error *err)
+static int lo_up(struct sbx_spawn *sp, struct sbx_error *err)
 {
 	struct sbx_report rep;
 	int nl_fd = -1;
 	int n = sbx_spawn_recv_report(sp->sock, &rep, &nl_fd, 1);
-	char ack = 'L';
 	int r;
 
 	if (n == (int)sizeof(rep) && rep.kind == SBX_REPORT_FAILED) {
 		if (nl_fd >= 0)
 			close(nl_fd);
-		return report_error(&rep, err);
+		return report_error(sp, &rep, err);
 	}
 	if (n != 1 || nl_fd < 0) {
 		if (nl_fd >= 0)
@@ -508,9 +555,35 @@ static int bring_up_lo(struct sbx_spawn *sp, struct sbx_error *err)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, n < 0 ? errno : 0,
 				     "sandbox setup: the init ended before opening its netlink socket");
 	}
-	r = sbx_netns_lo_up(nl_fd);
+	r = sbx_test_forced_errno("lo");
+	if (r) {
+		close(nl_fd);
+		r = -r;
+	} else {
+		r = sbx_netns_lo_up(nl_fd);
+	}
+	/* Refused: the namespace's capabilities were taken (AppArmor's
+	 * restriction does that) or a policy denies it - the host, not sbx. */
+	if (r == -EPERM || r == -EACCES) {
+		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, -r, "sandbox setup: network: bringing up lo");
+		return userns_refused(sp, SBX_USERNS_LO, -r, err);
+	}
 	if (r < 0)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, -r, "sandbox setup: network: bringing up lo");
+	return 0;
+}
+
+/*
+ * lo up, then say so: the init waits for that before it binds the proxy
+ * listener to 127.0.0.1 and hands over /work, so the payload never starts
+ * with lo down.
+ */
+static int bring_up_lo(struct sbx_spawn *sp, struct sbx_error *err)
+{
+	char ack = 'L';
+
+	if (lo_up(sp, err) < 0)
+		return -1;
 	if (write(sp->sock, &ack, 1) != 1)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "sandbox setup: network: telling the init");
 	return 0;
@@ -538,7 +611,7 @@ int sbx_spawn_release(struct sbx_spawn *sp, struct sbx_error *err)
 		fcntl(sp->sock, F_SETFL, O_NONBLOCK);
 		if (sbx_spawn_recv_report(sp->sock, &rep, NULL, 0) == (int)sizeof(rep) &&
 		    rep.kind == SBX_REPORT_FAILED)
-			return report_error(&rep, err);
+			return report_error(sp, &rep, err);
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, e, "releasing the sandbox init");
 	}
 	return bring_up_lo(sp, err);
@@ -554,7 +627,7 @@ int sbx_spawn_receive_work(struct sbx_spawn *sp, struct sbx_error *err)
 		for (int i = 0; i < 3; i++)
 			if (fds[i] >= 0)
 				close(fds[i]);
-		return report_error(&rep, err);
+		return report_error(sp, &rep, err);
 	}
 	if (n != 1 || fds[0] < 0 || fds[1] < 0 || (sp->spec.proxy_listener != (fds[2] >= 0))) {
 		for (int i = 0; i < 3; i++)
@@ -582,9 +655,31 @@ int sbx_spawn_continue(struct sbx_spawn *sp, struct sbx_error *err)
 	return 0;
 }
 
+int sbx_spawn_probe(struct sbx_userns_diagnosis *diag, struct sbx_error *err)
+{
+	struct sbx_spawn sp = SBX_SPAWN_INIT;
+	int r = sbx_spawn_start(&sp, err);
+
+	/* The steps of a run up to the go-ahead, which never comes: the
+	 * init is killed and reaped below, having touched nothing. */
+	if (r == 0) {
+		/* The caller's own ids, the one mapping anyone may write:
+		 * root's per-run ids are a matter of admission, not of the
+		 * host's namespace restrictions. */
+		sp.spec.outer_uid = getuid();
+		sp.spec.outer_gid = getgid();
+		r = write_id_maps(&sp, err);
+	}
+	if (r == 0)
+		r = lo_up(&sp, err);
+	*diag = sp.userns;
+	sbx_spawn_free(&sp);
+	return r;
+}
+
 int sbx_spawn_report_error(const struct sbx_report *rep, struct sbx_error *err)
 {
-	return report_error(rep, err);
+	return report_error(NULL, rep, err);
 }
 
 void sbx_spawn_free(struct sbx_spawn *sp)

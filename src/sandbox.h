@@ -23,6 +23,7 @@
 #include "job.h"
 #include "joblimits.h"
 #include "policy.h"
+#include "userns.h"
 
 #define SBX_SANDBOX_UID 1000
 #define SBX_SANDBOX_GID 1000
@@ -195,6 +196,7 @@ struct sbx_spawn {
 	 * sbx_spawn_prepare(): root's runs get one of their own from
 	 * rootids.c, never 0; (uid_t)-1 is the caller's own ids. */
 	uid_t host_id;
+	struct sbx_userns_diagnosis userns; /* why the namespaces were refused */
 };
 
 #define SBX_SPAWN_INIT { .pid = -1, .pidfd = -1, .sock = -1, .out_rd = -1, .err_rd = -1, \
@@ -211,6 +213,15 @@ int sbx_spawn_continue(struct sbx_spawn *sp, struct sbx_error *err);
  * byte count, 0 at EOF, < 0 on error. */
 int sbx_spawn_recv_report(int sock, struct sbx_report *rep, int *fds, size_t nfds);
 int sbx_spawn_report_error(const struct sbx_report *rep, struct sbx_error *err);
+/*
+ * sbx_spawn_probe() - for `sbx check`: the steps of a run that the host
+ * may restrict (the clone into new user and pid namespaces, the id maps,
+ * the init's own namespaces, lo), as a run takes them, then the init is
+ * killed.  Returns 0, or -1 with the error a run would report (69, with a
+ * Hint) and in @diag the restriction found (cause UNEXPLAINED and an empty
+ * setting when none, or when the failure was not the namespaces').
+ */
+int sbx_spawn_probe(struct sbx_userns_diagnosis *diag, struct sbx_error *err);
 void sbx_spawn_free(struct sbx_spawn *sp);
 
 #endif

@@ -31,6 +31,38 @@ bool sbx_syscall_forced_enosys(const char *name)
 	return false;
 }
 
+int sbx_test_forced_errno(const char *name)
+{
+	static const struct {
+		const char *name;
+		int err;
+	} names[] = { { "EPERM", EPERM }, { "EACCES", EACCES }, { "ENOSPC", ENOSPC },
+		      { "EINVAL", EINVAL }, { "EUSERS", EUSERS }, { "ENOSYS", ENOSYS } };
+	static const char *list;
+	static bool loaded;
+	const char *p;
+	size_t n = strlen(name);
+
+	if (!loaded) {
+		list = getenv("SBX_TEST_ERRNO");
+		loaded = true;
+	}
+	if (!list)
+		return 0;
+	/* Comma-separated "name:ERRNO" pairs. */
+	for (p = list; (p = strstr(p, name)); p += n) {
+		if ((p != list && p[-1] != ',') || p[n] != ':')
+			continue;
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			size_t k = strlen(names[i].name);
+			if (!strncmp(p + n + 1, names[i].name, k) &&
+			    (p[n + 1 + k] == '\0' || p[n + 1 + k] == ','))
+				return names[i].err;
+		}
+	}
+	return 0;
+}
+
 #define FORCED_ENOSYS(name)                              \
 	do {                                             \
 		if (sbx_syscall_forced_enosys(name)) {   \

@@ -44,4 +44,13 @@ int sbx_landlock_restrict_self(int ruleset_fd, uint32_t flags);
  * check that sbx refuses (69) instead of falling back.  Read once. */
 bool sbx_syscall_forced_enosys(const char *name);
 
+/* Test hook: SBX_TEST_ERRNO lists steps that must fail, as "name:ERRNO"
+ * pairs ("uid_map:EPERM,lo:EACCES"; ERRNO one of EPERM, EACCES, ENOSPC,
+ * EINVAL, EUSERS, ENOSYS).  Returns the errno for @name, or 0.  Steps:
+ * "setgroups", "gid_map", "uid_map" (the id map writes) and "lo" (the
+ * sandbox's loopback), which strace cannot reach by system call alone;
+ * the clone and the init's unshare are injected with strace instead.
+ * Read once. */
+int sbx_test_forced_errno(const char *name);
+
 #endif

@@ -5,10 +5,12 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "util.h"
 #include "validate.h"
@@ -235,4 +237,172 @@ size_t sbx_media_ascii_span(const unsigned char *p, size_t n)
 bool sbx_media_utf8_end(const struct sbx_media_utf8 *u)
 {
 	return !u->bad && u->need == 0;
+}
+
+/* --- flags ------------------------------------------------------------------ */
+
+const char *sbx_media_flag_name(unsigned i)
+{
+	static const char *const names[SBX_MEDIA_FLAG_COUNT] = {
+		"terminal_controls",
+		"terminal_colors",
+		"embedded_signature",
+		"pdf_active_content",
+	};
+
+	return i < SBX_MEDIA_FLAG_COUNT ? names[i] : NULL;
+}
+
+/* --- signatures of other formats ------------------------------------------- */
+
+static const struct {
+	const char *name;
+	const char *bytes;
+	unsigned char len;
+	bool nocase; /* ASCII letters match either case */
+	bool jpeg;
+} sigs[] = {
+	{ "ZIP local header", "PK\x03\x04", 4, false, false },
+	{ "ZIP central directory", "PK\x01\x02", 4, false, false },
+	{ "ZIP end record", "PK\x05\x06", 4, false, false },
+	{ "PDF header", "%PDF-", 5, false, false },
+	{ "PNG signature", "\x89PNG\r\n\x1a\n", 8, false, false },
+	{ "JPEG SOI", "\xff\xd8\xff", 3, false, true },
+	{ "GIF header", "GIF87a", 6, false, false },
+	{ "GIF header", "GIF89a", 6, false, false },
+	{ "7z header", "7z\xbc\xaf\x27\x1c", 6, false, false },
+	{ "RAR header", "Rar!\x1a\x07", 6, false, false },
+	{ "OLE2 header", "\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", 8, false, false },
+	{ "ELF header", "\x7f" "ELF", 4, false, false },
+	{ "HTML <script", "<script", 7, true, false },
+	{ "HTML <html", "<html", 5, true, false },
+	{ "HTML <!doctype", "<!doctype html", 14, true, false },
+	{ "HTML <iframe", "<iframe", 7, true, false },
+	{ "SVG <svg", "<svg", 4, true, false },
+	{ "PHP <?php", "<?php", 5, true, false },
+};
+#define SIG_MAX 14
+
+static bool sig_at(size_t k, const unsigned char *p)
+{
+	for (size_t i = 0; i < sigs[k].len; i++) {
+		unsigned char a = p[i], b = (unsigned char)sigs[k].bytes[i];
+
+		if (sigs[k].nocase && a >= 'A' && a <= 'Z')
+			a = (unsigned char)(a - 'A' + 'a');
+		if (a != b)
+			return false;
+	}
+	return true;
+}
+
+/* First bytes of any signature: the scan's fast path skips all others. */
+static bool sig_first[256];
+
+void sbx_media_sigscan_init(struct sbx_media_sigscan *s, enum sbx_media_sigset set, uint64_t at)
+{
+	memset(s, 0, sizeof(*s));
+	s->set = set;
+	s->at = at;
+	if (!sig_first['P'])
+		for (size_t k = 0; k < ARRAY_SIZE(sigs); k++) {
+			unsigned char c = (unsigned char)sigs[k].bytes[0];
+			sig_first[c] = true;
+			if (sigs[k].nocase && c >= 'a' && c <= 'z')
+				sig_first[c - 'a' + 'A'] = true;
+		}
+}
+
+/* Look for a signature starting at p[0..starts) with p[0..n) readable. */
+static void sig_search(struct sbx_media_sigscan *s, const unsigned char *p, size_t starts,
+		       size_t n, uint64_t at)
+{
+	for (size_t i = 0; i < starts && !s->found; i++) {
+		if (!sig_first[p[i]])
+			continue;
+		for (size_t k = 0; k < ARRAY_SIZE(sigs); k++) {
+			if (sigs[k].len > n - i || (sigs[k].jpeg && s->set == SBX_SIG_NO_JPEG))
+				continue;
+			if (sig_at(k, p + i)) {
+				s->found = sigs[k].name;
+				s->found_at = at + i;
+				break;
+			}
+		}
+	}
+}
+
+bool sbx_media_sigscan_feed(struct sbx_media_sigscan *s, const unsigned char *p, size_t n)
+{
+	if (s->found)
+		return true;
+	if (n == 0)
+		return false;
+	if (s->ntail) {
+		/* Signatures that straddle the previous piece and this one. */
+		unsigned char buf[2 * SIG_MAX];
+		size_t take = n < SIG_MAX ? n : SIG_MAX;
+
+		memcpy(buf, s->tail, s->ntail);
+		memcpy(buf + s->ntail, p, take);
+		sig_search(s, buf, s->ntail, s->ntail + take, s->at - s->ntail);
+	}
+	/* A signature cut by the end of p is found with the next piece. */
+	sig_search(s, p, n, n, s->at);
+	if (n >= SIG_MAX - 1) {
+		s->ntail = SIG_MAX - 1;
+		memcpy(s->tail, p + n - s->ntail, s->ntail);
+	} else {
+		size_t keep = s->ntail + n > SIG_MAX - 1 ? SIG_MAX - 1 - n : s->ntail;
+
+		memmove(s->tail, s->tail + s->ntail - keep, keep);
+		memcpy(s->tail + keep, p, n);
+		s->ntail = keep + n;
+	}
+	s->at += n;
+	return s->found != NULL;
+}
+
+/* --- a ZIP reader's view ----------------------------------------------------- */
+
+static unsigned le16(const unsigned char *p)
+{
+	return (unsigned)p[0] | (unsigned)p[1] << 8;
+}
+
+int sbx_media_zip_tail(int fd, uint64_t size, const char *what, struct sbx_media_report *rep)
+{
+	/* The record is 22 bytes and may be followed by a comment of up to
+	 * 65535: readers search that window from the end. */
+	const size_t window = 22 + 65535;
+	size_t n = size < window ? (size_t)size : window;
+	_cleanup_free_ unsigned char *buf = sbx_xmalloc(n ? n : 1);
+	uint64_t off = size - n;
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t k = pread(fd, buf + got, n - got, (off_t)(off + got));
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return sbx_media_fail(rep, "%s: read error", what);
+		got += (size_t)k;
+	}
+	for (size_t i = 0; i + 22 <= n; i++) {
+		unsigned disk, cd_disk;
+
+		if (buf[i] != 'P' || memcmp(buf + i, "PK\x05\x06", 4) != 0)
+			continue;
+		disk = le16(buf + i + 4), cd_disk = le16(buf + i + 6);
+		/* A record a reader would take: this disk and the directory's
+		 * disk 0 (0xFFFF in ZIP64), as many entries here as in all. */
+		if ((disk == 0 || disk == 0xffff) && (cd_disk == 0 || cd_disk == 0xffff) &&
+		    le16(buf + i + 8) == le16(buf + i + 10))
+			return sbx_media_fail(rep,
+					      "%s: a ZIP end-of-central-directory record at offset %llu: "
+					      "the file is also a ZIP archive",
+					      what, (unsigned long long)(off + i));
+	}
+	return 0;
 }

@@ -23,9 +23,15 @@
  * decides whether the content really is CSV or JSON.
  *
  * Validators read the file through a small buffered pread() reader with
- * fixed buffers; they never map or allocate by a size taken from the file.
+ * fixed buffers; they never map or allocate by a size taken from the file,
+ * and keep bounded state (JSON: a 64-deep stack and at most
+ * SBX_MEDIA_JSON_MAX_KEYS key hashes), because they run in the broker,
+ * outside every cgroup.
  * They check structure, not rendering safety: PNG image data is not
- * inflated, PDF objects are not parsed.
+ * inflated, PDF streams are not decoded.  Against polyglots they refuse
+ * another format's signature where readers skip data (metadata chunks and
+ * segments, the PDF body outside objects, a ZIP end record near the end)
+ * and flag it in image data and PDF streams (SBX_MEDIA_FLAG_*).
  */
 #ifndef SBX_VALIDATE_H
 #define SBX_VALIDATE_H
@@ -39,12 +45,37 @@
 #define SBX_MEDIA_MAX_PIXELS 50000000ULL
 /* Deepest nesting accepted in a JSON artifact. */
 #define SBX_MEDIA_JSON_MAX_DEPTH 64
+/* Keys of the JSON objects open at once (their 64-bit hashes are kept to
+ * refuse duplicates: at most 8 MiB). */
+#define SBX_MEDIA_JSON_MAX_KEYS (1u << 20)
 /* Bytes of the head that detection looks at. */
 #define SBX_MEDIA_HEAD 512
 
+/*
+ * What a validator found suspicious but allowed: the manifest lists these
+ * per artifact in "flags" (names from sbx_media_flag_name()).
+ */
+enum {
+	/* JSON strings that decode to control characters (ESC, C1, DEL...) */
+	SBX_MEDIA_FLAG_CONTROLS = 1u << 0,
+	/* text/plain holds SGR colour sequences, ESC [ ... m */
+	SBX_MEDIA_FLAG_COLORS = 1u << 1,
+	/* image data or a PDF object holds another format's signature */
+	SBX_MEDIA_FLAG_EMBEDDED = 1u << 2,
+	/* a PDF names JavaScript, auto-actions, launches or embedded files */
+	SBX_MEDIA_FLAG_PDF_ACTIVE = 1u << 3,
+};
+#define SBX_MEDIA_FLAG_COUNT 4
+
+/* Manifest name of flag bit @i (0-based), or NULL. */
+const char *sbx_media_flag_name(unsigned i);
+
 struct sbx_media_report {
 	char reason[256];   /* why the file was rejected, "" when valid */
-	bool formula_cells; /* CSV: a cell starts with = + - @ TAB or CR */
+	unsigned flags;     /* SBX_MEDIA_FLAG_* */
+	bool formula_cells; /* CSV: a cell starts with = + - @ TAB or CR (after
+			     * spaces, full-width forms too, for any of the
+			     * separators , ; TAB) */
 	uint64_t width;     /* images: dimensions from IHDR / SOFn */
 	uint64_t height;
 	uint64_t rows;      /* CSV: records; columns of each record */
@@ -162,9 +193,43 @@ static inline bool sbx_media_utf8_feed(struct sbx_media_utf8 *u, unsigned char c
 size_t sbx_media_ascii_span(const unsigned char *p, size_t n);
 bool sbx_media_utf8_end(const struct sbx_media_utf8 *u);
 
+/*
+ * Signatures of other formats, looked for in the parts of a file where a
+ * polyglot hides its second format.  Fed in any split; the first match is
+ * kept (its name and offset).  SIG_ALL: every signature in validate.c's
+ * table; SIG_NO_JPEG: without the 3-byte JPEG SOI (an Exif thumbnail, or
+ * too short to look for in bulk data).
+ */
+enum sbx_media_sigset { SBX_SIG_ALL, SBX_SIG_NO_JPEG };
+struct sbx_media_sigscan {
+	enum sbx_media_sigset set;
+	const char *found; /* name of the first signature found, or NULL */
+	uint64_t found_at;
+	uint64_t at;       /* file offset of the next byte fed */
+	size_t ntail;
+	unsigned char tail[16];
+};
+void sbx_media_sigscan_init(struct sbx_media_sigscan *s, enum sbx_media_sigset set, uint64_t at);
+/* True once a signature was found. */
+bool sbx_media_sigscan_feed(struct sbx_media_sigscan *s, const unsigned char *p, size_t n);
+
+/*
+ * sbx_media_zip_tail() - refuse a file that a ZIP reader would open: a
+ * consistent ZIP end-of-central-directory record in the last 64 KiB + 22
+ * bytes, where readers look for it.  Return: 0, or -1 with a reason.
+ */
+int sbx_media_zip_tail(int fd, uint64_t size, const char *what, struct sbx_media_report *rep);
+
 int sbx_media_png_validate(int fd, uint64_t size, struct sbx_media_report *rep);
 int sbx_media_jpeg_validate(int fd, uint64_t size, struct sbx_media_report *rep);
 int sbx_media_pdf_validate(int fd, uint64_t size, struct sbx_media_report *rep);
+/* The UTF-8/NUL check of the text types over a chunk at file offset @at,
+ * and at the end; -1 with a reason naming @what at the first fault. */
+int sbx_media_text_feed(const char *what, struct sbx_media_utf8 *u, const unsigned char *p,
+			size_t n, uint64_t at, struct sbx_media_report *rep);
+int sbx_media_text_end(const char *what, const struct sbx_media_utf8 *u,
+		       struct sbx_media_report *rep);
+
 int sbx_media_text_validate(int fd, uint64_t size, struct sbx_media_report *rep);
 int sbx_media_csv_validate(int fd, uint64_t size, struct sbx_media_report *rep);
 int sbx_media_json_validate(int fd, uint64_t size, struct sbx_media_report *rep);

@@ -7,7 +7,9 @@
  *
  * Each COMMAND is split on spaces and spawned directly (no shell in the
  * measurement), stdout and stderr to /dev/null.  Prints one line per command: name, median and p90 wall
- * milliseconds, and the ratio of its median to the first command's.
+ * milliseconds, the ratio of its median to the first command's, and the
+ * largest peak RSS (ru_maxrss of the command and what it waited for) over
+ * its runs.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +28,7 @@ struct cmd {
 	char *name;
 	char *argv[64];
 	double *ms;
+	long maxrss_kib;
 	int failures;
 };
 
@@ -45,6 +49,7 @@ static double run_once(struct cmd *c)
 {
 	posix_spawn_file_actions_t fa;
 	double t0, t1;
+	struct rusage ru;
 	pid_t pid;
 	int status;
 
@@ -56,8 +61,10 @@ static double run_once(struct cmd *c)
 		perror(c->argv[0]);
 		exit(2);
 	}
-	waitpid(pid, &status, 0);
+	wait4(pid, &status, 0, &ru);
 	t1 = now_ms();
+	if (ru.ru_maxrss > c->maxrss_kib)
+		c->maxrss_kib = ru.ru_maxrss;
 	posix_spawn_file_actions_destroy(&fa);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		c->failures++;
@@ -103,14 +110,14 @@ int main(int argc, char **argv)
 			cmds[i].ms[r] = run_once(&cmds[i]);
 
 	double base = 0;
-	printf("%-28s %10s %10s %8s\n", "command", "median ms", "p90 ms", "ratio");
+	printf("%-28s %10s %10s %8s %12s\n", "command", "median ms", "p90 ms", "ratio", "max RSS KiB");
 	for (int i = 0; i < n; i++) {
 		qsort(cmds[i].ms, (size_t)runs, sizeof(double), cmp);
 		double med = cmds[i].ms[runs / 2], p90 = cmds[i].ms[(runs * 9) / 10 < runs ? (runs * 9) / 10 : runs - 1];
 		if (i == 0)
 			base = med;
-		printf("%-28s %10.2f %10.2f %8.2f%s\n", cmds[i].name, med, p90, med / base,
-		       cmds[i].failures ? "  (FAILED RUNS)" : "");
+		printf("%-28s %10.2f %10.2f %8.2f %12ld%s\n", cmds[i].name, med, p90, med / base,
+		       cmds[i].maxrss_kib, cmds[i].failures ? "  (FAILED RUNS)" : "");
 	}
 	for (int i = 0; i < n; i++)
 		if (cmds[i].failures)

@@ -80,6 +80,28 @@ for i in 1 2 3 4 5; do $SBXRUN "$W/out.json" 2>/dev/null; done |
 	jq -s -c '{collect_ms: (map((.events[] | select(.event=="validated") | .t_ms) - (.events[] | select(.event=="exited") | .t_ms)) | sort | .[length/2|floor]), bytes: .[0].usage.output_bytes, status: .[0].status}'
 
 echo
+echo "== the broker's peak RSS under the worst allowed JSON output"
+# Validation runs in the broker, outside every cgroup, so its memory must
+# not grow with the output: max RSS of sbx and what it waited for (the
+# payload is coreutils, a few MiB), a trivial run as the baseline.
+JSON_MIB=${BENCH_JSON_MIB:-64}
+cat > "$W/json.sh" <<'SH'
+d=$1; n=$2; open=; close=
+while [ $d -gt 0 ]; do open="$open["; close="$close]"; d=$((d - 1)); done
+{ printf %s "$open"; yes 0 | head -n "$n" | tr "\n" ,; printf "0%s" "$close"; } > /work/out/big.json
+SH
+# n zeros with commas fill the cap less the brackets.
+n=$(( (JSON_MIB * 1048576 - 2 * 64 - 1) / 2 ))
+for d in 1 64; do
+	jq -n --rawfile c "$W/json.sh" --arg d "$d" --arg n "$n" --argjson b $((JSON_MIB * 1048576)) \
+		'{runtime_profile: "shell", code: $c, args: [$d, $n], allowed_outputs: ["application/json"],
+		  limits: {output_bytes: $b, workspace_mib: 1024, memory_mib: 256, wall_seconds: 300}}' > "$W/json$d.json"
+	echo "depth $d: $($SBXRUN "$W/json$d.json" 2>/dev/null | jq -r '.status + ", " + (.artifacts[] | .status + " " + (.size|tostring) + " bytes")')"
+done
+"$BR" -n 3 -w 0 "trivial=$SBXRUN $W/true.json" "json-${JSON_MIB}MiB-flat=$SBXRUN $W/json1.json" \
+	"json-${JSON_MIB}MiB-depth64=$SBXRUN $W/json64.json"
+
+echo
 echo "== egress proxy: connection set-up and bulk throughput (loopback server)"
 # A server on this host's loopback, reachable through the proxy only
 # because the bench catalog names it in allow_cidrs.  Set-up: connect to

@@ -31,6 +31,7 @@
 #include <cmocka.h>
 
 #include "collect.h"
+#include "validate.h"
 #include "util.h"
 
 #define CANARY "CANARY-7f3a-never-collect-me"
@@ -289,6 +290,8 @@ static void build_hostile_tree(void)
 
 	xwrite_str(outfd, "good.csv", "a,b\n1,2\n");
 	xwrite_str(outfd, "formula.csv", "a,b\n=HYPERLINK(1),2\n");
+	xwrite_str(outfd, "colours.log", "\x1b[32mok\x1b[0m\n");
+	xwrite_str(outfd, "osc.txt", "\x1b]52;c;eA==\x07\n");
 	xwrite_file(outfd, "img.png", png, pn);
 	xwrite_file(outfd, "misleading.csv", png, pn);
 	xwrite_str(outfd, "report.pdf", "%PDF-1.4\n1 0 obj\n<<>>\nendobj\nstartxref\n9\n%%EOF\n");
@@ -420,6 +423,12 @@ static void test_hostile_tree(void **state)
 	expect_promoted(&c, "formula.csv", "text/csv");
 	assert_true(find(&c, "formula.csv")->formula_cells);
 	assert_false(find(&c, "good.csv")->formula_cells);
+	/* What a validator flags reaches the artifact; a rejection clears it. */
+	expect_promoted(&c, "colours.log", "text/plain");
+	assert_int_equal(find(&c, "colours.log")->flags, SBX_MEDIA_FLAG_COLORS);
+	assert_int_equal(find(&c, "good.csv")->flags, 0);
+	expect_rejected(&c, "osc.txt", "terminal escape");
+	assert_int_equal(find(&c, "osc.txt")->flags, 0);
 	expect_rejected(&c, "misleading.csv", "content is image/png but the extension says text/csv");
 	expect_rejected(&c, "report.pdf", "not in allowed_outputs");
 	expect_rejected(&c, "ragged.csv", "record 2 has 1 fields");
@@ -432,12 +441,12 @@ static void test_hostile_tree(void **state)
 	assert_int_equal(sbx_collect_check_artifacts_dir(art, &err), 0);
 	assert_int_equal(promote_to(&c, art, false, false, &err), 0);
 
-	/* Exactly the four valid files, 0644, same bytes. */
+	/* Exactly the five valid files, 0644, same bytes. */
 	afd = open(art, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(afd >= 0);
 	files = 0;
 	assert_false(tree_contains(afd, CANARY, &files));
-	assert_int_equal(files, 4);
+	assert_int_equal(files, 5);
 	assert_int_equal(fstatat(afd, "sub/dir/report.txt", &st, AT_SYMLINK_NOFOLLOW), 0);
 	assert_true(S_ISREG(st.st_mode));
 	assert_int_equal(st.st_mode & 07777, 0644);

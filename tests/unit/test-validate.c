@@ -17,9 +17,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "util.h"
 #include "validate.h"
@@ -125,7 +127,24 @@ enum png_variant {
 	PNG_HUGE_LENGTH,
 	PNG_BIG_IDAT,
 	PNG_NO_SIGNATURE,
+	PNG_ZIP_UNKNOWN_CHUNK,
+	PNG_SMALL_PRIVATE,
+	PNG_ZIP_IN_TEXT,
+	PNG_HTML_IN_ITXT,
+	PNG_ZIP_IN_IDAT,
+	PNG_SIG_IN_IDAT,
+	PNG_EXIF_THUMB,
 };
+
+/* A small ZIP: a local header, data, and an end record a reader takes. */
+static void put_zip(struct buf *b)
+{
+	put(b, "PK\x03\x04\x14\x00\x00\x00\x00\x00", 10);
+	puts_(b, "hidden archive entry data ........................................");
+	put(b, "PK\x01\x02\x14\x00", 6);
+	put(b, "PK\x05\x06\x00\x00\x00\x00\x01\x00\x01\x00\x2e\x00\x00\x00\x10\x00\x00\x00"
+	       "\x00\x00", 22);
+}
 
 static struct buf make_png(enum png_variant v)
 {
@@ -144,6 +163,34 @@ static struct buf make_png(enum png_variant v)
 		png_chunk(&b, "PLTE", "\xff\x00\x00", 3);
 	if (v == PNG_UNKNOWN_CRITICAL)
 		png_chunk(&b, "ABCD", "x", 1);
+	if (v == PNG_ZIP_UNKNOWN_CHUNK || v == PNG_ZIP_IN_TEXT || v == PNG_HTML_IN_ITXT ||
+	    v == PNG_SMALL_PRIVATE || v == PNG_EXIF_THUMB) {
+		struct buf d = { 0 };
+
+		if (v == PNG_ZIP_UNKNOWN_CHUNK) {
+			put_zip(&d);
+			while (d.n < 300)
+				put8(&d, 0);
+		} else if (v == PNG_ZIP_IN_TEXT) {
+			put(&d, "Comment\0", 8);
+			put_zip(&d);
+		} else if (v == PNG_HTML_IN_ITXT) {
+			put(&d, "Comment\0\0\0\0\0", 12);
+			puts_(&d, "<html><SCRIPT>alert(1)</script></html>");
+		} else if (v == PNG_SMALL_PRIVATE) {
+			put(&d, "\x00\x00\x00\x01\x00\x00\x00\x01\x00", 9);
+		} else {
+			put(&d, "MM\x00\x2a\x00\x00\x00\x08", 8);
+			put(&d, "\xff\xd8\xff\xe0 thumbnail \xff\xd9", 17);
+		}
+		png_chunk(&b, v == PNG_ZIP_UNKNOWN_CHUNK ? "zIPp"
+			      : v == PNG_ZIP_IN_TEXT	 ? "tEXt"
+			      : v == PNG_HTML_IN_ITXT	 ? "iTXt"
+			      : v == PNG_SMALL_PRIVATE	 ? "vpAg"
+						 : "eXIf",
+			  d.p, d.n);
+		free(d.p);
+	}
 	if (v == PNG_HUGE_LENGTH) {
 		put32(&b, 0x7fffffffu);
 		puts_(&b, "IDAT");
@@ -156,6 +203,17 @@ static struct buf make_png(enum png_variant v)
 			big[i] = (unsigned char)(i * 7 + 3);
 		png_chunk(&b, "IDAT", big, n);
 		free(big);
+	} else if (v == PNG_ZIP_IN_IDAT || v == PNG_SIG_IN_IDAT) {
+		/* What a stored deflate block would carry through as pixels. */
+		struct buf d = { 0 };
+
+		put(&d, idat, sizeof(idat));
+		if (v == PNG_ZIP_IN_IDAT)
+			put_zip(&d);
+		else
+			put(&d, "PK\x03\x04 by chance", 14);
+		png_chunk(&b, "IDAT", d.p, d.n);
+		free(d.p);
 	} else if (v != PNG_NO_IDAT) {
 		png_chunk(&b, "IDAT", idat, sizeof(idat));
 	}
@@ -184,7 +242,21 @@ enum jpeg_variant {
 	JPEG_TWO_SOF,
 	JPEG_ZERO_HEIGHT,
 	JPEG_PROGRESSIVE,
+	JPEG_ZIP_IN_COM,
+	JPEG_HTML_IN_APP,
+	JPEG_PNG_IN_APP,
+	JPEG_JPEG_IN_COM,
+	JPEG_EXIF_THUMB,
+	JPEG_SIG_IN_SCAN,
+	JPEG_ZIP_IN_SCAN,
 };
+
+static void jpeg_segment(struct buf *b, unsigned marker, const struct buf *d)
+{
+	put16(b, marker);
+	put16(b, (unsigned)d->n + 2);
+	put(b, d->p, d->n);
+}
 
 static void jpeg_sof(struct buf *b, unsigned marker, unsigned w, unsigned h)
 {
@@ -239,6 +311,30 @@ static struct buf make_jpeg(enum jpeg_variant v)
 		put16(&b, 60000);
 		puts_(&b, "short comment");
 	}
+	if (v >= JPEG_ZIP_IN_COM && v <= JPEG_EXIF_THUMB) {
+		struct buf d = { 0 };
+		unsigned marker = 0xfffe;
+
+		if (v == JPEG_ZIP_IN_COM) {
+			puts_(&d, "comment ");
+			put_zip(&d);
+		} else if (v == JPEG_HTML_IN_APP) {
+			marker = 0xffed;
+			puts_(&d, "Photoshop 3.0\n<!DOCTYPE html><p>hi");
+		} else if (v == JPEG_PNG_IN_APP) {
+			marker = 0xffe2;
+			put(&d, "ICC_PROFILE\0\x01\x01", 14);
+			put(&d, "\x89PNG\r\n\x1a\n", 8);
+		} else if (v == JPEG_JPEG_IN_COM) {
+			put(&d, "x\xff\xd8\xff\xdb", 5);
+		} else {
+			marker = 0xffe1;
+			put(&d, "Exif\0\0MM\x00\x2a", 10);
+			put(&d, "\xff\xd8\xff\xe0 thumbnail \xff\xd9", 17);
+		}
+		jpeg_segment(&b, marker, &d);
+		free(d.p);
+	}
 	jpeg_sof(&b, v == JPEG_PROGRESSIVE ? 0xffc2 : 0xffc0, v == JPEG_HUGE ? 65535 : 1,
 		 v == JPEG_HUGE ? 65535 : v == JPEG_ZERO_HEIGHT ? 0 : 1);
 	if (v == JPEG_TWO_SOF)
@@ -254,6 +350,13 @@ static struct buf make_jpeg(enum jpeg_variant v)
 			put8(&b, 0);
 		put8(&b, 0);
 		jpeg_sos(&b);
+	}
+	if (v == JPEG_SIG_IN_SCAN || v == JPEG_ZIP_IN_SCAN) {
+		/* More entropy-coded data (no 0xFF inside) after the scan's. */
+		if (v == JPEG_ZIP_IN_SCAN)
+			put_zip(&b);
+		else
+			put(&b, "PK\x03\x04", 4);
 	}
 	if (v != JPEG_NO_EOI)
 		put16(&b, 0xffd9);
@@ -326,6 +429,7 @@ struct vcase {
 	int expect;         /* 0 valid, -1 rejected */
 	const char *reason; /* substring of the reason when rejected */
 	int formula;        /* -1 do not check */
+	unsigned flags;     /* SBX_MEDIA_FLAG_* expected of a valid file */
 };
 
 static struct buf mk_png(int v) { return make_png((enum png_variant)v); }
@@ -364,6 +468,46 @@ static const char *const texts[] = {
 	/* 27 */ "a,b\n1,2\n\n",
 	/* 28 */ "0123456789abcdef0123456789abcdef01234\0tail",
 	/* 29 */ "0123456789abcdef0123456789abcdef01234\xc3\xa9 then \x80 bad",
+	/* CSV separators and formula leads */
+	/* 30 */ "sep=;\na;b\n1;=cmd\n",
+	/* 31 */ "a;b\n1;=cmd\n",
+	/* 32 */ "a\tb\n1\t=cmd\n",
+	/* 33 */ "a,b\n1,\xef\xbc\x9d" "cmd\n",
+	/* 34 */ "a,b\n1, =1+1\n",
+	/* 35 */ "a,b\n1,\" @SUM(A1)\"\n",
+	/* 36 */ "a,b\n1;=x,2\n",
+	/* 37 */ "a;b\n1,5;2,5\n",
+	/* 38 */ "sep=;\r\na;b\r\n1,5;2\r\n",
+	/* 39 */ "a,b\n1,\xef\xbc\x8b" "1\n",
+	/* 40 */ "a,b\n1,\xef\xbc\xa0" "SUM\n",
+	/* 41 */ "a,b\n1,  -2\n",
+	/* terminal controls */
+	/* 42 */ "a,b\n1,\x1b]52;c;Zm9v\x07\n",
+	/* 43 */ "a,b\n1,\x7f\n",
+	/* 44 */ "a,b\n1,\xc2\x9b" "2J\n",
+	/* 45 */ "a,b\n1,x\x08\n",
+	/* 46 */ "hello \x1b[31mred\x1b[0m and \x1b[38;5;196mmore\x1b[m\n",
+	/* 47 */ "copy \x1b]52;c;ZWNobyBwd25lZA==\x07 done\n",
+	/* 48 */ "\x1b[2J\x1b[Hclean screen\n",
+	/* 49 */ "safe\b\b\b\bevil\n",
+	/* 50 */ "\xc2\x9d" "52;c;eA==\xc2\x9c\n",
+	/* 51 */ "DEL \x7f\n",
+	/* 52 */ "tab\tcr\r\nlf\n\xc2\xa0nbsp \xc3\x85\n",
+	/* 53 */ "cut \x1b[3",
+	/* 54 */ "\x1b[1111111111111111111111111111111111111111111111111111111111111111111m",
+	/* 55 */ "bell \x07\n",
+	/* 56 */ "[\"\\u001b[31m\"]",
+	/* 57 */ "[\"\x7f\"]",
+	/* 58 */ "{\"k\\u0085\": \"\xc2\x85\"}",
+	/* 59 */ "[\"plain \\u00e9\\n\"]",
+	/* HTML and XML dressed as text */
+	/* 60 */ "<!DOCTYPE html><html><script>alert(1)</script></html>\n",
+	/* 61 */ " \r\n<SCRIPT>fetch('//192.0.2.1/')</SCRIPT>\n",
+	/* 62 */ "<p>hello</p>\n",
+	/* 63 */ "<?xml version=\"1.0\"?><svg onload=\"alert(1)\"/>",
+	/* 64 */ "Use <script> tags with care.\n",
+	/* 65 */ "<pre is not a tag we sniff\n",
+	/* 66 */ "<html>,b\n1,2\n",
 };
 static const size_t text_len[] = {
 	[1] = 12, [18] = 8, [28] = 42,
@@ -392,6 +536,53 @@ static struct buf mk_pdf(int i)
 	return pdf(pdfs[i][0], pdfs[i][1]);
 }
 
+/* PDFs whose header and trailer are right; only the body varies. */
+static struct buf mk_pdf_body(int i)
+{
+	struct buf b = { 0 };
+
+	puts_(&b, "%PDF-1.4\n%\xe2\xe3\xcf\xd3\n");
+	switch (i) {
+	case 0: /* a ZIP between two objects */
+		puts_(&b, "1 0 obj\n<< /Type /Catalog >>\nendobj\n");
+		put_zip(&b);
+		puts_(&b, "\n2 0 obj\n<< >>\nendobj\n");
+		break;
+	case 1: /* an HTML page */
+		puts_(&b, "<html><body><script>alert(document.cookie)</script></body></html>\n");
+		break;
+	case 2: /* a ZIP in the last stream, its end record near the end */
+		puts_(&b, "1 0 obj\n<< /Length 120 >>\nstream\n");
+		put_zip(&b);
+		puts_(&b, "\nendstream\nendobj\n");
+		break;
+	case 3: /* scripts: valid, flagged */
+		puts_(&b, "1 0 obj\n<< /Type /Catalog /OpenAction 2 0 R >>\nendobj\n"
+			  "2 0 obj\n<< /S /J#61vaScript /JS (app.alert\\(1\\)) >>\nendobj\n");
+		break;
+	case 4: /* a signature by chance in compressed data: valid, flagged */
+		puts_(&b, "1 0 obj\n<< /Length 8 /Filter /FlateDecode >>\nstream\r\nx\x9cPK\x03\x04\x01\x02"
+			  "\nendstream\nendobj\n");
+		break;
+	case 5: /* binary bytes as a token */
+		puts_(&b, "1 0 obj\n<< /A \x01\x02\x03 >>\nendobj\n");
+		break;
+	case 6: /* an ordinary body: strings, arrays, references, a stream */
+		puts_(&b, "1 0 obj\n<< /Type /Catalog /Pages 2 0 R /Names [(a\\)b) <48656c6c6f> 1.5 -2 +.5] >>\n"
+			  "endobj\n2 0 obj\n<< /Length 44 >>\nstream\nBT /F1 12 Tf 72 712 Td (endstrea m) Tj ET\n"
+			  "endstream\nendobj\n3 0 obj\n[true false null]\nendobj\n");
+		break;
+	case 7: /* unbalanced */
+		puts_(&b, "1 0 obj\n<< /A [1 2 >>\nendobj\n");
+		break;
+	}
+	puts_(&b, "xref\n0 1\n0000000000 65535 f \ntrailer\n<< /Size 1 >>\nstartxref\n16\n%%EOF\n");
+	return b;
+}
+
+/* Most cases expect no flags: leave .flags out. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 static const struct vcase vcases[] = {
 	{ "png good rgba", "image/png", mk_png, PNG_GOOD, 0, NULL, -1 },
 	{ "png good palette", "image/png", mk_png, PNG_PALETTE, 0, NULL, -1 },
@@ -477,9 +668,87 @@ static const struct vcase vcases[] = {
 	{ "pdf startxref empty", "application/pdf", mk_pdf, 7, -1, "startxref offset missing", -1 },
 	{ "pdf bad header", "application/pdf", mk_pdf, 8, -1, "header", -1 },
 
+	{ "csv sep=; line", "text/csv", mk_text, 30, 0, NULL, 1 },
+	{ "csv sniffed ;", "text/csv", mk_text, 31, 0, NULL, 1 },
+	{ "csv sniffed TAB", "text/csv", mk_text, 32, 0, NULL, 1 },
+	{ "csv full-width =", "text/csv", mk_text, 33, 0, NULL, 1 },
+	{ "csv leading space =", "text/csv", mk_text, 34, 0, NULL, 1 },
+	{ "csv quoted space @", "text/csv", mk_text, 35, 0, NULL, 1 },
+	{ "csv = after ; in a , file", "text/csv", mk_text, 36, 0, NULL, 1 },
+	{ "csv ; with decimal commas", "text/csv", mk_text, 37, 0, NULL, 0 },
+	{ "csv sep=; CRLF", "text/csv", mk_text, 38, 0, NULL, 0 },
+	{ "csv full-width +", "text/csv", mk_text, 39, 0, NULL, 1 },
+	{ "csv full-width @", "text/csv", mk_text, 40, 0, NULL, 1 },
+	{ "csv spaces -", "text/csv", mk_text, 41, 0, NULL, 1 },
+	{ "csv OSC 52", "text/csv", mk_text, 42, -1, "control character 0x1b at offset 6", -1 },
+	{ "csv DEL", "text/csv", mk_text, 43, -1, "control character 0x7f", -1 },
+	{ "csv C1 CSI", "text/csv", mk_text, 44, -1, "C1 control character U+009B", -1 },
+	{ "csv backspace", "text/csv", mk_text, 45, -1, "control character 0x08", -1 },
+	{ "text SGR colours", "text/plain", mk_text, 46, 0, NULL, -1, SBX_MEDIA_FLAG_COLORS },
+	{ "text OSC 52", "text/plain", mk_text, 47, -1, "terminal escape ESC 0x5d at offset 5", -1 },
+	{ "text clear screen", "text/plain", mk_text, 48, -1, "terminal control sequence", -1 },
+	{ "text backspace", "text/plain", mk_text, 49, -1, "control character 0x08 at offset 4", -1 },
+	{ "text C1 OSC", "text/plain", mk_text, 50, -1, "C1 control character U+009D at offset 0",
+	  -1 },
+	{ "text DEL", "text/plain", mk_text, 51, -1, "control character 0x7f", -1 },
+	{ "text TAB CR LF NBSP", "text/plain", mk_text, 52, 0, NULL, -1 },
+	{ "text cut escape", "text/plain", mk_text, 53, -1, "unterminated terminal escape", -1 },
+	{ "text long SGR", "text/plain", mk_text, 54, -1, "terminal control sequence", -1 },
+	{ "text BEL", "text/plain", mk_text, 55, -1, "control character 0x07", -1 },
+	{ "json escaped ESC", "application/json", mk_text, 56, 0, NULL, -1, SBX_MEDIA_FLAG_CONTROLS },
+	{ "json raw DEL", "application/json", mk_text, 57, 0, NULL, -1, SBX_MEDIA_FLAG_CONTROLS },
+	{ "json C1 in key and value", "application/json", mk_text, 58, 0, NULL, -1,
+	  SBX_MEDIA_FLAG_CONTROLS },
+	{ "json no controls", "application/json", mk_text, 59, 0, NULL, -1 },
+
+	{ "png ZIP in unknown chunk", "image/png", mk_png, PNG_ZIP_UNKNOWN_CHUNK, -1,
+	  "unknown ancillary chunk zIPp of 300 bytes", -1 },
+	{ "png small private chunk", "image/png", mk_png, PNG_SMALL_PRIVATE, 0, NULL, -1 },
+	{ "png ZIP in tEXt", "image/png", mk_png, PNG_ZIP_IN_TEXT, -1,
+	  "tEXt chunk holds a ZIP local header", -1 },
+	{ "png HTML in iTXt", "image/png", mk_png, PNG_HTML_IN_ITXT, -1, "iTXt chunk holds a HTML <html",
+	  -1 },
+	{ "png ZIP in IDAT", "image/png", mk_png, PNG_ZIP_IN_IDAT, -1,
+	  "ZIP end-of-central-directory record", -1 },
+	{ "png signature in IDAT", "image/png", mk_png, PNG_SIG_IN_IDAT, 0, NULL, -1,
+	  SBX_MEDIA_FLAG_EMBEDDED },
+	{ "png Exif thumbnail", "image/png", mk_png, PNG_EXIF_THUMB, 0, NULL, -1 },
+	{ "jpeg ZIP in COM", "image/jpeg", mk_jpeg, JPEG_ZIP_IN_COM, -1,
+	  "COM segment holds a ZIP local header", -1 },
+	{ "jpeg HTML in APP13", "image/jpeg", mk_jpeg, JPEG_HTML_IN_APP, -1,
+	  "APPn segment holds a HTML <!doctype", -1 },
+	{ "jpeg PNG in APP2", "image/jpeg", mk_jpeg, JPEG_PNG_IN_APP, -1,
+	  "APPn segment holds a PNG signature", -1 },
+	{ "jpeg JPEG in COM", "image/jpeg", mk_jpeg, JPEG_JPEG_IN_COM, -1,
+	  "COM segment holds a JPEG SOI", -1 },
+	{ "jpeg Exif thumbnail", "image/jpeg", mk_jpeg, JPEG_EXIF_THUMB, 0, NULL, -1 },
+	{ "jpeg signature in scan", "image/jpeg", mk_jpeg, JPEG_SIG_IN_SCAN, 0, NULL, -1,
+	  SBX_MEDIA_FLAG_EMBEDDED },
+	{ "jpeg ZIP in scan", "image/jpeg", mk_jpeg, JPEG_ZIP_IN_SCAN, -1,
+	  "ZIP end-of-central-directory record", -1 },
+	{ "pdf ZIP between objects", "application/pdf", mk_pdf_body, 0, -1, "not a PDF object", -1 },
+	{ "pdf HTML body", "application/pdf", mk_pdf_body, 1, -1, "offset 15: not a PDF object", -1 },
+	{ "pdf ZIP in a stream", "application/pdf", mk_pdf_body, 2, -1,
+	  "ZIP end-of-central-directory record", -1 },
+	{ "pdf JavaScript", "application/pdf", mk_pdf_body, 3, 0, NULL, -1,
+	  SBX_MEDIA_FLAG_PDF_ACTIVE },
+	{ "pdf signature in a stream", "application/pdf", mk_pdf_body, 4, 0, NULL, -1,
+	  SBX_MEDIA_FLAG_EMBEDDED },
+	{ "pdf binary token", "application/pdf", mk_pdf_body, 5, -1, "not a PDF token", -1 },
+	{ "pdf ordinary body", "application/pdf", mk_pdf_body, 6, 0, NULL, -1 },
+	{ "pdf unbalanced", "application/pdf", mk_pdf_body, 7, -1, "unbalanced brackets", -1 },
+	{ "text HTML page", "text/plain", mk_text, 60, -1, "starts like an HTML or XML document", -1 },
+	{ "text script after spaces", "text/plain", mk_text, 61, -1, "(<script)", -1 },
+	{ "text <p>", "text/plain", mk_text, 62, -1, "(<p)", -1 },
+	{ "text XML", "text/plain", mk_text, 63, -1, "(<?xml)", -1 },
+	{ "text mentions <script>", "text/plain", mk_text, 64, 0, NULL, -1 },
+	{ "text <pre", "text/plain", mk_text, 65, 0, NULL, -1 },
+	{ "csv HTML", "text/csv", mk_text, 66, -1, "csv: starts like an HTML", -1 },
+
 	{ "unknown type", "text/html", mk_text, 0, -1, "no validator for media type text/html",
 	  -1 },
 };
+#pragma GCC diagnostic pop
 
 static void test_validators(void **state)
 {
@@ -492,10 +761,12 @@ static void test_validators(void **state)
 
 		print_message("# %s: %s\n", c->what, r == 0 ? "valid" : rep.reason);
 		assert_int_equal(r, c->expect);
-		if (c->expect < 0)
+		if (c->expect < 0) {
 			assert_non_null(strstr(rep.reason, c->reason));
-		else
+		} else {
 			assert_string_equal(rep.reason, "");
+			assert_int_equal(rep.flags, c->flags);
+		}
 		if (c->formula >= 0)
 			assert_int_equal(rep.formula_cells, c->formula);
 		close(fd);
@@ -534,6 +805,14 @@ static void test_report_fields(void **state)
 	assert_int_equal(rep.height, 1);
 	assert_int_equal(sbx_media_validate("text/csv", fd2, c.n, &rep), 0);
 	assert_int_equal(rep.rows, 3);
+	assert_int_equal(rep.columns, 3);
+	close(fd2);
+	/* The "sep=" line names the separator and is not a record. */
+	c.n = 0;
+	puts_(&c, "sep=;\na;b;c\n1,5;2;3\n");
+	fd2 = memfd_of(&c);
+	assert_int_equal(sbx_media_validate("text/csv", fd2, c.n, &rep), 0);
+	assert_int_equal(rep.rows, 2);
 	assert_int_equal(rep.columns, 3);
 	close(fd);
 	close(fd2);
@@ -611,6 +890,281 @@ static void test_detect_cut_head(void **state)
 	assert_null(sbx_media_detect(head, sizeof(head), "x.txt"));
 }
 
+
+/* --- JSON: the streaming checker against jansson ---------------------------- */
+
+/*
+ * The verdict the validator gave before it streamed: UTF-8 without NUL,
+ * nesting at most 64, then jansson with JSON_DECODE_ANY |
+ * JSON_REJECT_DUPLICATES.  The streaming checker must agree on every input.
+ */
+static bool jansson_accepts(const unsigned char *p, size_t n)
+{
+	struct sbx_media_utf8 u = { 0 };
+	unsigned depth = 0, max = 0;
+	bool in_str = false, esc = false;
+	json_error_t e;
+	json_t *v;
+
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] == 0 || !sbx_media_utf8_feed(&u, p[i]))
+			return false;
+		if (in_str) {
+			if (esc)
+				esc = false;
+			else if (p[i] == '\\')
+				esc = true;
+			else if (p[i] == '"')
+				in_str = false;
+		} else if (p[i] == '"') {
+			in_str = true;
+		} else if (p[i] == '[' || p[i] == '{') {
+			if (++depth > max)
+				max = depth;
+		} else if ((p[i] == ']' || p[i] == '}') && depth > 0) {
+			depth--;
+		}
+	}
+	if (!sbx_media_utf8_end(&u) || max > SBX_MEDIA_JSON_MAX_DEPTH)
+		return false;
+	v = json_loadb((const char *)p, n, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &e);
+	json_decref(v);
+	return v != NULL;
+}
+
+#define DBL_OVER_MID "179769313486231580793728971405303415079934132710037826936173778980444968292764750946649017977587207096330286416692887910946555547851940402630657488671505820681908902000708383676273854845817711531764475730270069855571366959622842914819860834936475292719074168444365510704342711559699508093042880177904174497792"
+
+static const char *const json_cases[] = {
+	/* valid */
+	"0", "-0", "1.5e3", "1E+2", "-1.0e-2", "0.0", "123", "\"a\"", "\"\\u00e9\"",
+	"\"\\ud83d\\ude00\"", "\"\\uD83D\\uDE00\"", "[]", "{}", " [ 1 , 2 ] \r\n\t", "{\"a\":{\"a\":1}}",
+	"[{\"a\":1},{\"a\":2}]", "{\"a\":1,\"b\":2}", "{\"ab\":1,\"ba\":2}", "{\"a\":1,\"A\":2}",
+	"9223372036854775807", "-9223372036854775808", "0000", "1e308", "1.7976931348623157e308",
+	"1.7976931348623158e308", "1e-400", "-1e-99999", "0e99999999999", "0.000e400", "true",
+	"false", "null", "[true,false,null]", "\"\\/\\b\\f\\n\\r\\t\\\"\\\\\"", "{\"\":1}",
+	"\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"", "\"\x7f\"", "\"\xc2\x85\"",
+	"{\"a\":[1,{\"b\":[{}]}],\"c\":{\"d\":{\"e\":null}}}", "[\"\\u001b[31m\"]",
+	"{\"x\":1,\"y\":{\"x\":2,\"y\":3},\"z\":4}", "1.7976931348623157e+308",
+	DBL_OVER_MID ".0", "0." DBL_OVER_MID "e309", "[" DBL_OVER_MID "e-1]",
+	/* just below the midpoint between DBL_MAX and 2^1024: rounds to DBL_MAX */
+	"179769313486231580793728971405303415079934132710037826936173778980444968292764750946649017977587207096330286416692887910946555547851940402630657488671505820681908902000708383676273854845817711531764475730270069855571366959622842914819860834936475292719074168444365510704342711559699508093042880177904174497791.99999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999",
+	/* invalid */
+	"", " ", "[1,]", "[,1]", "{\"a\"}", "{\"a\":}", "{,}", "{\"a\":1,}", "01", "-01", "-", "1.",
+	".5", "1e", "1e+", "+1", "0x10", "NaN", "Infinity", "-Infinity", "tru", "truex", "nul",
+	"nulll", "\"\x01\"", "\"\x1f\"", "\"\\u0000\"", "{\"\\u0000\":1}", "\"\\ud800\"",
+	"\"\\udc00\"", "\"\\ud800\\u0041\"", "\"\\ud800x\"", "\"\\ud800\\n\"", "\"\\q\"", "\"\\u12\"",
+	"\"\\u12g4\"", "\"abc", "[1 2]", "1 2", "{\"a\":1 \"b\":2}", "\xef\xbb\xbf[]", "[1]x", "[1]]",
+	"[[]", "{\"a\":1}}", "'a'", "[-]", "[1,2", "{\"a\":1,\"a\":2}", "{\"a\":1,\"\\u0061\":2}",
+	"{\"\\ud83d\\ude00\":1,\"\xf0\x9f\x98\x80\":2}", "{\"x\":{\"y\":1,\"y\":2}}",
+	"[{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7,\"h\":8,\"i\":9,\"a\":0}]",
+	"9223372036854775808", "-9223372036854775809", "12345678901234567890123", "1e400", "-1e400",
+	"[1e309]", "123e99999999999999999999999", "\f[]", "[\v]", "{\"a\" 1}", "{1:2}",
+	"{\"a\":1,,\"b\":2}", "[\"a\",]", "\"\t\"", "\"\n\"", "[01]", "[1.e1]", "[1e1.5]", "{\"a\"::1}",
+	"[}", "{]", "]", "}", ",", ":", "\"\\u00\"", "\"\\", "[\"\\ud800\\ud800\"]",
+	DBL_OVER_MID ".000000000000000000000000000000000000000000000000000000000000000000000000000000"
+		     "000000000000000000000000000000000000000000000000000000000000000000000000000000"
+		     "000000000000000000000000000000000000000000000000000000000000000000000000000000"
+		     "000000000000000000000000000000000000000000000000000000000000000000000000000000"
+		     "000000000000000000000000000000000000000000000000000000000000000000000000000001",
+	DBL_OVER_MID, "-" DBL_OVER_MID ".5", "[" DBL_OVER_MID "0e-1]", "1e308000", "\"\xc0\xaf\"",
+	"\"\xed\xa0\x80\"", "\"\xe2\x82\"", "[1]\0", "\"a\0b\"",
+};
+static const size_t json_case_len[] = {
+	[ARRAY_SIZE(json_cases) - 2] = 4, [ARRAY_SIZE(json_cases) - 1] = 5,
+};
+
+static int json_verdict(int fd, const unsigned char *p, size_t n, struct sbx_media_report *rep)
+{
+	assert_int_equal(ftruncate(fd, 0), 0);
+	assert_int_equal(pwrite(fd, p, n, 0), (ssize_t)n);
+	return sbx_media_validate("application/json", fd, n, rep);
+}
+
+static void check_same(int fd, const unsigned char *p, size_t n)
+{
+	struct sbx_media_report rep;
+	int ours = json_verdict(fd, p, n, &rep);
+	bool theirs = jansson_accepts(p, n);
+
+	if ((ours == 0) != theirs)
+		fail_msg("verdicts differ on %zu bytes \"%.*s\": streaming %s, jansson %s", n,
+			 (int)(n > 200 ? 200 : n), (const char *)p, ours == 0 ? "accepts" : rep.reason,
+			 theirs ? "accepts" : "rejects");
+	if (ours < 0)
+		assert_true(rep.reason[0] != '\0');
+}
+
+/* The table, then mutations of each case: bytes inserted, deleted and
+ * replaced, drawn from JSON's own alphabet so that most stay near-valid. */
+static void test_json_matches_jansson(void **state)
+{
+	static const char alphabet[] = "[]{}\",:0123456789-+.eE\\u tfnrla\x01\x7f\xc3\xa9\xed\xa0\xf0";
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	int fd = memfd_create("json", MFD_CLOEXEC);
+	size_t accepted = 0, total = 0;
+
+	assert_true(fd >= 0);
+	for (size_t i = 0; i < ARRAY_SIZE(json_cases); i++) {
+		size_t n = i < ARRAY_SIZE(json_case_len) && json_case_len[i] ? json_case_len[i]
+									    : strlen(json_cases[i]);
+		check_same(fd, (const unsigned char *)json_cases[i], n);
+		for (int m = 0; m < 300; m++) {
+			unsigned char buf[1200];
+			size_t len = n < 1000 ? n : 1000;
+			int edits = 1 + (int)(x % 3);
+
+			memcpy(buf, json_cases[i], len);
+			while (edits-- > 0) {
+				size_t at;
+				unsigned char c;
+
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				at = len ? (size_t)(x >> 8) % (len + 1) : 0;
+				c = (unsigned char)alphabet[(x >> 40) % (sizeof(alphabet) - 1)];
+				switch (x % 3) {
+				case 0: /* insert */
+					memmove(buf + at + 1, buf + at, len - at);
+					buf[at] = c;
+					len++;
+					break;
+				case 1: /* delete */
+					if (at < len) {
+						memmove(buf + at, buf + at + 1, len - at - 1);
+						len--;
+					}
+					break;
+				default: /* replace */
+					if (at < len)
+						buf[at] = c;
+				}
+			}
+			check_same(fd, buf, len);
+			accepted += jansson_accepts(buf, len);
+			total++;
+		}
+	}
+	print_message("# %zu cases + %zu mutations, %zu of them valid\n", ARRAY_SIZE(json_cases),
+		      total, accepted);
+	/* The mutations must exercise both verdicts to prove anything. */
+	assert_true(accepted > total / 20 && accepted < total - total / 20);
+	close(fd);
+}
+
+/* Documents around the depth and key bounds, and keys that need decoding. */
+static void test_json_bounds(void **state)
+{
+	int fd = memfd_create("json", MFD_CLOEXEC);
+	struct sbx_media_report rep;
+	struct buf b = { 0 };
+	char k[32];
+
+	assert_true(fd >= 0);
+	/* Reals with millions of digits: the exponent comes from the digit
+	 * counts (3e6 integer digits and 1e6 after the point overflow, one
+	 * integer digit and 3e6 after it do not). */
+	for (int over = 0; over < 2; over++) {
+		size_t ni = over ? 3000000 : 1, nf = over ? 1000000 : 3000000;
+
+		b.p = sbx_xmalloc(ni + nf + 2);
+		memset(b.p, '1', ni);
+		b.p[ni] = '.';
+		memset(b.p + ni + 1, '2', nf);
+		b.n = ni + nf + 1;
+		assert_int_equal(json_verdict(fd, b.p, b.n, &rep), over ? -1 : 0);
+		assert_int_equal(jansson_accepts(b.p, b.n), !over);
+		free(b.p);
+		b = (struct buf){ 0 };
+	}
+	/* An object with SBX_MEDIA_JSON_MAX_KEYS keys is fine... */
+	puts_(&b, "{");
+	for (unsigned i = 0; i < SBX_MEDIA_JSON_MAX_KEYS; i++) {
+		snprintf(k, sizeof(k), "%s\"%x\":0", i ? "," : "", i);
+		puts_(&b, k);
+	}
+	puts_(&b, "}");
+	assert_int_equal(json_verdict(fd, b.p, b.n, &rep), 0);
+	/* ... one more is refused, with the bound in the reason. */
+	b.n--;
+	puts_(&b, ",\"last\":1}");
+	assert_int_equal(json_verdict(fd, b.p, b.n, &rep), -1);
+	assert_non_null(strstr(rep.reason, "more than 1048576 keys"));
+	free(b.p);
+	/* A duplicate far apart, past the reader's buffer. */
+	b = (struct buf){ 0 };
+	puts_(&b, "{\"dup\":1");
+	for (unsigned i = 0; i < 20000; i++) {
+		snprintf(k, sizeof(k), ",\"k%u\":[%u]", i, i);
+		puts_(&b, k);
+	}
+	puts_(&b, ",\"d\\u0075p\":2}");
+	assert_int_equal(json_verdict(fd, b.p, b.n, &rep), -1);
+	assert_non_null(strstr(rep.reason, "duplicate"));
+	assert_false(jansson_accepts(b.p, b.n));
+	free(b.p);
+	close(fd);
+}
+
+/* Build the worst allowed kinds of JSON: flat [0,0,...] and nesting at the
+ * depth limit around the same. */
+static struct buf zeros_json(size_t bytes, unsigned depth)
+{
+	struct buf b = { 0 };
+
+	b.p = sbx_xmalloc(bytes + 2 * depth + 4);
+	for (unsigned i = 0; i < depth; i++)
+		b.p[b.n++] = '[';
+	while (b.n + 2 + depth < bytes) {
+		b.p[b.n++] = '0';
+		b.p[b.n++] = ',';
+	}
+	b.p[b.n++] = '0';
+	for (unsigned i = 0; i < depth; i++)
+		b.p[b.n++] = ']';
+	return b;
+}
+
+static uint64_t vm_size(void)
+{
+	FILE *f = fopen("/proc/self/statm", "re");
+	unsigned long pages = 0;
+
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%lu", &pages), 1);
+	fclose(f);
+	return (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/*
+ * The validator runs in the broker, outside every cgroup: 16 MiB of
+ * [0,0,...] must validate within an address space 32 MiB larger than the
+ * test's own (a parse tree needs ~20 times the file).
+ */
+static void test_json_bounded_memory(void **state)
+{
+	static const unsigned depths[] = { 1, SBX_MEDIA_JSON_MAX_DEPTH };
+
+	for (size_t i = 0; i < ARRAY_SIZE(depths); i++) {
+		struct buf b = zeros_json(16u << 20, depths[i]);
+		int fd = memfd_of(&b);
+		size_t n = b.n;
+		struct sbx_media_report rep;
+		struct rlimit old, lim;
+		int r;
+
+		free(b.p);
+		assert_int_equal(getrlimit(RLIMIT_AS, &old), 0);
+		lim = old;
+		lim.rlim_cur = vm_size() + (32u << 20);
+		assert_int_equal(setrlimit(RLIMIT_AS, &lim), 0);
+		r = sbx_media_validate("application/json", fd, n, &rep);
+		assert_int_equal(setrlimit(RLIMIT_AS, &old), 0);
+		print_message("# 16 MiB of zeros at depth %u: %s\n", depths[i],
+			      r == 0 ? "valid" : rep.reason);
+		assert_int_equal(r, 0);
+		close(fd);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -619,6 +1173,9 @@ int main(void)
 		cmocka_unit_test(test_report_fields),
 		cmocka_unit_test(test_detect),
 		cmocka_unit_test(test_detect_cut_head),
+		cmocka_unit_test(test_json_matches_jansson),
+		cmocka_unit_test(test_json_bounds),
+		cmocka_unit_test(test_json_bounded_memory),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
