@@ -147,6 +147,35 @@ scenario_host() {
 	check "host: sbx check predicts it" eval '[ $rc -eq 69 ] && grep -q "^cgroup  *unusable.*pids" "$O/nopids.check"'
 	rmdir /sys/fs/cgroup/sbx-vm-nopids/deleg /sys/fs/cgroup/sbx-vm-nopids
 
+	# sbx check under each launcher that works says ok, exit 0: it
+	# predicts the runs above.
+	out=$(systemd-run --scope -p Delegate=yes --quiet --collect -- "$SBX" check --config "$O/config.json" 2>&1)
+	rc=$?
+	check "host: sbx check in a root scope with Delegate=yes: cgroup ok, exit 0" \
+		eval '[ $rc -eq 0 ] && echo "$out" | grep -q "^cgroup  *ok: v2 .*trial run"'
+	user_manager $u
+	out=$(runuser -u $u -- env XDG_RUNTIME_DIR=/run/user/$uid DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/$uid/bus \
+		systemd-run --user --scope -p Delegate=yes --quiet --collect -- "$SBX" check --config "$O/u/config.json" 2>&1)
+	rc=$?
+	check "host: sbx check in a user scope with Delegate=yes: cgroup ok, exit 0" \
+		eval '[ $rc -eq 0 ] && echo "$out" | grep -q "^cgroup  *ok: v2 .*trial run"'
+
+	# A user's sbx outside its hand-delegated cgroup_parent: the attach
+	# needs the common ancestor; refused with a Hint that says so, and
+	# sbx check predicts it.
+	mkdir -p /sys/fs/cgroup/sbx-vm-outside && chown -R $u /sys/fs/cgroup/sbx-vm-outside
+	printf '{"state_dir":"%s","cgroup_parent":"/sbx-vm-outside"}\n' "$O/u/state" > "$O/u/outside.json"
+	chown $u "$O/u/outside.json"
+	out=$(runuser -u $u -- "$SBX" run --config "$O/u/outside.json" --key "$O/u/key" --store "$O/u/store" "$O/u/job.json" 2>&1 >/dev/null; echo rc=$?)
+	diag "outside: $(echo "$out" | tr '\n' ' ' | head -c 700)"
+	check "host: a user outside its cgroup_parent: 69, the Hint names the common ancestor and where to start sbx" \
+		eval 'echo "$out" | grep -q "^rc=69" && echo "$out" | grep -q "Hint: .*outside cgroup_parent.*common ancestor"'
+	out=$(runuser -u $u -- "$SBX" check --config "$O/u/outside.json" 2>&1; echo rc=$?)
+	check "host: sbx check predicts it (69, cgroup blocked, the same Hint)" \
+		eval 'echo "$out" | grep -q "^rc=69" && echo "$out" | grep -q "^cgroup  *blocked" && echo "$out" | grep -q "common ancestor"'
+	check "host: nothing left in the refused parent" eval '[ -z "$(ls -d /sys/fs/cgroup/sbx-vm-outside/*/ 2>/dev/null)" ]'
+	rmdir /sys/fs/cgroup/sbx-vm-outside/*/ /sys/fs/cgroup/sbx-vm-outside 2>/dev/null
+
 	# sbx in a delegated scope that holds another process: that process
 	# moves to the supervisor leaf with sbx, and the run works.
 	out=$(systemd-run --scope -p Delegate=yes --quiet --collect -- sh -c '
