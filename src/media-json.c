@@ -415,17 +415,6 @@ static int start_value(struct json *j, unsigned char c, uint64_t at, struct sbx_
 	return 0;
 }
 
-static int hex_digit(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* The four hex digits of a \u escape are in j->hex. */
 static int escape_done(struct json *j, uint64_t at, struct sbx_media_report *rep)
 {
@@ -514,7 +503,7 @@ static int json_chunk(struct json *j, const unsigned char *p, size_t n, uint64_t
 			break;
 		}
 		case J_HEX: {
-			int d = hex_digit(c);
+			int d = sbx_hex_digit(c);
 
 			if (d < 0)
 				return jfail(j, at, rep, "invalid escape");

@@ -109,17 +109,6 @@ static bool is_delim(unsigned char c)
 	       c == '}' || c == '/' || c == '%';
 }
 
-static int hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static int wfail(struct pdfwalk *w, struct sbx_media_report *rep, const char *what)
 {
 	return sbx_media_fail(rep, "pdf: offset %llu: %s", (unsigned long long)w->tok_at, what);
@@ -269,8 +258,8 @@ static int end_name(struct pdfwalk *w, struct sbx_media_report *rep)
 		int hi, lo;
 
 		if (w->tok[i] == '#' && i + 2 < w->ntok &&
-		    (hi = hexval((unsigned char)w->tok[i + 1])) >= 0 &&
-		    (lo = hexval((unsigned char)w->tok[i + 2])) >= 0) {
+		    (hi = sbx_hex_digit((unsigned char)w->tok[i + 1])) >= 0 &&
+		    (lo = sbx_hex_digit((unsigned char)w->tok[i + 2])) >= 0) {
 			w->tok[o++] = (char)(hi << 4 | lo);
 			i += 2;
 		} else if (w->tok[i] == '#') {
@@ -399,7 +388,7 @@ static int walk_byte(struct pdfwalk *w, unsigned char c, struct sbx_media_report
 			w->lex = L_WS;
 			return token(w, T_STRING, rep);
 		}
-		if (hexval(c) < 0 && !pdf_ws(c))
+		if (sbx_hex_digit(c) < 0 && !pdf_ws(c))
 			return wfail(w, rep, "not a hex digit in a hex string");
 		return 0;
 	case L_GT:

@@ -313,3 +313,14 @@ bool sbx_path_normal_absolute(const char *s, size_t max, bool allow_root)
 		p = slash + 1;
 	}
 }
+
+int sbx_hex_digit(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}

@@ -85,6 +85,9 @@ void sbx_hex(const unsigned char *in, size_t len, char *out);
  * surrogates, nothing above U+10FFFF). */
 bool sbx_utf8_valid(const char *s, size_t len);
 
+/* The value of hex digit @c (0-9, a-f, A-F), or -1. */
+int sbx_hex_digit(unsigned char c);
+
 /* True when @s contains a C0 control character or DEL. */
 bool sbx_has_control(const char *s, size_t len);
 

@@ -17,20 +17,7 @@
 need timeout bzip2 xz zstd ipcmk ipcs ipcrm
 
 # No run may hang the suite: sbx gets 90 s, then SIGKILL (exit 99).
-SBX_REAL=$SBX
-SBX="$T/sbx-bounded"
-cat > "$SBX" <<EOF
-#!/bin/bash
-start=\$SECONDS
-timeout -s KILL 90 "$SBX_REAL" "\$@"
-rc=\$?
-if [ \$rc -eq 137 ] && [ \$((SECONDS - start)) -ge 89 ]; then
-	echo "sbx: (test) killed after 90 s" >&2
-	exit 99
-fi
-exit \$rc
-EOF
-chmod 0755 "$SBX"
+bound_sbx 90
 
 # A test catalog: the shipped one plus "slowcpu", the shell profile whose
 # minimum CPU is 1% of a core, so that extraction is slow on purpose.

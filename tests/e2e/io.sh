@@ -16,20 +16,7 @@ need sha256sum timeout mkfifo
 
 # No run may hang the suite: sbx gets 60 s, then SIGKILL.  A kill is
 # reported as exit 99 so that it cannot pass for one of sbx's own codes.
-SBX_REAL=$SBX
-SBX="$T/sbx-bounded"
-cat > "$SBX" <<EOF
-#!/bin/bash
-start=\$SECONDS
-timeout -s KILL 60 "$SBX_REAL" "\$@"
-rc=\$?
-if [ \$rc -eq 137 ] && [ \$((SECONDS - start)) -ge 59 ]; then
-	echo "sbx: (test) killed after 60 s" >&2
-	exit 99
-fi
-exit \$rc
-EOF
-chmod 0755 "$SBX"
+bound_sbx 60
 
 # A test catalog: the shipped one plus "smallin", the shell profile with
 # an input cap of 4096 bytes.

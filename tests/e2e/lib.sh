@@ -237,6 +237,27 @@ nothing_left() {
 	return 0
 }
 
+# bound_sbx SECONDS: from here on $SBX is a wrapper that gives the real
+# sbx SECONDS, then SIGKILL, so that no run can hang the suite.  A kill is
+# reported as exit 99, which cannot pass for one of sbx's own codes.
+bound_sbx() {
+	local secs=$1
+	SBX_REAL=$SBX
+	SBX="$T/sbx-bounded"
+	cat > "$SBX" <<EOF
+#!/bin/bash
+start=\$SECONDS
+timeout -s KILL $secs "$SBX_REAL" "\$@"
+rc=\$?
+if [ \$rc -eq 137 ] && [ \$((SECONDS - start)) -ge $((secs - 1)) ]; then
+	echo "sbx: (test) killed after $secs s" >&2
+	exit 99
+fi
+exit \$rc
+EOF
+	chmod 0755 "$SBX"
+}
+
 # make_probe_catalog: $POLICY, a copy of the shipped catalog plus a test-only
 # "probe" profile (the shell profile with the static probe program bound
 # read-only at /opt/sbx-probe).
