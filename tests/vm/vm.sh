@@ -18,7 +18,7 @@
 # Environment: SBX_SRCDIR, SBX_BUILDDIR (set by `make check`);
 # SBX_VM_DIR (work directory, default $SBX_BUILDDIR/vm), SBX_VM_SCENARIOS
 # (space-separated scenario names, default all), SBX_VM_TIMEOUT (seconds
-# per boot, default 1500), SBX_VM_STALL (seconds without progress, default
+# per boot, default 2400), SBX_VM_STALL (seconds without progress, default
 # 240), SBX_VM_KERNEL (a kernel package name, default the newest
 # linux-image-<version>-amd64 that linux-image-amd64 depends on).
 set -u
@@ -27,7 +27,7 @@ set -u
 src=$(cd "$SBX_SRCDIR" && pwd)
 bld=$(cd "$SBX_BUILDDIR" && pwd)
 vmdir=${SBX_VM_DIR:-$bld/vm}
-timeout=${SBX_VM_TIMEOUT:-1500}
+timeout=${SBX_VM_TIMEOUT:-2400}
 stall=${SBX_VM_STALL:-240}
 
 bail() { echo "Bail out! $*"; exit 1; }
