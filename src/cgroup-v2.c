@@ -5,9 +5,10 @@
  *
  * Files read and written, all relative to the parent P or the run R:
  *   P/cgroup.subtree_control   read; "+memory +pids +cpu" (the missing ones)
- *   P/sbx.supervisor/          made, and our pid written to its cgroup.procs,
+ *   P/sbx.supervisor/          made, and every pid of P (sbx, its init, what
+ *                              started sbx in the same unit) moved into it,
  *                              only when P is our own cgroup and the kernel
- *                              refuses controllers because we live in it
+ *                              refuses controllers because processes live in it
  *   R/memory.max               bytes (socket buffers included: v2 charges
  *                              them to memory.current with every other
  *                              page, so nothing like v1's
@@ -36,11 +37,44 @@
 
 static const char *const needed[] = { "memory", "pids", "cpu" };
 
+struct leaf_move {
+	int leaf_fd;
+	const char *leaf;
+	struct sbx_error *err;
+};
+
+static int move_one(pid_t pid, void *data)
+{
+	struct leaf_move *m = data;
+	char v[32];
+
+	snprintf(v, sizeof(v), "%d", (int)pid);
+	if (sbx_cgroup_write(m->leaf_fd, m->leaf, "cgroup.procs", v, 0, NULL) == 0)
+		return 0;
+	/* Gone since cgroup.procs was read: nothing to move. */
+	if (errno == ESRCH)
+		return 0;
+	sbx_error_set(m->err, SBX_EXIT_UNAVAILABLE, errno, "cgroup: %s/cgroup.procs: cannot move %d",
+		      m->leaf, (int)pid);
+	sbx_error_hint(m->err, "%s", sbx_cgroup_hint);
+	return -1;
+}
+
+/*
+ * Empty our own cgroup into the leaf "sbx.supervisor": not only sbx but
+ * every process in it - the sandbox's init, cloned before the run's cgroup
+ * exists, and whatever started sbx in the same unit (a shell, timeout(1)).
+ * A cgroup delegated to us (Delegate=yes) is ours to arrange, and the
+ * kernel's no-internal-processes rule leaves no other way to give the runs
+ * their controllers.  Processes forked meanwhile are caught by reading
+ * cgroup.procs again, a bounded number of times.
+ */
 static int move_self_to_leaf(const struct sbx_cgroup_host *h, struct sbx_error *err)
 {
 	_cleanup_close_ int fd = sbx_cgroup_mkdir(h, h->v2_fd, "unified", "sbx.supervisor");
 	_cleanup_free_ char *leaf = sbx_xasprintf("%s/sbx.supervisor", h->v2_path);
-	char pid[32];
+	struct leaf_move m = { .leaf = leaf, .err = err };
+	int n = 0;
 
 	if (fd < 0 && errno == EEXIST)
 		fd = openat(h->v2_fd, "sbx.supervisor", O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
@@ -49,16 +83,29 @@ static int move_self_to_leaf(const struct sbx_cgroup_host *h, struct sbx_error *
 		sbx_error_hint(err, "%s", sbx_cgroup_hint);
 		return -1;
 	}
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	return sbx_cgroup_write(fd, leaf, "cgroup.procs", pid, SBX_EXIT_UNAVAILABLE, err);
+	m.leaf_fd = fd;
+	for (int round = 0; round < 8; round++) {
+		n = sbx_cgroup_for_each_pid(h->v2_fd, move_one, &m);
+		if (n <= 0)
+			break;
+	}
+	/* The first error set wins: a failed move above is the one reported. */
+	if (n < 0)
+		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno,
+				     "cgroup: %s/cgroup.procs: cannot read", h->v2_path);
+	if (n > 0)
+		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, EBUSY,
+				     "cgroup: %s: processes keep appearing in it", h->v2_path);
+	return 0;
 }
 
 /*
  * Children only get a controller's files when the parent lists it in
  * cgroup.subtree_control.  The kernel refuses (EBUSY) while the parent
  * itself holds processes, which is the case when the parent is the cgroup
- * sbx was started in (systemd-run --scope): then sbx first moves itself
- * into a leaf beside the runs, as systemd asks of delegated services.
+ * sbx was started in (systemd-run --scope, a Delegate=yes service): then
+ * sbx first moves that cgroup's processes into a leaf beside the runs, as
+ * systemd asks of delegated services.
  */
 static int enable_controllers(const struct sbx_cgroup_host *h, struct sbx_error *err)
 {
@@ -162,7 +209,23 @@ static int v2_attach(struct sbx_cgroup *cg, pid_t pid, struct sbx_error *err)
 	char v[32];
 
 	snprintf(v, sizeof(v), "%d", (int)pid);
-	return sbx_cgroup_write(cg->v2_fd, dir, "cgroup.procs", v, SBX_EXIT_UNAVAILABLE, err);
+	if (sbx_cgroup_write(cg->v2_fd, dir, "cgroup.procs", v, SBX_EXIT_UNAVAILABLE, err) == 0)
+		return 0;
+	/* The usual cause of EACCES here: write access to the run's
+	 * cgroup.procs is not enough on v2, the mover must also be allowed to
+	 * write cgroup.procs of the common ancestor of both cgroups - so a
+	 * user's sbx must already live inside the directory delegated to it. */
+	if ((errno == EACCES || errno == EPERM) && cg->host->v2_self_outside_parent)
+		sbx_error_hint(err,
+			       "sbx runs in %s, outside cgroup_parent %s: on cgroup v2 moving a "
+			       "process also needs write access to cgroup.procs of the common "
+			       "ancestor; start sbx from a process inside %s (as root: mkdir "
+			       "%s/launch, chown it to this user, and write the shell's pid to "
+			       "%s/launch/cgroup.procs), or drop cgroup_parent and run "
+			       "systemd-run --user --scope -p Delegate=yes sbx run ...",
+			       cg->host->v2_own_path, cg->host->v2_path, cg->host->v2_path,
+			       cg->host->v2_path, cg->host->v2_path);
+	return -1;
 }
 
 /* "populated 0" in cgroup.events: no live task in the group. */

@@ -17,14 +17,18 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cgroup.h"
+#include "state.h"
 
 const char sbx_cgroup_hint[] =
 	"sbx needs a cgroup it may write, with the memory, pids and cpu controllers: run it "
 	"in a systemd unit with Delegate=yes (for one command: systemd-run --user --scope "
-	"-p Delegate=yes sbx run ...), or create a cgroup directory, chown it to this user "
-	"and name it in the host config key cgroup_parent";
+	"-p Delegate=yes sbx run ...; as root: systemd-run --scope -p Delegate=yes sbx run "
+	"...), or create a cgroup directory, chown it to this user, name it in the host "
+	"config key cgroup_parent and start sbx from a process inside it (docs/cgroups.md)";
 
 static const char *const controller_names[_SBX_CGROUP_CONTROLLER_MAX] = {
 	[SBX_CGROUP_MEMORY] = "memory", [SBX_CGROUP_PIDS] = "pids",
@@ -459,6 +463,7 @@ static int try_v2(struct detect_ctx *c, struct sbx_cgroup_host *h)
 	char *why = c->why_v2;
 	size_t whylen = sizeof(c->why_v2);
 	_cleanup_free_ char *own = proc_cgroup_path(c->proc, NULL);
+	const char *rel;
 
 	snprintf(why, whylen, "no cgroup2 mount");
 	for (size_t i = 0; i < c->n_mounts; i++) {
@@ -494,6 +499,13 @@ static int try_v2(struct detect_ctx *c, struct sbx_cgroup_host *h)
 		h->v2_fd = TAKE_FD(fd);
 		h->v2_path = TAKE_PTR(path);
 		h->v2_parent_is_self = !c->o->cgroup_parent;
+		if (c->o->cgroup_parent && own && path_has_prefix(own, m->root, &rel)) {
+
+			h->v2_own_path = sbx_xasprintf("%s%s%s", c->o->root ? c->o->root : "",
+						       m->point, strcmp(rel, "/") == 0 ? "" : rel);
+			h->v2_self_outside_parent =
+				!path_has_prefix(h->v2_own_path, h->v2_path, &rel);
+		}
 		return 0;
 	}
 	return -1;
@@ -559,6 +571,7 @@ void sbx_cgroup_host_free(struct sbx_cgroup_host *h)
 		return;
 	closep(&h->v2_fd);
 	free(h->v2_path);
+	free(h->v2_own_path);
 	for (int k = 0; k < _SBX_CGROUP_CONTROLLER_MAX; k++) {
 		closep(&h->v1_fd[k]);
 		free(h->v1_path[k]);
@@ -629,6 +642,10 @@ int sbx_cgroup_detect(struct sbx_cgroup_host *h, const struct sbx_cgroup_detect_
 		r = try_v1(&c, h);
 		if (r < 0)
 			sbx_cgroup_host_free(h);
+	}
+	if (r == 0) {
+		h->test_hook = c.o->test_hook;
+		h->test_data = c.o->test_data;
 	}
 	if (r < 0) {
 		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0,
@@ -750,6 +767,51 @@ int sbx_cgroup_describe(const struct sbx_cgroup_host *h, json_t **out)
 	return 0;
 }
 
+/*
+ * What sbx run does with its cgroup, done for real on a child that only
+ * waits: the controllers enabled (our cgroup's processes moved into a leaf
+ * if the kernel asks), a run cgroup made with limits, the child moved in,
+ * all removed.  Permissions alone cannot predict v2's refusals (the
+ * no-internal-processes rule, the common-ancestor rule for moves), and
+ * `sbx check` must say what `sbx run` will do.
+ */
+static int trial_run(const struct sbx_cgroup_host *h, struct sbx_error *err)
+{
+	const struct sbx_cgroup_limits lim = { .memory_bytes = 64ull << 20, .pids = 16,
+					       .cpu_millicores = 1000 };
+	struct sbx_cgroup *cg = NULL;
+	struct sbx_error e2 = { 0 };
+	char id[SBX_RUN_ID_LEN + 1];
+	int gate[2], r;
+	pid_t pid;
+
+	if (pipe2(gate, O_CLOEXEC) < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "cgroup: pipe");
+	/* Before the cgroup exists, like the sandbox's init. */
+	pid = fork();
+	if (pid == 0) {
+		char c;
+
+		close(gate[1]);
+		(void)!read(gate[0], &c, 1);
+		_exit(0);
+	}
+	close(gate[0]);
+	if (pid < 0) {
+		close(gate[1]);
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "cgroup: fork");
+	}
+	sbx_run_id_new(id);
+	r = sbx_cgroup_create(h, id, &lim, &cg, err);
+	if (r == 0)
+		r = sbx_cgroup_attach(cg, pid, err);
+	close(gate[1]);
+	(void)waitpid(pid, NULL, 0);
+	if (sbx_cgroup_destroy(cg, r == 0 ? err : &e2) < 0)
+		r = -1;
+	return r;
+}
+
 int sbx_cgroup_host_report(FILE *f, const struct sbx_cgroup_detect_opts *o)
 {
 	struct sbx_cgroup_host h;
@@ -780,7 +842,7 @@ int sbx_cgroup_host_report(FILE *f, const struct sbx_cgroup_detect_opts *o)
 		return -1;
 	}
 	/* Writable for this user is what creating a run's cgroup needs; on
-	 * v1 every required controller's parent must be. */
+	 * v1 every required controller's parent must be.  Then the trial. */
 	writable = true;
 	if (h.version == 2) {
 		writable = faccessat(h.v2_fd, ".", W_OK, AT_EACCESS) == 0;
@@ -789,19 +851,27 @@ int sbx_cgroup_host_report(FILE *f, const struct sbx_cgroup_detect_opts *o)
 			if (h.v1_fd[k] >= 0 && faccessat(h.v1_fd[k], ".", W_OK, AT_EACCESS) < 0)
 				writable = false;
 	}
+	if (writable && trial_run(&h, &err) < 0) {
+		sbx_error_text(&err, buf, sizeof(buf));
+		fprintf(f, "%-16s blocked: v%d at %s: a trial run's cgroup failed: %s\n", "cgroup",
+			h.version, path, strncmp(buf, "cgroup: ", 8) == 0 ? buf + 8 : buf);
+		fprintf(f, "%-16s Hint: %s\n", "", err.hint[0] ? err.hint : sbx_cgroup_hint);
+		sbx_cgroup_host_free(&h);
+		return -1;
+	}
 	/* Present but not writable is as unusable as absent: say "blocked". */
 	if (h.version == 2)
 		fprintf(f, "%-16s %s: v2 at %s, controllers cpu memory pids, socket buffers in "
 			   "memory.max, %s\n", "cgroup",
 			writable ? "ok" : "blocked", path,
-			writable ? "writable" : "not writable by this user");
+			writable ? "a trial run's cgroup works" : "not writable by this user");
 	else
 		fprintf(f,
 			"%-16s %s: v1 (memory at %s), controllers cpu cpuacct memory pids%s, "
 			"socket buffers limited, %s\n",
 			"cgroup", writable ? "ok" : "blocked", path,
 			h.v1_fd[SBX_CGROUP_FREEZER] >= 0 ? " freezer" : " (no freezer)",
-			writable ? "writable" : "not writable by this user");
+			writable ? "a trial run's cgroup works" : "not writable by this user");
 	if (!writable)
 		fprintf(f, "%-16s Hint: %s\n", "", sbx_cgroup_hint);
 	sbx_cgroup_host_free(&h);

@@ -42,6 +42,12 @@ enum sbx_cgroup_controller {
 
 const char *sbx_cgroup_controller_name(enum sbx_cgroup_controller c);
 
+enum sbx_cgroup_test_event {
+	SBX_CGROUP_TEST_MKDIR,
+	SBX_CGROUP_TEST_RMDIR,
+	SBX_CGROUP_TEST_KILLED,
+};
+
 struct sbx_cgroup_detect_opts {
 	/* Host config "cgroup_parent": a cgroup path below the root of each
 	 * hierarchy ("/sbx.slice"); the v2 mount point in front of it
@@ -52,15 +58,14 @@ struct sbx_cgroup_detect_opts {
 	const char *proc_cgroup; /* NULL: /proc/self/cgroup */
 	const char *cmdline;     /* NULL: /proc/cmdline */
 	const char *root;        /* prefix for every mount point; NULL: none */
+	/* Tests only: copied into the host's test_hook/test_data. */
+	void (*test_hook)(void *data, enum sbx_cgroup_test_event ev, int dirfd,
+			  const char *hierarchy, const char *name);
+	void *test_data;
 };
 
 struct sbx_cgroup_ops;
 
-enum sbx_cgroup_test_event {
-	SBX_CGROUP_TEST_MKDIR,
-	SBX_CGROUP_TEST_RMDIR,
-	SBX_CGROUP_TEST_KILLED,
-};
 
 /* What detection found.  Owned by the caller; release with
  * sbx_cgroup_host_free().  fds are O_PATH directory fds. */
@@ -75,6 +80,12 @@ struct sbx_cgroup_host {
 	 * moves itself into a leaf beside the runs before enabling
 	 * controllers (the "no internal processes" rule). */
 	bool v2_parent_is_self;
+	/* A configured parent that does not contain our own cgroup: moving the
+	 * init into a run's cgroup then needs write access to cgroup.procs of
+	 * their common ancestor (v2's rule for moves), which a user seldom
+	 * has.  Only used to make the refusal's Hint exact. */
+	bool v2_self_outside_parent;
+	char *v2_own_path; /* our own cgroup's directory, or NULL */
 
 	/* v1: one parent per controller; -1/NULL when not mounted (only the
 	 * freezer may be missing).  cpu and cpuacct may share a directory. */

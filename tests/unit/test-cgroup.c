@@ -269,6 +269,8 @@ static struct sbx_cgroup_detect_opts fake_opts(struct fake *f, const char *paren
 		.proc_cgroup = f->proc,
 		.cmdline = f->cmdline,
 		.root = f->root,
+		.test_hook = fake_hook,
+		.test_data = f,
 	};
 }
 
@@ -630,7 +632,7 @@ static void test_host_report(void **state)
 	assert_int_equal(sbx_cgroup_host_report(m, &o), 0);
 	fflush(m);
 	assert_non_null(strstr(buf, "cgroup           ok: v2 at "));
-	assert_non_null(strstr(buf, ", writable\n"));
+	assert_non_null(strstr(buf, ", a trial run's cgroup works\n"));
 	assert_null(strstr(buf, "Hint:"));
 	fclose(m);
 	free(buf);
@@ -641,6 +643,20 @@ static void test_host_report(void **state)
 	fflush(m);
 	assert_non_null(strstr(buf, "cgroup           unusable: memory, pids and cpu limits"));
 	assert_non_null(strstr(buf, "\n                 Hint: sbx needs a cgroup"));
+	fclose(m);
+	free(buf);
+
+	/* Writable, but a run's cgroup cannot get its limits: the trial run
+	 * says so, as sbx run would. */
+	f->no_pids_files = true;
+	buf = NULL;
+	m = open_memstream(&buf, &len);
+	assert_int_equal(sbx_cgroup_host_report(m, &o), -1);
+	fflush(m);
+	assert_non_null(strstr(buf, "cgroup           blocked: v2 at "));
+	assert_non_null(strstr(buf, "a trial run's cgroup failed: "));
+	assert_non_null(strstr(buf, "pids.max"));
+	assert_non_null(strstr(buf, "\n                 Hint: "));
 	fclose(m);
 	free(buf);
 	fake_free(f);

@@ -1,0 +1,186 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# vm.sh - run sbx's cgroup v2 scenarios on a real kernel, in a VM.
+#
+# This host may have cgroup v1; production hosts have v2 under systemd.  So
+# the v2 suite boots Debian's own kernel (fetched with `apt-get download`,
+# never installed on the host) with qemu, over the host's root shared
+# read-only by 9p under an in-memory overlay, with systemd as pid 1 - the
+# delegation users really get.  The guest runs tests/vm/guest.sh, which
+# runs the scenarios and writes one TAP stream to a second, writable share;
+# this script prints it as its own TAP output.
+#
+# Under TCG (no usable KVM) a guest is slow and can stall: every boot is
+# bounded, a stall is recognized on the console (soft lockup, RCU stall,
+# panic, or no progress for a while), and a stalled boot is retried once.
+# A missing qemu or kernel package is a failure, not a skip.
+#
+# Environment: SBX_SRCDIR, SBX_BUILDDIR (set by `make check`);
+# SBX_VM_DIR (work directory, default $SBX_BUILDDIR/vm), SBX_VM_SCENARIOS
+# (space-separated scenario names, default all), SBX_VM_TIMEOUT (seconds
+# per boot, default 2400), SBX_VM_STALL (seconds without progress, default
+# 240), SBX_VM_KERNEL (a kernel package name, default the newest
+# linux-image-<version>-amd64 that linux-image-amd64 depends on).
+set -u
+
+: "${SBX_SRCDIR:?}" "${SBX_BUILDDIR:?}"
+src=$(cd "$SBX_SRCDIR" && pwd)
+bld=$(cd "$SBX_BUILDDIR" && pwd)
+vmdir=${SBX_VM_DIR:-$bld/vm}
+timeout=${SBX_VM_TIMEOUT:-2400}
+stall=${SBX_VM_STALL:-240}
+
+bail() { echo "Bail out! $*"; exit 1; }
+note() { echo "# $*"; }
+
+for c in qemu-system-x86_64 busybox dpkg-deb apt-get; do
+	command -v "$c" >/dev/null 2>&1 || bail "required tool '$c' is missing (tools/install-deps installs it)"
+done
+[ "$(id -u)" -eq 0 ] || bail "the VM suite runs as root (the guest's tests create users and cgroups)"
+[ -x "$bld/sbx" ] && [ -x "$bld/sbx-init" ] || bail "$bld/sbx is not built"
+[ -x "$bld/tests/probe/sbx-probe" ] || bail "$bld/tests/probe/sbx-probe is not built"
+mkdir -p "$vmdir" || bail "cannot create $vmdir"
+
+# --- the kernel: Debian's package, unpacked, never installed -------------
+kernel_pkg() {
+	if [ -n "${SBX_VM_KERNEL:-}" ]; then echo "$SBX_VM_KERNEL"; return; fi
+	apt-cache depends linux-image-amd64 2>/dev/null |
+		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-amd64\)$/\1/p' | head -n1
+}
+pkg=$(kernel_pkg)
+[ -n "$pkg" ] || bail "cannot tell which kernel package linux-image-amd64 names (apt-get update?)"
+kdir="$vmdir/$pkg"
+if [ ! -f "$kdir/.unpacked" ]; then
+	rm -rf "$kdir" && mkdir -p "$kdir" || bail "cannot create $kdir"
+	# apt's download sandbox user cannot write a root-only directory.
+	chmod 0755 "$kdir"
+	( cd "$kdir" && apt-get download -q "$pkg" >download.log 2>&1 ) ||
+		bail "apt-get download $pkg failed: $(tail -n 2 "$kdir/download.log")"
+	dpkg-deb -x "$kdir"/*.deb "$kdir/root" || bail "cannot unpack $pkg"
+	rm -f "$kdir"/*.deb
+	touch "$kdir/.unpacked"
+fi
+vmlinuz=$(ls "$kdir"/root/boot/vmlinuz-* 2>/dev/null | head -n1)
+kver=${vmlinuz##*/vmlinuz-}
+[ -f "$vmlinuz" ] || bail "no vmlinuz in $pkg"
+mods="$kdir/root/lib/modules/$kver/kernel"
+
+# --- the initramfs: busybox, the 9p/overlay modules, and our init --------
+initrd="$vmdir/initrd.cpio"
+ir="$vmdir/initramfs"
+rm -rf "$ir" && mkdir -p "$ir/bin" "$ir/modules" "$ir/proc" "$ir/sys" "$ir/dev" || bail "initramfs dir"
+cp "$(command -v busybox)" "$ir/bin/busybox" || bail "busybox"
+for a in sh mount umount insmod mkdir cp switch_root poweroff cat echo sleep; do
+	ln -s busybox "$ir/bin/$a"
+done
+for m in fs/netfs/netfs fs/fscache/fscache net/9p/9pnet drivers/virtio/virtio \
+	 drivers/virtio/virtio_ring drivers/virtio/virtio_pci_legacy_dev \
+	 drivers/virtio/virtio_pci_modern_dev drivers/virtio/virtio_pci \
+	 net/9p/9pnet_virtio fs/9p/9p fs/overlayfs/overlay; do
+	f=$(ls "$mods/$m.ko"* 2>/dev/null | head -n1)
+	[ -n "$f" ] || bail "module $m missing from $pkg"
+	case $f in
+	*.xz) xz -dc "$f" > "$ir/modules/${m##*/}.ko" ;;
+	*.zst) zstd -qdc "$f" > "$ir/modules/${m##*/}.ko" ;;
+	*) cp "$f" "$ir/modules/" ;;
+	esac || bail "cannot copy module $m"
+done
+cp "$src/tests/vm/initramfs-init" "$ir/init" && chmod 0755 "$ir/init" || bail "init"
+# What the guest gets on top of the host's root (copied into the overlay).
+ov="$ir/overlay"
+mkdir -p "$ov/etc/systemd/system" "$ov/etc/systemd/system/sbx-vm.target.wants"
+: > "$ov/etc/fstab"                   # no host disks, no remote file systems
+echo "sbx-vm" > "$ov/etc/hostname"
+# Host services the test target must not start (clock sync, crash store).
+for u in systemd-timesyncd.service systemd-pstore.service postgresql.service \
+	 getty@tty1.service serial-getty@ttyS0.service; do
+	ln -s /dev/null "$ov/etc/systemd/system/$u"
+done
+cat > "$ov/etc/systemd/system/sbx-vm.target" <<EOF
+[Unit]
+Description=sbx VM test run
+Requires=basic.target sbx-vm-tests.service
+After=basic.target
+AllowIsolate=yes
+EOF
+cat > "$ov/etc/systemd/system/sbx-vm-tests.service" <<EOF
+[Unit]
+Description=sbx cgroup v2 scenarios
+After=basic.target systemd-logind.service dbus.service
+Wants=systemd-logind.service dbus.service
+SuccessAction=poweroff-force
+FailureAction=poweroff-force
+
+[Service]
+Type=oneshot
+Environment=SBX_SRCDIR=$src SBX_BUILDDIR=$bld SBX_VM_SCENARIOS=${SBX_VM_SCENARIOS:-}
+ExecStart=/bin/sh $src/tests/vm/guest.sh
+StandardOutput=tty
+StandardError=tty
+TTYPath=/dev/ttyS0
+TimeoutStartSec=infinity
+EOF
+( cd "$ir" && find . | busybox cpio -o -H newc 2>/dev/null ) > "$initrd" || bail "cannot pack the initramfs"
+
+# --- boot ---------------------------------------------------------------
+accel=tcg
+if grep -qw -e kvm_intel -e kvm_amd /proc/modules 2>/dev/null && [ -w /dev/kvm ]; then accel=kvm; fi
+
+# boot N: one bounded boot; returns 0 when the guest reported, 2 on a
+# stall or timeout, 1 on another failure.
+boot() {
+	res="$vmdir/results.$1" con="$vmdir/console.$1.log"
+	rm -rf "$res" && mkdir -p "$res" || return 1
+	chmod 0777 "$res"
+	: > "$con"
+	qemu-system-x86_64 -accel "$accel" -machine q35 -cpu max -smp 2 -m 3072 \
+		-nographic -no-reboot -nic none \
+		-kernel "$vmlinuz" -initrd "$initrd" \
+		-append "console=ttyS0 panic=-1 quiet loglevel=4 systemd.unit=sbx-vm.target systemd.show_status=0 systemd.log_target=console systemd.log_level=warning" \
+		-fsdev local,id=hostroot,path=/,security_model=passthrough,readonly=on,multidevs=remap \
+		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+		-fsdev local,id=results,path="$res",security_model=passthrough,multidevs=remap \
+		-device virtio-9p-pci,fsdev=results,mount_tag=results \
+		</dev/null >"$con" 2>&1 &
+	qpid=$!
+	start=$(date +%s) last=$start lastsize=0 why= done_at=
+	while kill -0 "$qpid" 2>/dev/null; do
+		sleep 2
+		now=$(date +%s)
+		size=$(( $(wc -c < "$con") + $(cat "$res"/*.tap 2>/dev/null | wc -c) ))
+		[ "$size" -ne "$lastsize" ] && { lastsize=$size; last=$now; }
+		# Reported: give the power-off a moment, then end it ourselves.
+		if [ -f "$res/done" ]; then
+			[ -n "${done_at:-}" ] || done_at=$now
+			if [ $((now - done_at)) -ge 30 ]; then kill -9 "$qpid" 2>/dev/null; break; fi
+			continue
+		fi
+		if grep -q -e 'soft lockup' -e 'self-detected stall' -e 'Kernel panic' "$con"; then
+			why="the guest stalled: $(grep -m1 -e 'soft lockup' -e 'self-detected stall' -e 'Kernel panic' "$con")"
+		elif [ $((now - last)) -ge "$stall" ]; then
+			why="no progress from the guest for ${stall}s"
+		elif [ $((now - start)) -ge "$timeout" ]; then
+			why="the boot took over ${timeout}s"
+		fi
+		if [ -n "$why" ]; then
+			kill -9 "$qpid" 2>/dev/null
+			wait "$qpid" 2>/dev/null
+			note "boot $1: $why"
+			return 2
+		fi
+	done
+	wait "$qpid" 2>/dev/null
+	note "boot $1: $(( $(date +%s) - start ))s under $accel"
+	[ -f "$res/done" ] || { note "boot $1: the guest ended without reporting"; tail -n 30 "$con" | sed 's/^/#   /'; return 1; }
+	return 0
+}
+
+boot 1; r=$?
+if [ "$r" -eq 2 ]; then
+	tail -n 20 "$vmdir/console.1.log" | sed 's/^/#   /'
+	note "retrying once"
+	boot 2; r=$?
+fi
+[ "$r" -eq 0 ] || { tail -n 30 "$con" | sed 's/^/#   /'; bail "the VM did not complete"; }
+cat "$res/guest.tap"
+exit 0
