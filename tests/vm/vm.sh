@@ -86,6 +86,8 @@ for m in fs/netfs/netfs fs/fscache/fscache net/9p/9pnet drivers/virtio/virtio \
 	esac || bail "cannot copy module $m"
 done
 cp "$src/tests/vm/initramfs-init" "$ir/init" && chmod 0755 "$ir/init" || bail "init"
+# The trees the guest must see even below its own /tmp.
+printf 'SBX_VM_TREES="%s %s"\n' "$src" "$bld" > "$ir/vm.conf"
 # What the guest gets on top of the host's root (copied into the overlay).
 ov="$ir/overlay"
 mkdir -p "$ov/etc/systemd/system" "$ov/etc/systemd/system/sbx-vm.target.wants"
