@@ -217,14 +217,12 @@ static int v2_attach(struct sbx_cgroup *cg, pid_t pid, struct sbx_error *err)
 	 * user's sbx must already live inside the directory delegated to it. */
 	if ((errno == EACCES || errno == EPERM) && cg->host->v2_self_outside_parent)
 		sbx_error_hint(err,
-			       "sbx runs in %s, outside cgroup_parent %s: on cgroup v2 moving a "
-			       "process also needs write access to cgroup.procs of the common "
-			       "ancestor; start sbx from a process inside %s (as root: mkdir "
-			       "%s/launch, chown it to this user, and write the shell's pid to "
-			       "%s/launch/cgroup.procs), or drop cgroup_parent and run "
-			       "systemd-run --user --scope -p Delegate=yes sbx run ...",
-			       cg->host->v2_own_path, cg->host->v2_path, cg->host->v2_path,
-			       cg->host->v2_path, cg->host->v2_path);
+			       "sbx runs in %s, outside cgroup_parent %s: on cgroup v2 a move also "
+			       "needs write access to the common ancestor's cgroup.procs; start sbx "
+			       "from inside it (as root, write the shell's pid to a leaf of it that "
+			       "this user owns), or drop cgroup_parent and use systemd-run --user "
+			       "--scope -p Delegate=yes sbx run ...",
+			       cg->host->v2_own_path, cg->host->v2_path);
 	return -1;
 }
 

@@ -115,7 +115,7 @@ one_off_setup() {
 	O=/tmp/sbx-vm-host
 	rm -rf "$O" && mkdir -p "$O/store/root" "$O/state" && chmod 0755 "$O"
 	printf '{"runtime_profile":"shell","code":"echo hi"}\n' > "$O/job.json"
-	printf '{"state_dir":"%s"}\n' "$O/state" > "$O/config.json"
+	printf '{"state_dir":"%s","policy":"%s"}\n' "$O/state" "$SBX_SRCDIR/policy" > "$O/config.json"
 	"$SBX" keygen -o "$O/key" 2>/dev/null
 }
 
@@ -127,7 +127,7 @@ scenario_host() {
 	id $u >/dev/null 2>&1 || useradd --system --create-home --shell /bin/sh $u
 	uid=$(id -u $u)
 	mkdir -p "$O/u/store/$u" "$O/u/state" && chmod 0700 "$O/u/state"
-	printf '{"state_dir":"%s"}\n' "$O/u/state" > "$O/u/config.json"
+	printf '{"state_dir":"%s","policy":"%s"}\n' "$O/u/state" "$SBX_SRCDIR/policy" > "$O/u/config.json"
 	cp "$O/job.json" "$O/u/" && chown -R $u "$O/u"
 	out=$(su -l $u -c "cat /proc/self/cgroup; $SBX keygen -o $O/u/key 2>&1 >/dev/null; $SBX run --config $O/u/config.json --key $O/u/key --store $O/u/store $O/u/job.json 2>&1 >/dev/null; echo rc=\$?" 2>&1)
 	diag "login session: $(echo "$out" | tr '\n' ' ' | head -c 900)"
@@ -142,7 +142,7 @@ scenario_host() {
 	mkdir -p /sys/fs/cgroup/sbx-vm-nopids
 	echo "+memory +cpu" > /sys/fs/cgroup/sbx-vm-nopids/cgroup.subtree_control
 	mkdir -p /sys/fs/cgroup/sbx-vm-nopids/deleg
-	printf '{"state_dir":"%s","cgroup_parent":"/sbx-vm-nopids/deleg"}\n' "$O/state" > "$O/nopids.json"
+	printf '{"state_dir":"%s","policy":"%s","cgroup_parent":"/sbx-vm-nopids/deleg"}\n' "$O/state" "$SBX_SRCDIR/policy" > "$O/nopids.json"
 	"$SBX" run --config "$O/nopids.json" --key "$O/key" --store "$O/store" "$O/job.json" >/dev/null 2>"$O/nopids.err"
 	rc=$?
 	diag "no pids: $(head -c 600 "$O/nopids.err")"
@@ -170,12 +170,12 @@ scenario_host() {
 	# needs the common ancestor; refused with a Hint that says so, and
 	# sbx check predicts it.
 	mkdir -p /sys/fs/cgroup/sbx-vm-outside && chown -R $u /sys/fs/cgroup/sbx-vm-outside
-	printf '{"state_dir":"%s","cgroup_parent":"/sbx-vm-outside"}\n' "$O/u/state" > "$O/u/outside.json"
+	printf '{"state_dir":"%s","policy":"%s","cgroup_parent":"/sbx-vm-outside"}\n' "$O/u/state" "$SBX_SRCDIR/policy" > "$O/u/outside.json"
 	chown $u "$O/u/outside.json"
 	out=$(runuser -u $u -- "$SBX" run --config "$O/u/outside.json" --key "$O/u/key" --store "$O/u/store" "$O/u/job.json" 2>&1 >/dev/null; echo rc=$?)
 	diag "outside: $(echo "$out" | tr '\n' ' ' | head -c 700)"
 	check "host: a user outside its cgroup_parent: 69, the Hint names the common ancestor and where to start sbx" \
-		eval 'echo "$out" | grep -q "^rc=69" && echo "$out" | grep -q "Hint: .*outside cgroup_parent.*common ancestor"'
+		eval 'echo "$out" | grep -q "^rc=69" && echo "$out" | grep -q "Hint: .*outside cgroup_parent.*common ancestor.*Delegate=yes sbx run \.\.\.$"'
 	out=$(runuser -u $u -- "$SBX" check --config "$O/u/outside.json" 2>&1; echo rc=$?)
 	check "host: sbx check predicts it (69, cgroup blocked, the same Hint)" \
 		eval 'echo "$out" | grep -q "^rc=69" && echo "$out" | grep -q "^cgroup  *blocked" && echo "$out" | grep -q "common ancestor"'
