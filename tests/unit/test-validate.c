@@ -35,6 +35,8 @@ struct buf {
  * keys, and a realloc per append is quadratic (minutes under ASan). */
 static void put(struct buf *b, const void *d, size_t n)
 {
+	if (n == 0)
+		return;
 	if (b->n + n > b->cap) {
 		b->cap = b->n + n > 2 * b->cap ? b->n + n : 2 * b->cap;
 		b->p = sbx_xrealloc(b->p, b->cap);
