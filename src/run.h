@@ -72,6 +72,7 @@ struct sbx_run {
 
 	struct sbx_run_state *state;
 	char *temp_dir;           /* $TMPDIR/sbx-run-<id>-<random>: holds the quarantine */
+	const char *state_dir;    /* the caller's state dir (state.h) */
 	int temp_fd;              /* that directory, opened when made; -1 */
 
 	struct sbx_events *ev;

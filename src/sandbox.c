@@ -287,7 +287,7 @@ int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const s
 
 	spec->proxy_listener = plan->network && plan->network->kind == SBX_NET_EGRESS;
 
-	if (sbx_seccomp_compile(plan->seccomp, &spec->seccomp, err) < 0)
+	if (sbx_seccomp_compile_cached(plan->seccomp, sp->state_dir, &spec->seccomp, err) < 0)
 		return -1;
 
 	if (sp->host_id != (uid_t)-1) {

@@ -152,6 +152,12 @@ struct sbx_spec {
 int sbx_seccomp_compile(const struct sbx_seccomp_policy *pol, struct sock_fprog *prog,
 			struct sbx_error *err);
 void sbx_seccomp_free(struct sock_fprog *prog);
+/* seccomp-cache.c: the same program, kept in @state_dir/seccomp between
+ * runs (NULL @state_dir: compile).  sbx_seccomp_cache_key() is what a
+ * cache entry must match, exposed for the tests; NULL without a build id. */
+int sbx_seccomp_compile_cached(const struct sbx_seccomp_policy *pol, const char *state_dir,
+			       struct sock_fprog *prog, struct sbx_error *err);
+char *sbx_seccomp_cache_key(const struct sbx_seccomp_policy *pol, size_t *len);
 
 /* spec-blob.c: @spec and all it points to as one sealed memfd, for
  * sbx-init; and back, in place, in the init's private copy of it (NULL if
@@ -196,6 +202,9 @@ struct sbx_spawn {
 	 * sbx_spawn_prepare(): root's runs get one of their own from
 	 * rootids.c, never 0; (uid_t)-1 is the caller's own ids. */
 	uid_t host_id;
+	/* The state dir, where compiled seccomp programs are kept between
+	 * runs (seccomp-cache.c); NULL compiles every time. */
+	const char *state_dir;
 	struct sbx_userns_diagnosis userns; /* why the namespaces were refused */
 };
 

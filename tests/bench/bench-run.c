@@ -6,10 +6,11 @@
  *   bench-run -n RUNS [-w WARMUP] NAME=COMMAND...
  *
  * Each COMMAND is split on spaces and spawned directly (no shell in the
- * measurement), stdout and stderr to /dev/null.  Prints one line per command: name, median and p90 wall
- * milliseconds, the ratio of its median to the first command's, and the
- * largest peak RSS (ru_maxrss of the command and what it waited for) over
- * its runs.
+ * measurement), stdout and stderr to /dev/null.  Prints one line per
+ * command: name, median and p90 wall milliseconds, the ratio of its median
+ * to the first command's, the median CPU milliseconds (user + system of the
+ * command and of every process it waited for, which on a shared machine is
+ * steadier than wall time) and the largest peak RSS over its runs.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -28,6 +29,7 @@ struct cmd {
 	char *name;
 	char *argv[64];
 	double *ms;
+	double *cpu_ms;
 	long maxrss_kib;
 	int failures;
 };
@@ -45,7 +47,12 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static double run_once(struct cmd *c)
+static double tv_ms(struct timeval tv)
+{
+	return tv.tv_sec * 1e3 + tv.tv_usec / 1e3;
+}
+
+static double run_once(struct cmd *c, double *cpu_ms)
 {
 	posix_spawn_file_actions_t fa;
 	double t0, t1;
@@ -63,6 +70,7 @@ static double run_once(struct cmd *c)
 	}
 	wait4(pid, &status, 0, &ru);
 	t1 = now_ms();
+	*cpu_ms = tv_ms(ru.ru_utime) + tv_ms(ru.ru_stime);
 	if (ru.ru_maxrss > c->maxrss_kib)
 		c->maxrss_kib = ru.ru_maxrss;
 	posix_spawn_file_actions_destroy(&fa);
@@ -101,23 +109,27 @@ int main(int argc, char **argv)
 		for (char *tok = strtok(eq + 1, " "); tok && k < 63; tok = strtok(NULL, " "))
 			cmds[n].argv[k++] = tok;
 		cmds[n].ms = calloc((size_t)runs, sizeof(double));
+		cmds[n].cpu_ms = calloc((size_t)runs, sizeof(double));
 	}
+	double ignored;
 	for (int r = 0; r < warmup; r++)
 		for (int i = 0; i < n; i++)
-			run_once(&cmds[i]);
+			run_once(&cmds[i], &ignored);
 	for (int r = 0; r < runs; r++)
 		for (int i = 0; i < n; i++)
-			cmds[i].ms[r] = run_once(&cmds[i]);
+			cmds[i].ms[r] = run_once(&cmds[i], &cmds[i].cpu_ms[r]);
 
 	double base = 0;
-	printf("%-28s %10s %10s %8s %12s\n", "command", "median ms", "p90 ms", "ratio", "max RSS KiB");
+	printf("%-28s %10s %10s %8s %10s %12s\n", "command", "median ms", "p90 ms", "ratio", "CPU ms",
+	       "max RSS KiB");
 	for (int i = 0; i < n; i++) {
 		qsort(cmds[i].ms, (size_t)runs, sizeof(double), cmp);
+		qsort(cmds[i].cpu_ms, (size_t)runs, sizeof(double), cmp);
 		double med = cmds[i].ms[runs / 2], p90 = cmds[i].ms[(runs * 9) / 10 < runs ? (runs * 9) / 10 : runs - 1];
 		if (i == 0)
 			base = med;
-		printf("%-28s %10.2f %10.2f %8.2f %12ld%s\n", cmds[i].name, med, p90, med / base,
-		       cmds[i].maxrss_kib, cmds[i].failures ? "  (FAILED RUNS)" : "");
+		printf("%-28s %10.2f %10.2f %8.2f %10.2f %12ld%s\n", cmds[i].name, med, p90, med / base,
+		       cmds[i].cpu_ms[runs / 2], cmds[i].maxrss_kib, cmds[i].failures ? "  (FAILED RUNS)" : "");
 	}
 	for (int i = 0; i < n; i++)
 		if (cmds[i].failures)
