@@ -11,7 +11,8 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "state.h"
+#include "runid.h"
+#include "util.h"
 
 void sbx_random_bytes(unsigned char *buf, size_t len)
 {

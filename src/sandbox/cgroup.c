@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "state.h"
+#include "runid.h"
 
 const char sbx_cgroup_hint[] =
 	"sbx needs a cgroup it may write, with the memory, pids and cpu controllers: run it "

@@ -10,6 +10,23 @@
 
 #include "error.h"
 
+/* root_ids: the host ids of root's runs (rootids.c). */
+/*
+ * The default range: 2130706432 (0x7F000000) and the 4095 ids after it,
+ * one per possible admission slot.  It lies where no allocator hands out
+ * ids by default: above systemd's container ranges (524288-1879048191) and
+ * shadow's subordinate ids for /etc/subuid (100000-600100000), in the
+ * block systemd documents as unused below its "foreign" range
+ * (0x7FFE0000) and below 2^31 (ids at or above it confuse programs that
+ * treat uid_t as signed).
+ */
+#define SBX_ROOT_IDS_FIRST_DEFAULT 2130706432u
+#define SBX_ROOT_IDS_COUNT_DEFAULT 4096u
+/* Bounds for the host config: clear of 0, 65534 (nobody) and 65535
+ * ((uid_t)-1 of 16-bit programs), and below 2^31. */
+#define SBX_ROOT_IDS_COUNT_MAX 4096u
+#define SBX_ROOT_IDS_END_MAX 2147483648u
+
 struct sbx_hostconfig {
 	char *file;          /* NULL when no file was read */
 	char *store;

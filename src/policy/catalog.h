@@ -17,6 +17,7 @@
 
 #include "error.h"
 #include "joblimits.h"
+#include "spec.h"
 
 /* A read-only bind of a host path.  @dst is where it appears inside
  * (defaults to @src).  @optional binds are skipped when the host lacks the
@@ -25,27 +26,6 @@ struct sbx_bind {
 	char *src;
 	char *dst;
 	bool optional;
-};
-
-struct sbx_symlink {
-	char *path;   /* absolute path inside, e.g. /bin */
-	char *target; /* link text, e.g. usr/bin */
-};
-
-/*
- * Per-user kernel quotas of a run (profile key "kernel_quotas"): the
- * limits of the run's own user namespace (/proc/sys/user/max_*) and the
- * payload's rlimits on kernel objects that are charged to the user who
- * created the namespace - the caller - as well as to the payload.
- */
-struct sbx_kernel_quotas {
-	uint64_t inotify_instances;
-	uint64_t inotify_watches;
-	uint64_t fanotify_groups;
-	uint64_t fanotify_marks;
-	uint64_t sigpending;     /* RLIMIT_SIGPENDING */
-	uint64_t msgqueue_bytes; /* RLIMIT_MSGQUEUE */
-	uint64_t memlock_bytes;  /* RLIMIT_MEMLOCK */
 };
 
 struct sbx_profile {

@@ -25,7 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sandbox.h"
+#include "spec.h"
 
 /*
  * libcap-ng's capng_change_id(), which sbx-init never calls, refers to

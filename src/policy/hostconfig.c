@@ -12,7 +12,6 @@
 
 #include "hostconfig.h"
 #include "json.h"
-#include "rootids.h"
 
 #define HOSTCONFIG_MAX_BYTES (64u * 1024)
 #define HOSTCONFIG_PATH_MAX 4096

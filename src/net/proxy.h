@@ -33,11 +33,7 @@
 #include "catalog.h"
 #include "error.h"
 #include "netcheck.h"
-
-/* Where the payload finds the proxy, inside its own network namespace. */
-#define SBX_PROXY_ADDR "127.0.0.1"
-#define SBX_PROXY_PORT 3128
-#define SBX_PROXY_URL "http://127.0.0.1:3128"
+#include "spec.h"
 
 /* A request head larger than this is refused (431). */
 #define SBX_PROXY_HEAD_MAX 16384

@@ -23,7 +23,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
-#include "sandbox.h"
+#include "spec.h"
 
 #define BLOB_MAGIC 0x73627873u /* "sbxs" */
 

@@ -14,7 +14,7 @@
 
 #include "json.h"
 #include "policy.h"
-#include "proxy.h"
+#include "spec.h"
 
 static bool strv_contains(char *const *v, const char *s)
 {

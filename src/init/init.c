@@ -69,8 +69,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "proxy.h"
-#include "sandbox.h"
+#include "spec.h"
 #include "syscalls.h"
 
 /* The new root is assembled on a tmpfs mounted over /tmp of our private
