@@ -67,7 +67,7 @@ for c in run verify keygen check profiles cancel gc; do
 	else not_ok "sbx(1) does not describe sbx $c"; fi
 done
 # Every variable the sources read.
-vars=$(cat "$SBX_SRCDIR"/src/*.c "$SBX_SRCDIR"/sbx.c | sed -n 's/.*getenv("\([A-Z_]*\)").*/\1/p' | sort -u)
+vars=$(find "$SBX_SRCDIR"/src -name '*.c' -exec cat {} + | cat - "$SBX_SRCDIR"/sbx.c | sed -n 's/.*getenv("\([A-Z_]*\)").*/\1/p' | sort -u)
 miss=
 for v in $vars; do section ENVIRONMENT | grep -q "^ *$v\b" || miss="$miss $v"; done
 if [ -n "$vars" ] && [ -z "$miss" ]; then ok "ENVIRONMENT lists every variable sbx reads"

@@ -2,7 +2,7 @@
 /*
  * json-reference.h - the JSON verdict sbx gave before its validator
  * streamed, kept as the reference that the streaming checker
- * (src/media-json.c) must agree with: shared by the unit test
+ * (src/outputs/media-json.c) must agree with: shared by the unit test
  * (tests/unit/test-validate.c) and the differential fuzzer (fuzz-json.c).
  */
 #ifndef SBX_TESTS_JSON_REFERENCE_H

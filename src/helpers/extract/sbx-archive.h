@@ -23,7 +23,7 @@
  * archive.c links libarchive, so it is built into the sbx-extract helper
  * and the unit test only, never into sbx itself: this header deliberately
  * includes nothing from libarchive so that store.c can share the limits.
- * (It is not called archive.h because src/ is on the include path and
+ * (It is not called archive.h because its folder is on the include path and
  * would then shadow libarchive's own <archive.h>.)
  */
 #ifndef SBX_SBX_ARCHIVE_H

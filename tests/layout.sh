@@ -1,0 +1,113 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# layout.sh - the build refuses what crosses a trust boundary
+# (docs/design.md, the top of Makefile.am): each part of src/ is compiled
+# with the include paths of the parts it may use and no other, and each
+# program links only the libraries it may use.  This test tries the
+# forbidden things with the very flags the build uses (SBX_INC_<PART> from
+# the Makefile) and expects each to fail, and the allowed ones to work, so
+# that a Makefile change that opens a boundary fails here.  TAP.
+set -u
+B=${SBX_BUILDDIR:?}
+CC=${CC:-cc}
+T=$(mktemp -d /tmp/sbx-test-layout.XXXXXX) || exit 99
+trap 'rm -rf "$T"' EXIT
+n=0 fail=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); fail=1; echo "not ok $n - $1"; }
+
+# flags PART: that part's include flags, as the Makefile passes them.
+flags() { eval "printf '%s' \"\${SBX_INC_$1:?SBX_INC_$1 is not set}\""; }
+
+# compiles PART HEADER: does a file of PART that includes HEADER compile?
+compiles() {
+	printf '#include "config.h"\n#include "%s"\nint sbx_layout_probe;\n' "$2" > "$T/probe.c"
+	# shellcheck disable=SC2046
+	$CC -fsyntax-only -I"$B" $(flags "$1") $SBX_CFLAGS_EXTRA "$T/probe.c" 2>"$T/err"
+}
+
+refused() { # PART HEADER...
+	part=$1
+	shift
+	for h in "$@"; do
+		if compiles "$part" "$h"; then
+			not_ok "$part: #include \"$h\" compiles, and must not"
+		elif grep -q "$h: No such file" "$T/err"; then
+			ok "$part: #include \"$h\" is refused (not on its include path)"
+		else
+			not_ok "$part: #include \"$h\" failed for another reason: $(head -1 "$T/err")"
+		fi
+	done
+}
+
+allowed() { # PART HEADER...
+	part=$1
+	shift
+	for h in "$@"; do
+		if compiles "$part" "$h"; then ok "$part: #include \"$h\" compiles"
+		else not_ok "$part: #include \"$h\" does not compile: $(head -1 "$T/err")"; fi
+	done
+}
+
+# What each part must not see: the broker's headers above all, and the
+# libraries it has no business with.
+refused INIT run.h state.h cli.h sandbox.h catalog.h job.h proxy.h sign.h digest.h collect.h \
+	validate.h cgroup.h sbx-archive.h
+refused EXTRACT run.h store.h state.h sandbox.h catalog.h sign.h digest.h collect.h proxy.h
+refused COMMON catalog.h job.h sandbox.h cgroup.h run.h sign.h proxy.h collect.h
+refused POLICY sandbox.h cgroup.h proxy.h run.h state.h sign.h digest.h collect.h
+refused CRYPTO run.h catalog.h sandbox.h collect.h
+refused OUTPUTS run.h sign.h digest.h catalog.h sandbox.h proxy.h
+refused NET run.h state.h sandbox.h sign.h collect.h
+refused SANDBOX run.h state.h cli.h sign.h proxy.h collect.h
+allowed INIT spec.h util.h syscalls.h error.h
+allowed EXTRACT sbx-archive.h util.h syscalls.h
+allowed POLICY catalog.h json.h util.h
+allowed SANDBOX sandbox.h catalog.h spec.h
+allowed BROKER run.h sandbox.h proxy.h collect.h sign.h sbx-archive.h
+
+# Linking: a program linked as sbx-init is (src/common alone) cannot call
+# into the broker, and can call into src/common.
+cat > "$T/calls.c" <<'EOF'
+#include <stddef.h>
+int sbx_cmd_gc(const void *o);
+char *sbx_xasprintf(const char *fmt, ...);
+int main(int argc, char **argv)
+{
+	(void)argv;
+	if (argc > 99)
+		return sbx_cmd_gc(NULL);
+	return sbx_xasprintf("%d", argc) == NULL;
+}
+EOF
+if $CC -o "$T/calls" "$T/calls.c" "$B/libsbx-common.a" 2>"$T/err"; then
+	not_ok "a call into the broker links against src/common alone"
+elif grep -q "undefined reference to .sbx_cmd_gc" "$T/err"; then
+	ok "a call into the broker does not link against src/common alone"
+else
+	not_ok "the link failed for another reason: $(head -1 "$T/err")"
+fi
+sed -i 's/return sbx_cmd_gc(NULL);/return 2;/' "$T/calls.c"
+if $CC -o "$T/calls" "$T/calls.c" "$B/libsbx-common.a" 2>"$T/err"; then
+	ok "a call into src/common links against it"
+else
+	not_ok "a call into src/common does not link: $(head -1 "$T/err")"
+fi
+
+# And the programs as built: nothing of the broker's libraries in the
+# init or the helper.
+for p in sbx-init sbx-extract; do
+	if [ ! -x "$B/$p" ]; then
+		not_ok "$p is not built"
+		continue
+	fi
+	bad=$(nm "$B/$p" 2>/dev/null | awk '$2 ~ /^[TtDdBbRr]$/ { print $3 }' |
+		grep -E '^sbx_(catalog|job|hostconfig|policy|spawn|cgroup|seccomp|proxy|collect|validate|sign|sha256|manifest|state|admission|store|cmd)_' |
+		head -3 | tr '\n' ' ')
+	if [ -z "$bad" ]; then ok "$p holds no code of the broker's libraries"
+	else not_ok "$p holds broker code: $bad"; fi
+done
+
+echo "1..$n"
+exit $fail
