@@ -8,14 +8,14 @@
 # line (pretty-printed, escaped differently) and files in --artifacts DIR
 # that the manifest does not list are all rejected with exit 1.
 #
-# The manifest is signed by tests/unit/sign-tool, which calls the same
+# The manifest is signed by tests/unit/crypto/sign-tool, which calls the same
 # sbx_manifest_finish() as `sbx run`.  jq and openssl are required: this
 # test fails, never skips, without them, since the promise is about them.
 set -u
 
 : "${SBX_BUILDDIR:?SBX_BUILDDIR must name the build directory}"
 SBX="$SBX_BUILDDIR/sbx"
-SIGN="$SBX_BUILDDIR/tests/unit/sign-tool"
+SIGN="$SBX_BUILDDIR/tests/unit/crypto/sign-tool"
 
 echo "1..36"
 n=0
