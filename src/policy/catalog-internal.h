@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * catalog-internal.h - what the catalog loader (catalog.c) and the parser
+ * of each kind of catalog file (catalog-*.c) share.  Not installed, and
+ * included only from src/policy: the rest of sbx sees the catalog through
+ * catalog.h alone.
+ */
+#ifndef SBX_CATALOG_INTERNAL_H
+#define SBX_CATALOG_INTERNAL_H
+
+#include <jansson.h>
+
+#include "catalog.h"
+#include "json.h"
+
+/*
+ * parse_seccomp() - parse the JSON @root of one seccomp policy file into
+ * @sp (zeroed, with name, file and raw bytes already set by the loader).
+ * Messages name @c's source and the JSON path.
+ * Errors: -1 with @c's code (SBX_EXIT_UNAVAILABLE); @sp may be partly
+ * filled and is freed with the catalog.
+ */
+int parse_seccomp(const struct sbx_jctx *c, const json_t *root, struct sbx_seccomp_policy *sp);
+
+/* seccomp_free() - free what @sp holds (not @sp itself). */
+void seccomp_free(struct sbx_seccomp_policy *sp);
+
+#endif
