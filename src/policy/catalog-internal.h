@@ -13,6 +13,10 @@
 #include "catalog.h"
 #include "json.h"
 
+/* The most entries (binds, symlinks, env, allow rules, ...) one list in a
+ * catalog file may hold. */
+#define CATALOG_MAX_ENTRIES 256
+
 /*
  * parse_seccomp() - parse the JSON @root of one seccomp policy file into
  * @sp (zeroed, with name, file and raw bytes already set by the loader).
@@ -24,5 +28,17 @@ int parse_seccomp(const struct sbx_jctx *c, const json_t *root, struct sbx_secco
 
 /* seccomp_free() - free what @sp holds (not @sp itself). */
 void seccomp_free(struct sbx_seccomp_policy *sp);
+
+/*
+ * parse_network() - parse the JSON @root of one network profile file into
+ * @np (zeroed, with name, file and raw bytes already set by the loader).
+ * Messages name @c's source and the JSON path.
+ * Errors: -1 with @c's code (SBX_EXIT_UNAVAILABLE); @np may be partly
+ * filled and is freed with the catalog.
+ */
+int parse_network(const struct sbx_jctx *c, const json_t *root, struct sbx_netprofile *np);
+
+/* network_free() - free what @np holds (not @np itself). */
+void network_free(struct sbx_netprofile *np);
 
 #endif
