@@ -147,7 +147,7 @@ static size_t path_depth(const char *path)
 /* Parents before children, whatever the profile's order: a bind inside
  * another (/usr/local/x inside /usr) must be mounted after it, or the
  * outer bind hides it.  Stable, so that the profile's order otherwise
- * holds; destinations are unique (catalog.c). */
+ * holds; destinations are unique (catalog-profile.c). */
 static void order_binds(struct sbx_spec *spec)
 {
 	for (size_t i = 1; i < spec->n_binds; i++) {
