@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * proxy.c - the egress proxy's event loop (see proxy.h for the design).
+ * proxy.c - the egress proxy's event loop (see proxy.h for the design):
+ * accepting on the sandbox's listener, reading request heads and
+ * ClientHellos, connecting upstream, the deadlines, and the lifetime of a
+ * connection.  The bytes of an allowed connection are moved in
+ * proxy-relay.c; what the files share is in proxy-internal.h.
  *
  * Every fd lives in one epoll set.  A connection moves through
  *   HEAD        reading the request head from the payload
@@ -32,97 +36,7 @@
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 
-#include "proxy.h"
-
-#define MAX_OPEN 64            /* connections open at once (4 fds + 2 sockets each) */
-#define MAX_ADDRS 16           /* resolved addresses considered */
-#define MAX_DECISIONS 64       /* listed in the manifest */
-#define DEFAULT_MAX_CONNECTIONS 1024
-#define PIPE_BYTES (1024 * 1024)
-#define TICK_MS 100
-#define REFUSAL_WINDOW_MS 1000  /* events: one per refusal reason per window */
-#define TLS_PORT 443
-
-enum conn_state { C_HEAD, C_RESOLVING, C_CONNECTING, C_HELLO, C_RELAY, C_DEAD };
-
-struct half {
-	int pipe[2];
-	size_t pending;  /* bytes in the pipe */
-	bool eof;        /* nothing more will be read from the source */
-	bool shut;       /* the destination's write side was shut down */
-	bool stalled;    /* no room in the pipe until the destination drains */
-	uint64_t bytes;  /* read from the source */
-};
-
-struct lookup;
-struct conn;
-
-/* What an epoll event points at. */
-struct endpoint {
-	struct conn *c;  /* NULL for the proxy's own fds */
-	int which;       /* 0 client, 1 upstream; or a SRC_* */
-};
-
-enum { SRC_LISTEN = 2, SRC_LOOKUP, SRC_TIMER };
-
-struct conn {
-	struct sbx_proxy *p;
-	struct conn *next, *prev;
-	struct endpoint ep[2];
-	int client, upstream;
-	uint32_t ev[2];            /* current epoll interest */
-	enum conn_state state;
-	char *head;                /* HEAD: bytes read so far */
-	size_t head_len;
-	struct sbx_proxy_request req;
-	bool parsed;
-	bool allowed;              /* passed the policy */
-	const char *refuse_reason; /* refuse once the head is read */
-	struct lookup *lookup;
-	struct sockaddr_storage addrs[MAX_ADDRS];
-	size_t n_addrs, next_addr;
-	char addr[INET6_ADDRSTRLEN];
-	uint64_t deadline_ns;
-	uint64_t body_left;        /* plain HTTP: request body still to forward */
-	uint8_t *hello;            /* HELLO: what the client sent into the tunnel */
-	size_t hello_len;
-	char server_name[SBX_HOST_MAX]; /* the ClientHello's, once checked */
-	char why[SBX_HOST_MAX + 64];    /* a refusal reason built for this connection */
-	struct half up, down;      /* client->upstream, upstream->client */
-	size_t pipe_cap;           /* bytes each pipe holds */
-	int status;                /* HTTP status the client got from sbx, 0 for none */
-	const char *end_reason;
-};
-
-struct lookup {
-	atomic_int refs;
-	struct conn *conn;         /* loop only; NULL once abandoned */
-	struct lookup *next;       /* pending list (loop only) */
-	char host[SBX_HOST_MAX];
-	int notify;                /* the thread's own write end */
-	int gai;
-	struct addrinfo *res;
-};
-
-struct sbx_proxy {
-	const struct sbx_netprofile *np;
-	struct sbx_proxy_hooks hooks;
-	int ep, listen_fd, timer_fd, lookup_rd, lookup_wr;
-	struct endpoint src[3];
-	struct conn *conns;
-	struct conn *dead;
-	size_t n_open;
-	struct lookup *pending;
-	uint64_t resolve_ms, connect_ms, head_ms, idle_ms;
-	uint64_t max_connections, max_bytes;
-	uint16_t tls_port;
-	uint64_t accepted, n_allowed, n_refused, bytes_up, bytes_down, total_bytes;
-	bool budget_spent;
-	uint64_t t0_ns;
-	struct sbx_tally refusals;
-	json_t *decisions;
-	size_t n_decisions_dropped;
-};
+#include "proxy-internal.h"
 
 /* ---- lookups ---------------------------------------------------------- */
 
@@ -246,7 +160,7 @@ static void record(struct sbx_proxy *p, const struct conn *c)
 	json_array_append_new(p->decisions, o);
 }
 
-static void watch(struct conn *c, int which, uint32_t events)
+void watch(struct conn *c, int which, uint32_t events)
 {
 	int fd = which ? c->upstream : c->client;
 	struct epoll_event ev = { .events = events, .data.ptr = &c->ep[which] };
@@ -265,7 +179,7 @@ static void close_fd(int *fd)
 }
 
 /* End @c: record it, close its fds; it is freed after this pass. */
-static void conn_close(struct conn *c)
+void conn_close(struct conn *c)
 {
 	struct sbx_proxy *p = c->p;
 
@@ -330,7 +244,7 @@ static const char *status_text(int status)
 
 /* Answer the client with @status and close.  The response is small and
  * the socket fresh, so one non-blocking write carries it. */
-static void respond(struct conn *c, int status, const char *why)
+void respond(struct conn *c, int status, const char *why)
 {
 	char body[384], buf[640];
 	int bn, n;
@@ -388,7 +302,6 @@ static void refuse(struct conn *c, int status, const char *why)
 
 /* ---- connecting --------------------------------------------------------- */
 
-static void start_relay(struct conn *c);
 static void start_hello(struct conn *c);
 
 static void connect_next(struct conn *c)
@@ -598,197 +511,6 @@ static void read_head(struct conn *c)
 	decide(c);
 }
 
-/* ---- relaying ------------------------------------------------------------- */
-
-static bool budget_left(struct sbx_proxy *p, size_t *want)
-{
-	uint64_t left;
-
-	if (!p->max_bytes)
-		return true;
-	if (p->total_bytes >= p->max_bytes)
-		return false;
-	left = p->max_bytes - p->total_bytes;
-	if (*want > left)
-		*want = (size_t)left;
-	return true;
-}
-
-/* Move what can move from @src through @h to @dst: drain the pipe and
- * refill it in the same pass, so both sockets stay busy.  -1: the
- * connection failed; -2: the byte budget is spent. */
-static int pump(struct conn *c, struct half *h, int src, int dst, bool body_limited, bool may_shut)
-{
-	struct sbx_proxy *p = c->p;
-
-	for (;;) {
-		bool moved = false;
-		ssize_t n;
-
-		if (h->pending) {
-			n = splice(h->pipe[0], NULL, dst, NULL, h->pending,
-				   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
-			if (n > 0) {
-				h->pending -= (size_t)n;
-				h->stalled = false;
-				moved = true;
-			} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-				return -1;
-			}
-		}
-		if (!h->eof && !h->stalled && h->pending < c->pipe_cap) {
-			size_t want = c->pipe_cap - h->pending;
-
-			if (body_limited) {
-				if (want > c->body_left)
-					want = (size_t)c->body_left;
-				if (want == 0)
-					h->eof = true;
-			}
-			if (!h->eof && !budget_left(p, &want))
-				return -2;
-			if (!h->eof) {
-				n = splice(src, NULL, h->pipe[1], NULL, want,
-					   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
-				if (n > 0) {
-					h->pending += (size_t)n;
-					h->bytes += (uint64_t)n;
-					p->total_bytes += (uint64_t)n;
-					if (h == &c->up)
-						p->bytes_up += (uint64_t)n;
-					else
-						p->bytes_down += (uint64_t)n;
-					if (body_limited)
-						c->body_left -= (uint64_t)n;
-					moved = true;
-				} else if (n == 0) {
-					h->eof = true;
-				} else if (errno == EAGAIN && h->pending) {
-					/* The source may be empty, or the pipe
-					 * full in pages before it is in bytes:
-					 * wait for the destination either way,
-					 * rather than spin on a readable source. */
-					h->stalled = true;
-				} else if (errno != EAGAIN && errno != EINTR) {
-					if (h == &c->up && (errno == ECONNRESET || errno == EPIPE))
-						return -1;
-					h->eof = true;
-				}
-			}
-		}
-		if (!moved)
-			break;
-	}
-	if (h->eof && !h->pending && !h->shut && may_shut) {
-		shutdown(dst, SHUT_WR);
-		h->shut = true;
-	}
-	return 0;
-}
-
-static void relay(struct conn *c)
-{
-	bool http = !c->req.connect;
-	int r = pump(c, &c->up, c->client, c->upstream, http, !http);
-
-	if (r == 0)
-		r = pump(c, &c->down, c->upstream, c->client, false, true);
-	if (r == -2) {
-		c->p->budget_spent = true;
-		c->end_reason = "max_bytes reached";
-		conn_close(c);
-		return;
-	}
-	if (r < 0) {
-		c->end_reason = "connection reset";
-		conn_close(c);
-		return;
-	}
-	/* A plain HTTP exchange ends with the response; a tunnel when both
-	 * directions are done. */
-	if (c->down.eof && !c->down.pending && (http || (c->up.eof && !c->up.pending))) {
-		conn_close(c);
-		return;
-	}
-	watch(c, 0, (!c->up.eof && !c->up.stalled && c->up.pending < c->pipe_cap ? EPOLLIN : 0) |
-			    (c->down.pending ? EPOLLOUT : 0));
-	watch(c, 1, (!c->down.eof && !c->down.stalled && c->down.pending < c->pipe_cap ? EPOLLIN : 0) |
-			    (c->up.pending ? EPOLLOUT : 0));
-}
-
-/* Prime a pipe with bytes the proxy itself produces or already read. */
-static int prime(struct half *h, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(h->pipe[1], buf, len);
-		if (n <= 0)
-			return -1;
-		h->pending += (size_t)n;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static void start_relay(struct conn *c)
-{
-	static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
-	size_t extra = c->head_len - c->req.head_len;
-	const char *rest = c->head + c->req.head_len;
-
-	if (pipe2(c->up.pipe, O_CLOEXEC | O_NONBLOCK) < 0 ||
-	    pipe2(c->down.pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
-		c->end_reason = "out of pipes";
-		respond(c, 502, "out of resources");
-		return;
-	}
-	/* Larger pipes mean fewer passes per byte; the kernel may refuse
-	 * (pipe-max-size, the user's pipe quota), then the default serves. */
-	fcntl(c->up.pipe[1], F_SETPIPE_SZ, PIPE_BYTES);
-	fcntl(c->down.pipe[1], F_SETPIPE_SZ, PIPE_BYTES);
-	{
-		int a = fcntl(c->up.pipe[1], F_GETPIPE_SZ), b = fcntl(c->down.pipe[1], F_GETPIPE_SZ);
-		c->pipe_cap = (size_t)(a < b ? a : b);
-		if (a <= 0 || b <= 0)
-			c->pipe_cap = 65536;
-	}
-	c->state = C_RELAY;
-	c->status = 0;
-	c->deadline_ns = sbx_now_mono_ns() + c->p->idle_ms * 1000000ull;
-	if (c->hello) {
-		/* The tunnel was answered when the ClientHello was asked
-		 * for; what was read to check it goes first. */
-		c->status = 200;
-		if (prime(&c->up, (const char *)c->hello, c->hello_len) < 0)
-			goto fail;
-		c->up.bytes += c->hello_len;
-		free(c->hello);
-		c->hello = NULL;
-	} else if (c->req.connect) {
-		c->status = 200;
-		if (prime(&c->down, established, sizeof(established) - 1) < 0 ||
-		    prime(&c->up, rest, extra) < 0)
-			goto fail;
-		c->up.bytes += extra;
-	} else {
-		/* Anything after the declared body would be a second request
-		 * on a connection that was checked for one: dropped. */
-		size_t body = extra < c->req.body_len ? extra : (size_t)c->req.body_len;
-
-		if (prime(&c->up, c->req.upstream, c->req.upstream_len) < 0 ||
-		    prime(&c->up, rest, body) < 0)
-			goto fail;
-		c->up.bytes += c->req.upstream_len + body;
-		c->body_left = c->req.body_len - body;
-	}
-	c->p->bytes_up += c->up.bytes;
-	c->p->total_bytes += c->up.bytes;
-	relay(c);
-	return;
-fail:
-	c->end_reason = "relay set-up failed";
-	conn_close(c);
-}
 
 /* ---- the ClientHello of a tunnel to port 443 ----------------------------------- */
 
