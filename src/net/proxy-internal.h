@@ -3,7 +3,8 @@
  * proxy-internal.h - what the files of the egress proxy share: its
  * limits, the state of a connection and of a name lookup, and the
  * functions one file calls in another.  proxy.c: the loop and a
- * connection's lifetime; proxy-relay.c: the bytes.
+ * connection's lifetime; proxy-policy.c: the decisions and how they
+ * are told; proxy-relay.c: the bytes.
  * Not for other modules.
  */
 #ifndef SBX_PROXY_INTERNAL_H
@@ -120,9 +121,65 @@ void watch(struct conn *c, int which, uint32_t events);
  * the end of the dispatch pass.  Nothing on a connection already closed. */
 void conn_close(struct conn *c);
 
+/* connect_next() - a non-blocking connect to the next of @c's checked
+ * addresses (state CONNECTING); a 502 to the client when none is left. */
+void connect_next(struct conn *c);
+
+/* ---- proxy-policy.c ------------------------------------------------------ */
+
+/* decide() - a request head was parsed into @c->req: refuse it (caps,
+ * CONNECT, allowlist), or check its literal address and connect, or start
+ * resolving its name (state RESOLVING). */
+void decide(struct conn *c);
+
+/* lookup_done() - @l reported back through the lookup pipe: check the
+ * addresses of its connection, if that is still waiting, then let go of
+ * @l. */
+void lookup_done(struct sbx_proxy *p, struct lookup *l);
+
+/* lookup_forget() - the loop lets go of @l (it reported, or the proxy is
+ * torn down): off the pending list, its connection's pointer cleared, the
+ * loop's reference dropped. */
+void lookup_forget(struct sbx_proxy *p, struct lookup *l);
+
+/* check_hello() - look at what a tunnel's client sent so far (HELLO):
+ * wait for more, refuse the tunnel, or allow it and start the relay. */
+void check_hello(struct conn *c);
+
+/* refuse_tunnel() - take back an allowed tunnel for @why: counted as a
+ * refusal, an access_denied alert when the client spoke TLS, then closed. */
+void refuse_tunnel(struct conn *c, const char *why);
+
+/* emit() - hand the event @name with @detail (stolen) to the hooks. */
+void emit(struct sbx_proxy *p, const char *name, json_t *detail);
+
+/* describe() - what is known of @c (host, port, method, address, server
+ * name) as a new JSON object, for events and decisions. */
+json_t *describe(const struct conn *c);
+
+/* record() - @c in the manifest's decisions, up to MAX_DECISIONS. */
+void record(struct sbx_proxy *p, const struct conn *c);
+
 /* respond() - answer @c's client with @status and a small text body
  * saying @why (also @c's end reason), then close @c. */
 void respond(struct conn *c, int status, const char *why);
+
+/* refuse() - count a refusal of @c and respond with it. */
+void refuse(struct conn *c, int status, const char *why);
+
+/* count_refusal() - count one refusal for @why; the first for its reason
+ * in a window is a net_refused event with what @c says (NULL: nothing is
+ * known of the connection). */
+void count_refusal(struct sbx_proxy *p, const struct conn *c, int status, const char *why);
+
+/* t_ms() - the events stream's clock (the hooks' t_ms, else milliseconds
+ * since the proxy started). */
+uint64_t t_ms(struct sbx_proxy *p);
+
+/* report_held() - sbx_tally_flush()'s callback: one net_refused event for
+ * the refusals held in a window; @ud is the proxy. */
+void report_held(void *ud, const char *reason, uint64_t count, uint64_t first_ms,
+		 uint64_t last_ms);
 
 /* ---- proxy-relay.c ------------------------------------------------------- */
 
