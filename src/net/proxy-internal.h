@@ -111,85 +111,85 @@ struct sbx_proxy {
 
 /* ---- proxy.c ------------------------------------------------------------ */
 
-/* watch() - make @events the epoll interest of @c's client (@which 0) or
+/* proxy_watch() - make @events the epoll interest of @c's client (@which 0) or
  * upstream (1) socket; nothing when that socket is closed or the interest
  * is already @events. */
-void watch(struct conn *c, int which, uint32_t events);
+void proxy_watch(struct conn *c, int which, uint32_t events);
 
-/* conn_close() - end @c: its net_closed event when it was allowed, its
+/* proxy_conn_close() - end @c: its net_closed event when it was allowed, its
  * entry in the decisions, its fds closed; it stays on the dead list until
  * the end of the dispatch pass.  Nothing on a connection already closed. */
-void conn_close(struct conn *c);
+void proxy_conn_close(struct conn *c);
 
-/* connect_next() - a non-blocking connect to the next of @c's checked
+/* proxy_connect_next() - a non-blocking connect to the next of @c's checked
  * addresses (state CONNECTING); a 502 to the client when none is left. */
-void connect_next(struct conn *c);
+void proxy_connect_next(struct conn *c);
 
 /* ---- proxy-policy.c ------------------------------------------------------ */
 
-/* decide() - a request head was parsed into @c->req: refuse it (caps,
+/* proxy_decide() - a request head was parsed into @c->req: refuse it (caps,
  * CONNECT, allowlist), or check its literal address and connect, or start
  * resolving its name (state RESOLVING). */
-void decide(struct conn *c);
+void proxy_decide(struct conn *c);
 
-/* lookup_done() - @l reported back through the lookup pipe: check the
+/* proxy_lookup_done() - @l reported back through the lookup pipe: check the
  * addresses of its connection, if that is still waiting, then let go of
  * @l. */
-void lookup_done(struct sbx_proxy *p, struct lookup *l);
+void proxy_lookup_done(struct sbx_proxy *p, struct lookup *l);
 
-/* lookup_forget() - the loop lets go of @l (it reported, or the proxy is
+/* proxy_lookup_forget() - the loop lets go of @l (it reported, or the proxy is
  * torn down): off the pending list, its connection's pointer cleared, the
  * loop's reference dropped. */
-void lookup_forget(struct sbx_proxy *p, struct lookup *l);
+void proxy_lookup_forget(struct sbx_proxy *p, struct lookup *l);
 
-/* check_hello() - look at what a tunnel's client sent so far (HELLO):
+/* proxy_check_hello() - look at what a tunnel's client sent so far (HELLO):
  * wait for more, refuse the tunnel, or allow it and start the relay. */
-void check_hello(struct conn *c);
+void proxy_check_hello(struct conn *c);
 
-/* refuse_tunnel() - take back an allowed tunnel for @why: counted as a
+/* proxy_refuse_tunnel() - take back an allowed tunnel for @why: counted as a
  * refusal, an access_denied alert when the client spoke TLS, then closed. */
-void refuse_tunnel(struct conn *c, const char *why);
+void proxy_refuse_tunnel(struct conn *c, const char *why);
 
-/* emit() - hand the event @name with @detail (stolen) to the hooks. */
-void emit(struct sbx_proxy *p, const char *name, json_t *detail);
+/* proxy_emit() - hand the event @name with @detail (stolen) to the hooks. */
+void proxy_emit(struct sbx_proxy *p, const char *name, json_t *detail);
 
-/* describe() - what is known of @c (host, port, method, address, server
+/* proxy_describe() - what is known of @c (host, port, method, address, server
  * name) as a new JSON object, for events and decisions. */
-json_t *describe(const struct conn *c);
+json_t *proxy_describe(const struct conn *c);
 
-/* record() - @c in the manifest's decisions, up to MAX_DECISIONS. */
-void record(struct sbx_proxy *p, const struct conn *c);
+/* proxy_record() - @c in the manifest's decisions, up to MAX_DECISIONS. */
+void proxy_record(struct sbx_proxy *p, const struct conn *c);
 
-/* respond() - answer @c's client with @status and a small text body
+/* proxy_respond() - answer @c's client with @status and a small text body
  * saying @why (also @c's end reason), then close @c. */
-void respond(struct conn *c, int status, const char *why);
+void proxy_respond(struct conn *c, int status, const char *why);
 
-/* refuse() - count a refusal of @c and respond with it. */
-void refuse(struct conn *c, int status, const char *why);
+/* proxy_refuse() - count a refusal of @c and respond with it. */
+void proxy_refuse(struct conn *c, int status, const char *why);
 
-/* count_refusal() - count one refusal for @why; the first for its reason
+/* proxy_count_refusal() - count one refusal for @why; the first for its reason
  * in a window is a net_refused event with what @c says (NULL: nothing is
  * known of the connection). */
-void count_refusal(struct sbx_proxy *p, const struct conn *c, int status, const char *why);
+void proxy_count_refusal(struct sbx_proxy *p, const struct conn *c, int status, const char *why);
 
-/* t_ms() - the events stream's clock (the hooks' t_ms, else milliseconds
+/* proxy_t_ms() - the events stream's clock (the hooks' t_ms, else milliseconds
  * since the proxy started). */
-uint64_t t_ms(struct sbx_proxy *p);
+uint64_t proxy_t_ms(struct sbx_proxy *p);
 
-/* report_held() - sbx_tally_flush()'s callback: one net_refused event for
+/* proxy_report_held() - sbx_tally_flush()'s callback: one net_refused event for
  * the refusals held in a window; @ud is the proxy. */
-void report_held(void *ud, const char *reason, uint64_t count, uint64_t first_ms,
+void proxy_report_held(void *ud, const char *reason, uint64_t count, uint64_t first_ms,
 		 uint64_t last_ms);
 
 /* ---- proxy-relay.c ------------------------------------------------------- */
 
-/* start_relay() - @c is allowed and connected: make its pipes, prime them
+/* proxy_start_relay() - @c is allowed and connected: make its pipes, prime them
  * (the CONNECT's answer, the rewritten head, bytes already read) and start
  * relaying (state RELAY); a 502 when there are no pipes left. */
-void start_relay(struct conn *c);
+void proxy_start_relay(struct conn *c);
 
-/* relay() - move what can move both ways, close @c when it is done, reset
+/* proxy_relay() - move what can move both ways, close @c when it is done, reset
  * or over max_bytes, else set its epoll interest for what is left. */
-void relay(struct conn *c);
+void proxy_relay(struct conn *c);
 
 #endif

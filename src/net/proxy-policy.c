@@ -93,7 +93,7 @@ static int lookup_start(struct sbx_proxy *p, struct conn *c)
 }
 
 /* The loop lets go of @l (it reported, or the proxy is torn down). */
-void lookup_forget(struct sbx_proxy *p, struct lookup *l)
+void proxy_lookup_forget(struct sbx_proxy *p, struct lookup *l)
 {
 	for (struct lookup **pp = &p->pending; *pp; pp = &(*pp)->next)
 		if (*pp == l) {
@@ -107,7 +107,7 @@ void lookup_forget(struct sbx_proxy *p, struct lookup *l)
 
 /* ---- events, records and refusals ------------------------------------------ */
 
-void emit(struct sbx_proxy *p, const char *name, json_t *detail)
+void proxy_emit(struct sbx_proxy *p, const char *name, json_t *detail)
 {
 	if (p->hooks.event)
 		p->hooks.event(p->hooks.ud, name, detail);
@@ -115,7 +115,7 @@ void emit(struct sbx_proxy *p, const char *name, json_t *detail)
 		json_decref(detail);
 }
 
-json_t *describe(const struct conn *c)
+json_t *proxy_describe(const struct conn *c)
 {
 	json_t *o = json_object();
 
@@ -131,7 +131,7 @@ json_t *describe(const struct conn *c)
 	return o;
 }
 
-void record(struct sbx_proxy *p, const struct conn *c)
+void proxy_record(struct sbx_proxy *p, const struct conn *c)
 {
 	json_t *o;
 
@@ -139,7 +139,7 @@ void record(struct sbx_proxy *p, const struct conn *c)
 		p->n_decisions_dropped++;
 		return;
 	}
-	o = describe(c);
+	o = proxy_describe(c);
 	json_object_set_new(o, "decision", json_string(c->allowed ? "allowed" : "refused"));
 	if (c->status)
 		json_object_set_new(o, "status", json_integer(c->status));
@@ -168,7 +168,7 @@ static const char *status_text(int status)
 
 /* Answer the client with @status and close.  The response is small and
  * the socket fresh, so one non-blocking write carries it. */
-void respond(struct conn *c, int status, const char *why)
+void proxy_respond(struct conn *c, int status, const char *why)
 {
 	char body[384], buf[640];
 	int bn, n;
@@ -182,46 +182,46 @@ void respond(struct conn *c, int status, const char *why)
 		     status, status_text(status), bn, body);
 	if (c->client >= 0 && n > 0)
 		(void)!send(c->client, buf, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
-	conn_close(c);
+	proxy_conn_close(c);
 }
 
-uint64_t t_ms(struct sbx_proxy *p)
+uint64_t proxy_t_ms(struct sbx_proxy *p)
 {
 	if (p->hooks.t_ms)
 		return p->hooks.t_ms(p->hooks.ud);
 	return (sbx_now_mono_ns() - p->t0_ns) / 1000000ull;
 }
 
-void report_held(void *ud, const char *reason, uint64_t count, uint64_t first_ms,
+void proxy_report_held(void *ud, const char *reason, uint64_t count, uint64_t first_ms,
 			uint64_t last_ms)
 {
-	emit(ud, "net_refused",
+	proxy_emit(ud, "net_refused",
 	     json_pack("{s:s,s:I,s:I,s:I}", "reason", reason, "count", (json_int_t)count,
 		       "first_t_ms", (json_int_t)first_ms, "last_t_ms", (json_int_t)last_ms));
 }
 
 /* Count a refusal; the first for its reason in a window is an event with
  * what @c says (NULL: nothing is known of the connection), the others are
- * reported together when the window ends (report_held). */
-void count_refusal(struct sbx_proxy *p, const struct conn *c, int status, const char *why)
+ * reported together when the window ends (proxy_report_held). */
+void proxy_count_refusal(struct sbx_proxy *p, const struct conn *c, int status, const char *why)
 {
 	json_t *d;
 
 	p->n_refused++;
-	if (!sbx_tally_add(&p->refusals, why, t_ms(p)))
+	if (!sbx_tally_add(&p->refusals, why, proxy_t_ms(p)))
 		return;
-	d = c ? describe(c) : json_object();
+	d = c ? proxy_describe(c) : json_object();
 	json_object_set_new(d, "reason", json_string(why));
 	if (status)
 		json_object_set_new(d, "status", json_integer(status));
 	json_object_set_new(d, "count", json_integer(1));
-	emit(p, "net_refused", d);
+	proxy_emit(p, "net_refused", d);
 }
 
-void refuse(struct conn *c, int status, const char *why)
+void proxy_refuse(struct conn *c, int status, const char *why)
 {
-	count_refusal(c->p, c, status, why);
-	respond(c, status, why);
+	proxy_count_refusal(c->p, c, status, why);
+	proxy_respond(c, status, why);
 }
 
 /* ---- deciding ------------------------------------------------------------ */
@@ -233,7 +233,7 @@ static void addresses_ready(struct conn *c)
 	const char *cls;
 
 	if (c->n_addrs == 0) {
-		refuse(c, 502, "the name did not resolve");
+		proxy_refuse(c, 502, "the name did not resolve");
 		return;
 	}
 	for (size_t i = 0; i < c->n_addrs; i++) {
@@ -252,12 +252,12 @@ static void addresses_ready(struct conn *c)
 		snprintf(why, sizeof(why), "address %s is %s", a, cls);
 		free(c->head);
 		c->head = sbx_xstrdup(why);
-		refuse(c, 403, c->head);
+		proxy_refuse(c, 403, c->head);
 		return;
 	}
 	c->allowed = true;
 	c->p->n_allowed++;
-	connect_next(c);
+	proxy_connect_next(c);
 }
 
 static void add_addr(struct conn *c, const struct sockaddr *sa, uint16_t port)
@@ -277,7 +277,7 @@ static void add_addr(struct conn *c, const struct sockaddr *sa, uint16_t port)
 	}
 }
 
-void lookup_done(struct sbx_proxy *p, struct lookup *l)
+void proxy_lookup_done(struct sbx_proxy *p, struct lookup *l)
 {
 	struct conn *c = l->conn;
 
@@ -287,29 +287,29 @@ void lookup_done(struct sbx_proxy *p, struct lookup *l)
 			for (struct addrinfo *ai = l->res; ai; ai = ai->ai_next)
 				add_addr(c, ai->ai_addr, c->req.port);
 		if (l->gai)
-			refuse(c, 502, "the name did not resolve");
+			proxy_refuse(c, 502, "the name did not resolve");
 		else
 			addresses_ready(c);
 	}
-	lookup_forget(p, l);
+	proxy_lookup_forget(p, l);
 }
 
 /* A request head was parsed: decide by name and port, then resolve. */
-void decide(struct conn *c)
+void proxy_decide(struct conn *c)
 {
 	struct sbx_proxy *p = c->p;
 
 	if (c->refuse_reason) {
-		refuse(c, 403, c->refuse_reason);
+		proxy_refuse(c, 403, c->refuse_reason);
 		return;
 	}
 	if (c->req.connect) {
 		switch (sbx_netcheck_connect(p->np, c->req.port)) {
 		case SBX_CONNECT_FORBIDDEN:
-			refuse(c, 403, "CONNECT not allowed by the network profile");
+			proxy_refuse(c, 403, "CONNECT not allowed by the network profile");
 			return;
 		case SBX_CONNECT_BAD_PORT:
-			refuse(c, 403, "CONNECT not allowed to this port");
+			proxy_refuse(c, 403, "CONNECT not allowed to this port");
 			return;
 		case SBX_CONNECT_OK:
 			break;
@@ -317,10 +317,10 @@ void decide(struct conn *c)
 	}
 	switch (sbx_netcheck_match(p->np, c->req.host, c->req.port)) {
 	case SBX_HOST_NOT_LISTED:
-		refuse(c, 403, "host not in the network profile's allowlist");
+		proxy_refuse(c, 403, "host not in the network profile's allowlist");
 		return;
 	case SBX_HOST_BAD_PORT:
-		refuse(c, 403, "port not allowed for this host");
+		proxy_refuse(c, 403, "port not allowed for this host");
 		return;
 	case SBX_HOST_ALLOWED:
 		break;
@@ -343,9 +343,9 @@ void decide(struct conn *c)
 	}
 	c->state = C_RESOLVING;
 	c->deadline_ns = sbx_now_mono_ns() + p->resolve_ms * 1000000ull;
-	watch(c, 0, 0);
+	proxy_watch(c, 0, 0);
 	if (lookup_start(p, c) < 0)
-		refuse(c, 502, "cannot start a name lookup");
+		proxy_refuse(c, 502, "cannot start a name lookup");
 }
 
 /* ---- the ClientHello of a tunnel to port 443 ----------------------------------- */
@@ -353,7 +353,7 @@ void decide(struct conn *c)
 /* The tunnel was allowed for a name and an address, but the bytes in it
  * ask for another virtual host, or are not TLS: no longer allowed.  A TLS
  * client gets a fatal access_denied alert so that it reports why. */
-void refuse_tunnel(struct conn *c, const char *why)
+void proxy_refuse_tunnel(struct conn *c, const char *why)
 {
 	static const uint8_t alert[] = { 21, 3, 3, 0, 2, 2, 49 };
 
@@ -361,13 +361,13 @@ void refuse_tunnel(struct conn *c, const char *why)
 	c->p->n_allowed--;
 	c->status = 0;
 	c->end_reason = why;
-	count_refusal(c->p, c, 0, why);
+	proxy_count_refusal(c->p, c, 0, why);
 	if (c->hello_len && c->hello[0] == 22)
 		(void)!send(c->client, alert, sizeof(alert), MSG_NOSIGNAL | MSG_DONTWAIT);
-	conn_close(c);
+	proxy_conn_close(c);
 }
 
-void check_hello(struct conn *c)
+void proxy_check_hello(struct conn *c)
 {
 	char name[SBX_HOST_MAX];
 	const char *why;
@@ -377,7 +377,7 @@ void check_hello(struct conn *c)
 	if (r == SBX_TLS_MORE)
 		return;
 	if (r == SBX_TLS_BAD) {
-		refuse_tunnel(c, why);
+		proxy_refuse_tunnel(c, why);
 		return;
 	}
 	/* RFC 6066 has no server name for an IP address: a tunnel to an
@@ -387,19 +387,19 @@ void check_hello(struct conn *c)
 			snprintf(c->server_name, sizeof(c->server_name), "%s", name);
 			snprintf(c->why, sizeof(c->why),
 				 "TLS server name %s on a tunnel to an address", name);
-			refuse_tunnel(c, c->why);
+			proxy_refuse_tunnel(c, c->why);
 			return;
 		}
 	} else if (!name[0]) {
-		refuse_tunnel(c, "TLS ClientHello without a server name");
+		proxy_refuse_tunnel(c, "TLS ClientHello without a server name");
 		return;
 	} else if (strcmp(name, c->req.host) != 0) {
 		snprintf(c->server_name, sizeof(c->server_name), "%s", name);
 		snprintf(c->why, sizeof(c->why), "TLS server name %s is not the tunnel's host", name);
-		refuse_tunnel(c, c->why);
+		proxy_refuse_tunnel(c, c->why);
 		return;
 	}
 	snprintf(c->server_name, sizeof(c->server_name), "%s", name);
-	emit(c->p, "net_allowed", describe(c));
-	start_relay(c);
+	proxy_emit(c->p, "net_allowed", proxy_describe(c));
+	proxy_start_relay(c);
 }

@@ -103,7 +103,7 @@ static int pump(struct conn *c, struct half *h, int src, int dst, bool body_limi
 	return 0;
 }
 
-void relay(struct conn *c)
+void proxy_relay(struct conn *c)
 {
 	bool http = !c->req.connect;
 	int r = pump(c, &c->up, c->client, c->upstream, http, !http);
@@ -113,23 +113,23 @@ void relay(struct conn *c)
 	if (r == -2) {
 		c->p->budget_spent = true;
 		c->end_reason = "max_bytes reached";
-		conn_close(c);
+		proxy_conn_close(c);
 		return;
 	}
 	if (r < 0) {
 		c->end_reason = "connection reset";
-		conn_close(c);
+		proxy_conn_close(c);
 		return;
 	}
 	/* A plain HTTP exchange ends with the response; a tunnel when both
 	 * directions are done. */
 	if (c->down.eof && !c->down.pending && (http || (c->up.eof && !c->up.pending))) {
-		conn_close(c);
+		proxy_conn_close(c);
 		return;
 	}
-	watch(c, 0, (!c->up.eof && !c->up.stalled && c->up.pending < c->pipe_cap ? EPOLLIN : 0) |
+	proxy_watch(c, 0, (!c->up.eof && !c->up.stalled && c->up.pending < c->pipe_cap ? EPOLLIN : 0) |
 			    (c->down.pending ? EPOLLOUT : 0));
-	watch(c, 1, (!c->down.eof && !c->down.stalled && c->down.pending < c->pipe_cap ? EPOLLIN : 0) |
+	proxy_watch(c, 1, (!c->down.eof && !c->down.stalled && c->down.pending < c->pipe_cap ? EPOLLIN : 0) |
 			    (c->up.pending ? EPOLLOUT : 0));
 }
 
@@ -147,7 +147,7 @@ static int prime(struct half *h, const char *buf, size_t len)
 	return 0;
 }
 
-void start_relay(struct conn *c)
+void proxy_start_relay(struct conn *c)
 {
 	static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 	size_t extra = c->head_len - c->req.head_len;
@@ -156,7 +156,7 @@ void start_relay(struct conn *c)
 	if (pipe2(c->up.pipe, O_CLOEXEC | O_NONBLOCK) < 0 ||
 	    pipe2(c->down.pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
 		c->end_reason = "out of pipes";
-		respond(c, 502, "out of resources");
+		proxy_respond(c, 502, "out of resources");
 		return;
 	}
 	/* Larger pipes mean fewer passes per byte; the kernel may refuse
@@ -200,9 +200,9 @@ void start_relay(struct conn *c)
 	}
 	c->p->bytes_up += c->up.bytes;
 	c->p->total_bytes += c->up.bytes;
-	relay(c);
+	proxy_relay(c);
 	return;
 fail:
 	c->end_reason = "relay set-up failed";
-	conn_close(c);
+	proxy_conn_close(c);
 }

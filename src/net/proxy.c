@@ -32,7 +32,7 @@
 
 /* ---- a connection's lifetime ------------------------------------------- */
 
-void watch(struct conn *c, int which, uint32_t events)
+void proxy_watch(struct conn *c, int which, uint32_t events)
 {
 	int fd = which ? c->upstream : c->client;
 	struct epoll_event ev = { .events = events, .data.ptr = &c->ep[which] };
@@ -51,24 +51,24 @@ static void close_fd(int *fd)
 }
 
 /* End @c: record it, close its fds; it is freed after this pass. */
-void conn_close(struct conn *c)
+void proxy_conn_close(struct conn *c)
 {
 	struct sbx_proxy *p = c->p;
 
 	if (c->state == C_DEAD)
 		return;
 	if (c->allowed) {
-		json_t *d = describe(c);
+		json_t *d = proxy_describe(c);
 		json_object_set_new(d, "bytes_up", json_integer((json_int_t)c->up.bytes));
 		json_object_set_new(d, "bytes_down", json_integer((json_int_t)c->down.bytes));
 		if (c->status)
 			json_object_set_new(d, "status", json_integer(c->status));
 		if (c->end_reason)
 			json_object_set_new(d, "reason", json_string(c->end_reason));
-		emit(p, "net_closed", d);
+		proxy_emit(p, "net_closed", d);
 	}
 	if (c->parsed || c->allowed || c->status)
-		record(p, c);
+		proxy_record(p, c);
 	if (c->lookup) {
 		c->lookup->conn = NULL;
 		c->lookup = NULL;
@@ -105,7 +105,7 @@ static void conn_free(struct conn *c)
 
 static void start_hello(struct conn *c);
 
-void connect_next(struct conn *c)
+void proxy_connect_next(struct conn *c)
 {
 	struct sbx_proxy *p = c->p;
 
@@ -137,11 +137,11 @@ void connect_next(struct conn *c)
 		c->ev[1] = EPOLLOUT;
 		c->state = C_CONNECTING;
 		c->deadline_ns = sbx_now_mono_ns() + p->connect_ms * 1000000ull;
-		watch(c, 0, 0);
+		proxy_watch(c, 0, 0);
 		return;
 	}
 	c->end_reason = "upstream connection failed";
-	respond(c, 502, "upstream connection failed");
+	proxy_respond(c, 502, "upstream connection failed");
 }
 
 static void connect_done(struct conn *c)
@@ -150,15 +150,15 @@ static void connect_done(struct conn *c)
 	socklen_t el = sizeof(e);
 
 	if (getsockopt(c->upstream, SOL_SOCKET, SO_ERROR, &e, &el) < 0 || e) {
-		connect_next(c);
+		proxy_connect_next(c);
 		return;
 	}
 	if (c->req.connect && c->req.port == c->p->tls_port) {
 		start_hello(c);
 		return;
 	}
-	emit(c->p, "net_allowed", describe(c));
-	start_relay(c);
+	proxy_emit(c->p, "net_allowed", proxy_describe(c));
+	proxy_start_relay(c);
 }
 
 
@@ -176,7 +176,7 @@ static void read_head(struct conn *c)
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
-		conn_close(c); /* the client gave up before asking anything */
+		proxy_conn_close(c); /* the client gave up before asking anything */
 		return;
 	}
 	c->head_len += (size_t)n;
@@ -184,11 +184,11 @@ static void read_head(struct conn *c)
 	if (r == 0)
 		return;
 	if (r != 1) {
-		refuse(c, r, why);
+		proxy_refuse(c, r, why);
 		return;
 	}
 	c->parsed = true;
-	decide(c);
+	proxy_decide(c);
 }
 
 
@@ -202,11 +202,11 @@ static void read_hello(struct conn *c)
 		return;
 	if (n <= 0) {
 		c->end_reason = "the client went away";
-		conn_close(c);
+		proxy_conn_close(c);
 		return;
 	}
 	c->hello_len += (size_t)n;
-	check_hello(c);
+	proxy_check_hello(c);
 }
 
 /* Answer the CONNECT, then wait for the ClientHello with the upstream
@@ -220,7 +220,7 @@ static void start_hello(struct conn *c)
 	if (send(c->client, established, sizeof(established) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) !=
 	    (ssize_t)(sizeof(established) - 1)) {
 		c->end_reason = "the client went away";
-		conn_close(c);
+		proxy_conn_close(c);
 		return;
 	}
 	c->status = 200;
@@ -232,10 +232,10 @@ static void start_hello(struct conn *c)
 	c->hello_len = extra;
 	c->state = C_HELLO;
 	c->deadline_ns = sbx_now_mono_ns() + c->p->head_ms * 1000000ull;
-	watch(c, 0, EPOLLIN);
-	watch(c, 1, 0);
+	proxy_watch(c, 0, EPOLLIN);
+	proxy_watch(c, 1, 0);
 	if (extra)
-		check_hello(c);
+		proxy_check_hello(c);
 }
 
 /* ---- the loop --------------------------------------------------------------- */
@@ -251,7 +251,7 @@ static void accept_all(struct sbx_proxy *p)
 			return;
 		if (p->n_open >= MAX_OPEN) {
 			/* No memory or fds for more: refuse without reading. */
-			count_refusal(p, NULL, 0, "too many open connections");
+			proxy_count_refusal(p, NULL, 0, "too many open connections");
 			close(fd);
 			continue;
 		}
@@ -289,7 +289,7 @@ static void sweep(struct sbx_proxy *p)
 {
 	uint64_t now = sbx_now_mono_ns();
 
-	sbx_tally_flush(&p->refusals, t_ms(p), false, report_held, p);
+	sbx_tally_flush(&p->refusals, proxy_t_ms(p), false, proxy_report_held, p);
 
 	for (struct conn *c = p->conns, *next; c; c = next) {
 		next = c->next;
@@ -300,17 +300,17 @@ static void sweep(struct sbx_proxy *p)
 			 * that kept a plain HTTP connection open after its
 			 * response while the client has long gone. */
 			c->end_reason = "idle";
-			conn_close(c);
+			proxy_conn_close(c);
 		} else if (c->state == C_HEAD) {
 			c->end_reason = "request head not received in time";
-			conn_close(c);
+			proxy_conn_close(c);
 		} else if (c->state == C_HELLO) {
-			refuse_tunnel(c, "TLS ClientHello not received in time");
+			proxy_refuse_tunnel(c, "TLS ClientHello not received in time");
 		} else if (c->state == C_RESOLVING) {
-			refuse(c, 504, "name resolution timed out");
+			proxy_refuse(c, 504, "name resolution timed out");
 		} else if (c->state == C_CONNECTING) {
 			c->end_reason = "upstream connect timed out";
-			respond(c, 504, "upstream connect timed out");
+			proxy_respond(c, 504, "upstream connect timed out");
 		}
 	}
 }
@@ -327,14 +327,14 @@ static void handle(struct conn *c, int which, uint32_t events)
 			connect_done(c);
 		} else if (events & (EPOLLHUP | EPOLLERR)) {
 			c->end_reason = "the client went away";
-			conn_close(c);
+			proxy_conn_close(c);
 		}
 		break;
 	case C_RELAY: {
 		uint64_t before = c->up.bytes + c->down.bytes + c->up.pending + c->down.pending;
 		bool eofs = c->up.eof && c->down.eof;
 
-		relay(c);
+		proxy_relay(c);
 		if (before != c->up.bytes + c->down.bytes + c->up.pending + c->down.pending)
 			c->deadline_ns = sbx_now_mono_ns() + c->p->idle_ms * 1000000ull;
 		/* A hang-up or error that moved nothing would be reported
@@ -342,7 +342,7 @@ static void handle(struct conn *c, int which, uint32_t events)
 		if (c->state == C_RELAY && (events & (EPOLLHUP | EPOLLERR)) &&
 		    before == c->up.bytes + c->down.bytes + c->up.pending + c->down.pending &&
 		    eofs == (c->up.eof && c->down.eof))
-			conn_close(c);
+			proxy_conn_close(c);
 		break;
 	}
 	case C_HELLO:
@@ -350,7 +350,7 @@ static void handle(struct conn *c, int which, uint32_t events)
 			read_hello(c);
 		} else if (events & (EPOLLHUP | EPOLLERR)) {
 			c->end_reason = "upstream connection reset";
-			conn_close(c);
+			proxy_conn_close(c);
 		}
 		break;
 	case C_RESOLVING:
@@ -358,7 +358,7 @@ static void handle(struct conn *c, int which, uint32_t events)
 		 * is still reported: the payload gave up. */
 		if (which == 0 && (events & (EPOLLHUP | EPOLLERR))) {
 			c->end_reason = "the client went away";
-			conn_close(c);
+			proxy_conn_close(c);
 		}
 		break;
 	case C_DEAD:
@@ -387,7 +387,7 @@ void sbx_proxy_dispatch(struct sbx_proxy *p)
 		} else if (e->which == SRC_LOOKUP) {
 			struct lookup *l;
 			while (read(p->lookup_rd, &l, sizeof(l)) == sizeof(l))
-				lookup_done(p, l);
+				proxy_lookup_done(p, l);
 		}
 	}
 	while (p->dead) {
@@ -484,7 +484,7 @@ void sbx_proxy_stop(struct sbx_proxy *p)
 	while (p->conns) {
 		if (!p->conns->end_reason)
 			p->conns->end_reason = "the sandbox ended";
-		conn_close(p->conns);
+		proxy_conn_close(p->conns);
 	}
 	while (p->dead) {
 		struct conn *c = p->dead;
@@ -492,7 +492,7 @@ void sbx_proxy_stop(struct sbx_proxy *p)
 		conn_free(c);
 	}
 	/* The events then add up to the manifest's counts. */
-	sbx_tally_flush(&p->refusals, t_ms(p), true, report_held, p);
+	sbx_tally_flush(&p->refusals, proxy_t_ms(p), true, proxy_report_held, p);
 }
 
 void sbx_proxy_free(struct sbx_proxy *p)
@@ -501,7 +501,7 @@ void sbx_proxy_free(struct sbx_proxy *p)
 		return;
 	sbx_proxy_stop(p);
 	while (p->pending)
-		lookup_forget(p, p->pending);
+		proxy_lookup_forget(p, p->pending);
 	close_fd(&p->timer_fd);
 	close_fd(&p->lookup_rd);
 	close_fd(&p->lookup_wr);
