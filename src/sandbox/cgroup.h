@@ -235,7 +235,7 @@ static inline uint64_t sbx_cgroup_v1_tcp_bytes(uint64_t memory_bytes)
 	return memory_bytes / 4;
 }
 
-/* --- Backend interface: cgroup.c, cgroup-v1.c and cgroup-v2.c only ------ */
+/* --- Backend interface: src/sandbox/cgroup*.c only -------------------- */
 
 struct sbx_cgroup_ops {
 	int version;
