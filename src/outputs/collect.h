@@ -21,8 +21,8 @@
  *
  * Display paths: a path in struct sbx_artifact is relative to /work/out and
  * free of control characters.  A name that was rejected for its bytes
- * (control characters, DEL, invalid UTF-8, the characters clean_char()
- * refuses, a backslash) is shown with each offending byte written as
+ * (control characters, DEL, invalid UTF-8, the characters clean_char() in
+ * names.c refuses, a backslash) is shown with each offending byte written as
  * "\xNN" (four printable characters, a backslash among them as "\x5c"),
  * so the listing names the file without carrying the bytes themselves.
  * No promoted name contains a backslash and the escaping is one-to-one, so
