@@ -1,16 +1,41 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * collect-internal.h - what collect.c (walk, quarantine, validation,
- * promotion) and names.c (the name rules) share: the name checks.  Not for
- * other modules.
+ * collect-internal.h - what collect.c (walk, quarantine, validation),
+ * promote.c (delivery into --artifacts) and names.c (the name rules)
+ * share: the opening of an untrusted name, the marking of an artifact as
+ * rejected, and the name checks.  Not for other modules.
  */
 #ifndef SBX_COLLECT_INTERNAL_H
 #define SBX_COLLECT_INTERNAL_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "collect.h"
+#include "error.h"
+#include "util.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir)
+#define _cleanup_dir_ _cleanup_(closedirp)
+
+/*
+ * open_beneath() - openat2() of @name (one component, or ".") below
+ * @dirfd, with RESOLVE_BENEATH and no symlink, magic link or mount
+ * crossing followed.
+ * Return: the fd, or -1 with errno; for ENOSYS @err is set too (69: there
+ * is no weaker way of opening that would be acceptable).
+ */
+int open_beneath(int dirfd, const char *name, int flags, struct sbx_error *err);
+
+/*
+ * set_rejected() - mark @a REJECTED, with the formatted reason cleaned of
+ * control bytes and invalid UTF-8 for the manifest.
+ */
+void set_rejected(struct sbx_artifact *a, const char *fmt, ...) _printf_(2, 3);
+
+/* drop_quarantined() - remove @a's quarantine copy, if it has one. */
+void drop_quarantined(struct sbx_collection *c, struct sbx_artifact *a);
 
 /*
  * name_problem() - why @name (one component from getdents) cannot be an

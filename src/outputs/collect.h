@@ -53,7 +53,7 @@ struct sbx_artifact {
 	bool partial;      /* promoted from a run that did not complete */
 	bool formula_cells; /* CSV cells starting with = + - @ TAB CR */
 	unsigned flags;     /* SBX_MEDIA_FLAG_*: suspicious but allowed */
-	/* private to collect.c */
+	/* private to collect.c and promote.c */
 	char qname[16];    /* name in the quarantine dir, "" when not copied */
 	bool validated;
 };
