@@ -21,8 +21,8 @@
  *
  * Display paths: a path in struct sbx_artifact is relative to /work/out and
  * free of control characters.  A name that was rejected for its bytes
- * (control characters, DEL, invalid UTF-8, the characters clean_char()
- * refuses, a backslash) is shown with each offending byte written as
+ * (control characters, DEL, invalid UTF-8, the characters clean_char() in
+ * names.c refuses, a backslash) is shown with each offending byte written as
  * "\xNN" (four printable characters, a backslash among them as "\x5c"),
  * so the listing names the file without carrying the bytes themselves.
  * No promoted name contains a backslash and the escaping is one-to-one, so
@@ -53,7 +53,7 @@ struct sbx_artifact {
 	bool partial;      /* promoted from a run that did not complete */
 	bool formula_cells; /* CSV cells starting with = + - @ TAB CR */
 	unsigned flags;     /* SBX_MEDIA_FLAG_*: suspicious but allowed */
-	/* private to collect.c */
+	/* private to collect.c and promote.c */
 	char qname[16];    /* name in the quarantine dir, "" when not copied */
 	bool validated;
 };

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * collect-internal.h - what collect.c (walk, quarantine, validation),
+ * promote.c (delivery into --artifacts) and names.c (the name rules)
+ * share: the opening of an untrusted name, the marking of an artifact as
+ * rejected, and the name checks.  Not for other modules.
+ */
+#ifndef SBX_COLLECT_INTERNAL_H
+#define SBX_COLLECT_INTERNAL_H
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "collect.h"
+#include "error.h"
+#include "util.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir)
+#define _cleanup_dir_ _cleanup_(closedirp)
+
+/*
+ * open_beneath() - openat2() of @name (one component, or ".") below
+ * @dirfd, with RESOLVE_BENEATH and no symlink, magic link or mount
+ * crossing followed.
+ * Return: the fd, or -1 with errno; for ENOSYS @err is set too (69: there
+ * is no weaker way of opening that would be acceptable).
+ */
+int open_beneath(int dirfd, const char *name, int flags, struct sbx_error *err);
+
+/*
+ * set_rejected() - mark @a REJECTED, with the formatted reason cleaned of
+ * control bytes and invalid UTF-8 for the manifest.
+ */
+void set_rejected(struct sbx_artifact *a, const char *fmt, ...) _printf_(2, 3);
+
+/* drop_quarantined() - remove @a's quarantine copy, if it has one. */
+void drop_quarantined(struct sbx_collection *c, struct sbx_artifact *a);
+
+/*
+ * name_problem() - why @name (one component from getdents) cannot be an
+ * artifact's name.
+ * Return: the reason, a static string, or NULL when the name may be used.
+ */
+const char *name_problem(const char *name, size_t max_name);
+
+/*
+ * display_name() - how the listing shows @name: as is when @escape is false
+ * (the name passed name_problem()), else with each byte that may not
+ * appear as is written "\xNN".
+ * Return: a new string, owned by the caller.
+ */
+char *display_name(const char *name, bool escape);
+
+#endif

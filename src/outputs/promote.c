@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * promote.c - delivery of the validated files into --artifacts.
+ *
+ * The walk and the quarantine (collect.c) face the payload's tree; this
+ * file faces the caller's: the artifacts directory is resolved once when
+ * the run starts and, after the run, made and filled relative to that fd
+ * (mkdirat, openat2 without following symlinks, renameat2 with
+ * RENAME_NOREPLACE, a copy made O_EXCL when the quarantine is on another
+ * filesystem), so a file already there is never replaced.  Its own file
+ * because its trust question (a path of the caller's, possibly changed
+ * while the payload ran) is not the walk's.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "collect-internal.h"
+#include "collect.h"
+#include "syscalls.h"
+#include "util.h"
+
+/*
+ * --artifacts DIR is the caller's path, trusted as it stands when the run
+ * starts, and only then: the deepest part of it that exists is opened once,
+ * and everything below is made and opened relative to that fd with openat2
+ * (no symlink followed), so neither a symlink at DIR nor a component swapped
+ * for one while the payload runs can send the artifacts anywhere else.
+ */
+static int open_nofollow(int dirfd, const char *path, int flags)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_NOFOLLOW | O_CLOEXEC),
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	return sbx_openat2(dirfd, path, &how, sizeof(how));
+}
+
+/* Does the directory @fd hold nothing?  (A fresh open: our own offset.) */
+static int dir_empty(int fd, bool *empty)
+{
+	_cleanup_dir_ DIR *d = NULL;
+	struct dirent *de;
+	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (dfd < 0)
+		return -1;
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return -1;
+	}
+	*empty = true;
+	errno = 0;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			*empty = false;
+			return 0;
+		}
+	return errno ? -1 : 0;
+}
+
+/* After a failed open_nofollow(): was it a symlink that was refused?  (With
+ * O_DIRECTORY the kernel says ENOTDIR for a symlink, not ELOOP.) */
+static bool refused_symlink(int dirfd, const char *path)
+{
+	struct stat st;
+	int e = errno;
+	bool r = e == ELOOP ||
+		 (e == ENOTDIR && fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		  S_ISLNK(st.st_mode));
+
+	errno = e;
+	return r;
+}
+
+static bool dot_or_dotdot(const char *c)
+{
+	return !strcmp(c, ".") || !strcmp(c, "..");
+}
+
+int sbx_artifacts_dir_open(const char *dir, struct sbx_artifacts_dir *ad, struct sbx_error *err)
+{
+	_cleanup_free_ char *parent = sbx_xstrdup(dir);
+	_cleanup_free_ char *rest = NULL;
+	_cleanup_close_ int base = -1, fd = -1;
+	size_t n = strlen(parent);
+	bool empty;
+	char *slash;
+
+	ad->base_fd = -1;
+	ad->rest = NULL;
+	ad->shown = NULL;
+	while (n > 1 && parent[n - 1] == '/')
+		parent[--n] = '\0';
+	slash = strrchr(parent, '/');
+	rest = sbx_xstrdup(slash ? slash + 1 : parent);
+	if (!*rest || dot_or_dotdot(rest))
+		return sbx_error_set(err, SBX_EXIT_USAGE, 0,
+				     "--artifacts: \"%s\": must end in a directory name", dir);
+	/* Up from DIR's parent to the first directory that exists. */
+	for (;;) {
+		if (!slash)
+			strcpy(parent, ".");
+		else if (slash == parent)
+			parent[1] = '\0';
+		else
+			*slash = '\0';
+		base = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (base >= 0)
+			break;
+		if (errno != ENOENT || !slash || slash == parent)
+			return sbx_error_set(err, SBX_EXIT_USAGE, errno, "--artifacts: %s", parent);
+		n = strlen(parent);
+		while (n > 1 && parent[n - 1] == '/')
+			parent[--n] = '\0';
+		slash = strrchr(parent, '/');
+		{
+			const char *comp = slash ? slash + 1 : parent;
+			char *longer;
+
+			/* Missing parts are made by sbx: plain names only. */
+			if (dot_or_dotdot(comp))
+				return sbx_error_set(err, SBX_EXIT_USAGE, ENOENT, "--artifacts: %s",
+						     parent);
+			longer = sbx_xasprintf("%s/%s", comp, rest);
+			free(rest);
+			rest = longer;
+		}
+	}
+	/* With more than one component left, the first was missing a moment
+	 * ago: DIR does not exist.  Otherwise DIR is one name below @base,
+	 * opened without following it (no openat2 needed yet: without it,
+	 * the run is refused at its first openat2, with a manifest). */
+	if (strchr(rest, '/')) {
+		fd = -1;
+		errno = ENOENT;
+	} else {
+		fd = openat(base, rest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0 && refused_symlink(base, rest))
+		return sbx_error_set(err, SBX_EXIT_USAGE, 0,
+				     "--artifacts: %s: is a symbolic link (not followed); name the directory itself",
+				     dir);
+	if (fd < 0 && errno == ENOTDIR)
+		return sbx_error_set(err, SBX_EXIT_USAGE, 0, "--artifacts: %s: not a directory", dir);
+	if (fd < 0 && errno != ENOENT)
+		return sbx_error_set(err, SBX_EXIT_USAGE, errno, "--artifacts: %s", dir);
+	if (fd >= 0) {
+		/* DIR exists: it is the directory the artifacts go to. */
+		if (dir_empty(fd, &empty) < 0)
+			return sbx_error_set(err, SBX_EXIT_USAGE, errno, "--artifacts: %s", dir);
+		if (!empty)
+			return sbx_error_set(err, SBX_EXIT_USAGE, 0,
+					     "--artifacts: %s: exists and is not empty", dir);
+		ad->base_fd = TAKE_FD(fd);
+		ad->rest = sbx_xstrdup("");
+	} else {
+		ad->base_fd = TAKE_FD(base);
+		ad->rest = TAKE_PTR(rest);
+	}
+	ad->shown = sbx_xstrdup(dir);
+	return 0;
+}
+
+void sbx_artifacts_dir_close(struct sbx_artifacts_dir *ad)
+{
+	if (ad->base_fd >= 0)
+		close(ad->base_fd);
+	ad->base_fd = -1;
+	free(ad->rest);
+	free(ad->shown);
+	ad->rest = ad->shown = NULL;
+}
+
+int sbx_collect_check_artifacts_dir(const char *dir, struct sbx_error *err)
+{
+	struct sbx_artifacts_dir ad;
+	int r = sbx_artifacts_dir_open(dir, &ad, err);
+
+	sbx_artifacts_dir_close(&ad);
+	return r;
+}
+
+/* The artifacts directory, made below the fd opened at the start; a dirfd
+ * of it (read access, for the emptiness check and the *at calls). */
+static int make_artifacts_dir(const struct sbx_artifacts_dir *ad, struct sbx_error *err)
+{
+	_cleanup_free_ char *rel = sbx_xstrdup(ad->rest);
+	_cleanup_close_ int cur = -1;
+	char *comp = rel, *next;
+	bool empty;
+
+	if (ad->base_fd < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, EBADF, "--artifacts: not opened");
+	cur = *rel ? dup(ad->base_fd) : openat(ad->base_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cur < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "--artifacts: %s", ad->shown);
+	for (; *comp; comp = next) {
+		int fd;
+
+		next = strchr(comp, '/');
+		next = next ? (*next = '\0', next + 1) : comp + strlen(comp);
+		if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST)
+			return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "--artifacts: %s",
+					     ad->shown);
+		fd = open_nofollow(cur, comp, O_RDONLY | O_DIRECTORY);
+		if (fd < 0 && refused_symlink(cur, comp))
+			return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0,
+					     "--artifacts: %s: a symbolic link took the place of \"%s\" during the run; not followed, nothing promoted",
+					     ad->shown, comp);
+		if (fd < 0)
+			return sbx_error_set(err, errno == ENOSYS ? SBX_EXIT_UNAVAILABLE : SBX_EXIT_SOFTWARE,
+					     errno, "--artifacts: %s", ad->shown);
+		close(cur);
+		cur = fd;
+	}
+	/* It may have been made, and filled, since the start. */
+	if (dir_empty(cur, &empty) < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "--artifacts: %s", ad->shown);
+	if (!empty)
+		return sbx_error_set(err, SBX_EXIT_USAGE, 0, "--artifacts: %s: exists and is not empty",
+				     ad->shown);
+	return TAKE_FD(cur);
+}
+
+/* Copy for the EXDEV case; the new file is O_EXCL, never through a link. */
+static int copy_into(int src, int dirfd, const char *leaf)
+{
+	_cleanup_close_ int dst = openat(dirfd, leaf,
+					 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	char buf[65536];
+	ssize_t r;
+
+	if (dst < 0 || fchmod(dst, 0644) < 0)
+		return -1;
+	while ((r = read(src, buf, sizeof(buf))) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || sbx_write_all(dst, buf, (size_t)r) < 0) {
+			int e = errno;
+			unlinkat(dirfd, leaf, 0);
+			errno = e;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int move_into(struct sbx_collection *c, struct sbx_artifact *a, int dirfd,
+		     const char *leaf)
+{
+	_cleanup_close_ int src = openat(c->quarantine_dirfd, a->qname,
+					 O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	/* The quarantine copy is 0600; artifacts are world-readable files. */
+	if (src < 0 || fchmod(src, 0644) < 0)
+		return -1;
+	if (renameat2(c->quarantine_dirfd, a->qname, dirfd, leaf, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno == EINVAL) {
+		/* No RENAME_NOREPLACE here: linkat never replaces either. */
+		if (linkat(c->quarantine_dirfd, a->qname, dirfd, leaf, 0) == 0) {
+			unlinkat(c->quarantine_dirfd, a->qname, 0);
+			return 0;
+		}
+		if (errno != EXDEV)
+			return -1;
+	} else if (errno != EXDEV) {
+		return -1;
+	}
+	if (copy_into(src, dirfd, leaf) < 0)
+		return -1;
+	unlinkat(c->quarantine_dirfd, a->qname, 0);
+	return 0;
+}
+
+static int place(struct sbx_collection *c, struct sbx_artifact *a, int rootfd,
+		 struct sbx_error *err)
+{
+	_cleanup_free_ char *rel = sbx_xstrdup(a->path);
+	_cleanup_close_ int cur = dup(rootfd);
+	char *comp = rel, *slash;
+	int e;
+
+	if (cur < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "artifacts: dup");
+	while ((slash = strchr(comp, '/'))) {
+		int next;
+
+		*slash = '\0';
+		if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST)
+			goto fail;
+		next = open_beneath(cur, comp, O_RDONLY | O_DIRECTORY, err);
+		if (next < 0)
+			goto fail;
+		close(cur);
+		cur = next;
+		comp = slash + 1;
+	}
+	if (move_into(c, a, cur, comp) < 0)
+		goto fail;
+	a->qname[0] = '\0';
+	return 0;
+fail:
+	e = errno;
+	set_rejected(a, "promotion failed: %s", strerror(e));
+	drop_quarantined(c, a);
+	return sbx_error_set(err, e == ENOSYS ? SBX_EXIT_UNAVAILABLE : SBX_EXIT_SOFTWARE, e,
+			     "artifacts: %s", a->path);
+}
+
+int sbx_collect_promote(struct sbx_collection *c, const struct sbx_artifacts_dir *ad,
+			bool partial, bool retain_partial, struct sbx_error *err)
+{
+	_cleanup_close_ int rootfd = -1;
+	int ret = 0;
+
+	rootfd = make_artifacts_dir(ad, err);
+	if (rootfd < 0) {
+		/* Nothing can be delivered: the listing says so, per file. */
+		for (size_t i = 0; i < c->n; i++) {
+			struct sbx_artifact *a = &c->items[i];
+			if (a->status != SBX_ARTIFACT_PROMOTED)
+				continue;
+			set_rejected(a, "not promoted: the artifacts directory could not be used");
+			drop_quarantined(c, a);
+		}
+		return -1;
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		struct sbx_artifact *a = &c->items[i];
+
+		if (a->status != SBX_ARTIFACT_PROMOTED)
+			continue;
+		if (!a->validated || !a->qname[0]) {
+			set_rejected(a, "not validated");
+			continue;
+		}
+		if (partial && !retain_partial) {
+			a->status = SBX_ARTIFACT_DISCARDED;
+			a->reason = sbx_xstrdup("run did not complete");
+			drop_quarantined(c, a);
+			continue;
+		}
+		a->partial = partial;
+		if (place(c, a, rootfd, err) < 0)
+			ret = -1;
+	}
+	return ret;
+}
