@@ -81,4 +81,20 @@ void setup_code(const struct sbx_spec *spec);
 /* Into the new root, the old one detached, the root read-only. */
 void setup_pivot(void);
 
+/* --- handover.c: the setup socket ------------------------------------------ */
+
+/* Pass the broker a NETLINK_ROUTE socket of the new net namespace. */
+void send_netlink(int sock);
+/**
+ * wait_for_go() - wait for the broker's go-ahead and map the spec it
+ * brings.  Returns the spec (never NULL); the broker's EOF ends the init.
+ */
+const struct sbx_spec *wait_for_go(int sock);
+/* Has the broker closed its end of @sock (it died)? */
+bool broker_gone(int sock);
+/* Wait for lo; for an egress profile, make the proxy's listener. */
+void setup_net(const struct sbx_spec *spec, int sock);
+/* Hand /work/in, /work/out (and the listener) over; wait for the inputs. */
+void hand_over_work(int sock);
+
 #endif

@@ -46,6 +46,9 @@
  * This file keeps the order of the steps (sbx_init_main) and the failure
  * report.  Steps of their own are in files named for them:
  *
+ *   handover.c  what the init and the broker pass over the setup socket:
+ *               the netlink socket, the go-ahead with the spec, lo's word
+ *               and the proxy listener, the /work fds (steps 1 and 3),
  *   root.c      the new root, from the private mount tree to the pivot
  *               and the read-only root (step 2, and the code file of 3),
  *
@@ -180,53 +183,6 @@ static void setup_identity(void)
 		fail(SBX_STAGE_IDENTITY, "sethostname");
 }
 
-static int proxy_listen_fd = -1;
-
-/*
- * Pass a NETLINK_ROUTE socket of the new namespace to the broker, which
- * brings lo up over it (netns.c) right after the go-ahead, while this
- * process builds the root: the netlink round trips are off the start-up's
- * critical path.  The socket
- * is opened with this process's capabilities in the namespace, which the
- * kernel checks along with the broker's.
- */
-static void send_netlink(int sock)
-{
-	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-
-	if (fd < 0)
-		fail(SBX_STAGE_NET, "netlink socket");
-	if (sbx_send_fds(sock, "N", 1, &fd, 1) != 1)
-		fail(SBX_STAGE_NET, "passing the netlink socket to the broker");
-	close(fd);
-}
-
-static void setup_net(const struct sbx_spec *spec, int sock)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(SBX_PROXY_PORT),
-				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	char byte;
-	ssize_t n;
-
-	/* The broker's word that lo is up (127.0.0.1 exists only then). */
-	do
-		n = read(sock, &byte, 1);
-	while (n < 0 && errno == EINTR);
-	if (n != 1)
-		_exit(127); /* the broker could not bring lo up, or died */
-	if (!spec->proxy_listener)
-		return;
-	/* An egress profile: the payload's only way out is this listener.
-	 * It belongs to the sandbox's namespace (the only one the payload can
-	 * reach) but is served by the broker, which gets it with the /work
-	 * fds and accepts on it from outside; nothing is relayed in here.
-	 * No SO_REUSEADDR or SO_REUSEPORT: nothing else may bind the port. */
-	proxy_listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (proxy_listen_fd < 0 || bind(proxy_listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    listen(proxy_listen_fd, 128) < 0)
-		fail(SBX_STAGE_NET, "proxy listener on 127.0.0.1:%d", SBX_PROXY_PORT);
-}
-
 /*
  * Limits of the run's own user namespace, in its /proc/sys/user (the
  * files there belong to the namespace of the process that opens them, and
@@ -285,39 +241,6 @@ void setup_user_quotas(const struct sbx_spec *spec)
 		close(fd);
 	}
 	close(dir);
-}
-
-/*
- * Hand directory fds of /work/in and /work/out to the broker.  The broker
- * materializes the inputs through the first (it holds the store fds and
- * runs the archive helper) and collects outputs through the second after
- * the payload ends, without ever resolving a path inside the sandbox.
- * Then wait for its go-ahead: the inputs are complete.
- */
-static void hand_over_work(int sock)
-{
-	int fds[3] = { -1, -1, proxy_listen_fd };
-	size_t nfds = proxy_listen_fd >= 0 ? 3 : 2;
-	char byte;
-	ssize_t n;
-
-	fds[0] = open(NEWROOT "/work/in", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	fds[1] = open(NEWROOT "/work/out", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fds[0] < 0 || fds[1] < 0)
-		fail(SBX_STAGE_INPUTS, "opening /work/in and /work/out");
-	if (sbx_send_fds(sock, "W", 1, fds, nfds) != 1)
-		fail(SBX_STAGE_INPUTS, "handing /work to the broker");
-	close(fds[0]);
-	close(fds[1]);
-	/* The listener is the broker's alone from here on. */
-	if (proxy_listen_fd >= 0)
-		close(proxy_listen_fd);
-	proxy_listen_fd = -1;
-	do
-		n = read(sock, &byte, 1);
-	while (n < 0 && errno == EINTR);
-	if (n != 1)
-		_exit(127); /* the broker gave up (refused input, or died) */
 }
 
 /* Close every inherited fd of the broker's but the four the init uses. */
@@ -599,14 +522,6 @@ static pid_t spawn_payload(const struct sbx_spec *spec, int out_fd, int err_fd)
 	return pid;
 }
 
-/* Has the broker closed its end of @sock (it died)? */
-static bool broker_gone(int sock)
-{
-	struct pollfd p = { .fd = sock, .events = POLLRDHUP };
-
-	return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP | POLLERR));
-}
-
 /* Kill everything in the pid namespace but ourselves and reap it all. */
 static void kill_and_reap_all(void)
 {
@@ -643,32 +558,6 @@ static _noreturn_ void reap(pid_t payload, const sigset_t *mask)
 			_exit(0);
 		}
 	}
-}
-
-/*
- * Wait for the broker's go-ahead: the uid/gid maps are written, the init
- * is in the run's cgroup, and the message carries the sealed memfd of the
- * sandbox's description, which the broker packed while this program
- * started.
- */
-static const struct sbx_spec *wait_for_go(int sock)
-{
-	const struct sbx_spec *spec;
-	char go;
-	int fd;
-	ssize_t n = sbx_recv_fds(sock, &go, 1, &fd, 1);
-
-	if (n != 1)
-		_exit(127); /* the broker gave up, or died */
-	if (fd < 0) {
-		errno = EPROTO;
-		fail(SBX_STAGE_SYNC, "the broker's go-ahead came without the sandbox's description");
-	}
-	spec = sbx_spec_map(fd);
-	if (!spec)
-		fail(SBX_STAGE_SYNC, "the sandbox's description is unreadable or malformed");
-	close(fd);
-	return spec;
 }
 
 /*
