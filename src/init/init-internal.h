@@ -55,9 +55,6 @@ _printf_(4, 5) _noreturn_ void fail_to(int fd, enum sbx_stage stage, bool unavai
  */
 void read_memfd_noexec(void);
 
-/* Limits of the run's own user namespace; from setup_proc(). */
-void setup_user_quotas(const struct sbx_spec *spec);
-
 /* --- root.c: step 2, in the order sbx_init_main() calls them -------------- */
 
 /**
@@ -96,5 +93,21 @@ bool broker_gone(int sock);
 void setup_net(const struct sbx_spec *spec, int sock);
 /* Hand /work/in, /work/out (and the listener) over; wait for the inputs. */
 void hand_over_work(int sock);
+
+/* --- creds.c: step 4 and the limits ---------------------------------------- */
+
+/* Limits of the run's own user namespace; from setup_proc(). */
+void setup_user_quotas(const struct sbx_spec *spec);
+/* Close every inherited fd but the four in @keep (sorted in place). */
+void close_inherited(int keep[4]);
+/* Every capability, no_new_privs, undumpable. */
+void drop_credentials(void);
+/**
+ * apply_landlock() - restrict the init (and so the payload) with Landlock,
+ * best effort by ABI.  Returns the ABI applied, or 0 without Landlock.
+ */
+int apply_landlock(void);
+void load_seccomp(const struct sbx_spec *spec);
+void setup_rlimits(const struct sbx_spec *spec);
 
 #endif
