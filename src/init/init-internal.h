@@ -110,4 +110,23 @@ int apply_landlock(void);
 void load_seccomp(const struct sbx_spec *spec);
 void setup_rlimits(const struct sbx_spec *spec);
 
+/* --- reaper.c: steps 5 and 6 ----------------------------------------------- */
+
+/* /proc/self/oom_score_adj, opened by open_oom_score_adj() while the init
+ * may still open it; kept across close_inherited(). */
+extern int oom_adj_fd;
+void open_oom_score_adj(void);
+/**
+ * spawn_payload() - clone and exec the payload with @out_fd and @err_fd as
+ * its stdout and stderr.  Returns its pid; a failure before or in its
+ * execve fails the run (SBX_STAGE_FDS, SBX_STAGE_EXEC).
+ */
+pid_t spawn_payload(const struct sbx_spec *spec, int out_fd, int err_fd);
+/**
+ * reap() - pid 1's loop: forward the signals in @mask other than SIGCHLD
+ * to the whole namespace, reap, and when @payload ends kill the rest,
+ * report its wait status and _exit(0).
+ */
+_noreturn_ void reap(pid_t payload, const sigset_t *mask);
+
 #endif
