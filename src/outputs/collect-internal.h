@@ -20,36 +20,36 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir)
 #define _cleanup_dir_ _cleanup_(closedirp)
 
 /*
- * open_beneath() - openat2() of @name (one component, or ".") below
+ * collect_open_beneath() - openat2() of @name (one component, or ".") below
  * @dirfd, with RESOLVE_BENEATH and no symlink, magic link or mount
  * crossing followed.
  * Return: the fd, or -1 with errno; for ENOSYS @err is set too (69: there
  * is no weaker way of opening that would be acceptable).
  */
-int open_beneath(int dirfd, const char *name, int flags, struct sbx_error *err);
+int collect_open_beneath(int dirfd, const char *name, int flags, struct sbx_error *err);
 
 /*
- * set_rejected() - mark @a REJECTED, with the formatted reason cleaned of
+ * collect_set_rejected() - mark @a REJECTED, with the formatted reason cleaned of
  * control bytes and invalid UTF-8 for the manifest.
  */
-void set_rejected(struct sbx_artifact *a, const char *fmt, ...) _printf_(2, 3);
+void collect_set_rejected(struct sbx_artifact *a, const char *fmt, ...) _printf_(2, 3);
 
-/* drop_quarantined() - remove @a's quarantine copy, if it has one. */
-void drop_quarantined(struct sbx_collection *c, struct sbx_artifact *a);
+/* collect_drop_quarantined() - remove @a's quarantine copy, if it has one. */
+void collect_drop_quarantined(struct sbx_collection *c, struct sbx_artifact *a);
 
 /*
- * name_problem() - why @name (one component from getdents) cannot be an
+ * collect_name_problem() - why @name (one component from getdents) cannot be an
  * artifact's name.
  * Return: the reason, a static string, or NULL when the name may be used.
  */
-const char *name_problem(const char *name, size_t max_name);
+const char *collect_name_problem(const char *name, size_t max_name);
 
 /*
- * display_name() - how the listing shows @name: as is when @escape is false
- * (the name passed name_problem()), else with each byte that may not
+ * collect_display_name() - how the listing shows @name: as is when @escape is false
+ * (the name passed collect_name_problem()), else with each byte that may not
  * appear as is written "\xNN".
  * Return: a new string, owned by the caller.
  */
-char *display_name(const char *name, bool escape);
+char *collect_display_name(const char *name, bool escape);
 
 #endif

@@ -71,7 +71,7 @@ struct walk {
  * Returns the fd, or -1 with errno; ENOSYS sets @err to 69 because no
  * weaker way of opening is acceptable.
  */
-int open_beneath(int dirfd, const char *name, int flags, struct sbx_error *err)
+int collect_open_beneath(int dirfd, const char *name, int flags, struct sbx_error *err)
 {
 	int fd = sbx_open_beneath(dirfd, name, flags);
 
@@ -121,7 +121,7 @@ static struct sbx_artifact *add(struct sbx_collection *c, char *path)
 	return a;
 }
 
-void set_rejected(struct sbx_artifact *a, const char *fmt, ...)
+void collect_set_rejected(struct sbx_artifact *a, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
@@ -134,7 +134,7 @@ void set_rejected(struct sbx_artifact *a, const char *fmt, ...)
 	a->reason = clean_text(buf);
 }
 
-void drop_quarantined(struct sbx_collection *c, struct sbx_artifact *a)
+void collect_drop_quarantined(struct sbx_collection *c, struct sbx_artifact *a)
 {
 	if (a->qname[0]) {
 		unlinkat(c->quarantine_dirfd, a->qname, 0);
@@ -174,8 +174,8 @@ static int quarantine_copy(struct walk *w, int src, uint64_t size, struct sbx_ar
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			set_rejected(a, "read error: %s", strerror(errno));
-			drop_quarantined(w->c, a);
+			collect_set_rejected(a, "read error: %s", strerror(errno));
+			collect_drop_quarantined(w->c, a);
 			return 0;
 		}
 		if (r == 0)
@@ -190,8 +190,8 @@ static int quarantine_copy(struct walk *w, int src, uint64_t size, struct sbx_ar
 					     "outputs: cannot write quarantine file");
 	}
 	if (total != size) {
-		set_rejected(a, "changed while collected (%s)", total > size ? "grew" : "shrank");
-		drop_quarantined(w->c, a);
+		collect_set_rejected(a, "changed while collected (%s)", total > size ? "grew" : "shrank");
+		collect_drop_quarantined(w->c, a);
 		return 0;
 	}
 	if (EVP_DigestFinal_ex(md, digest, &dlen) != 1 || dlen != sizeof(digest))
@@ -210,28 +210,28 @@ static int take_file(struct walk *w, int dirfd, const char *name, const struct s
 	int r;
 
 	if (st->st_nlink > 1) {
-		set_rejected(a, "hard link (%ju links)", (uintmax_t)st->st_nlink);
+		collect_set_rejected(a, "hard link (%ju links)", (uintmax_t)st->st_nlink);
 		return 0;
 	}
 	if (w->files_accepted >= w->lim->max_files) {
-		set_rejected(a, "exceeds output_files (%llu)", (unsigned long long)w->lim->max_files);
+		collect_set_rejected(a, "exceeds output_files (%llu)", (unsigned long long)w->lim->max_files);
 		return 0;
 	}
 	if (size > w->lim->max_bytes - w->bytes_accepted) {
-		set_rejected(a, "exceeds output_bytes (%llu)", (unsigned long long)w->lim->max_bytes);
+		collect_set_rejected(a, "exceeds output_bytes (%llu)", (unsigned long long)w->lim->max_bytes);
 		return 0;
 	}
 
-	fd = open_beneath(dirfd, name, O_RDONLY | O_NONBLOCK, w->err);
+	fd = collect_open_beneath(dirfd, name, O_RDONLY | O_NONBLOCK, w->err);
 	if (fd < 0) {
 		if (errno == ENOSYS)
 			return -1;
-		set_rejected(a, "changed while collected (open: %s)", strerror(errno));
+		collect_set_rejected(a, "changed while collected (open: %s)", strerror(errno));
 		return 0;
 	}
 	if (fstat(fd, &now) < 0 || !S_ISREG(now.st_mode) || now.st_dev != st->st_dev ||
 	    now.st_ino != st->st_ino || now.st_nlink != 1 || now.st_size != st->st_size) {
-		set_rejected(a, "changed while collected");
+		collect_set_rejected(a, "changed while collected");
 		return 0;
 	}
 	r = quarantine_copy(w, fd, size, a);
@@ -252,20 +252,20 @@ static int take_dir(struct walk *w, int dirfd, const char *name, const struct st
 	char *path = (*ap)->path;
 
 	if (depth >= w->lim->max_depth) {
-		set_rejected(*ap, "directory nesting deeper than %u levels, not descended",
+		collect_set_rejected(*ap, "directory nesting deeper than %u levels, not descended",
 			     w->lim->max_depth);
 		return 0;
 	}
-	fd = open_beneath(dirfd, name, O_RDONLY | O_DIRECTORY | O_NONBLOCK, w->err);
+	fd = collect_open_beneath(dirfd, name, O_RDONLY | O_DIRECTORY | O_NONBLOCK, w->err);
 	if (fd < 0) {
 		if (errno == ENOSYS)
 			return -1;
-		set_rejected(*ap, "changed while collected (open: %s)", strerror(errno));
+		collect_set_rejected(*ap, "changed while collected (open: %s)", strerror(errno));
 		return 0;
 	}
 	if (fstat(fd, &now) < 0 || !S_ISDIR(now.st_mode) || now.st_dev != st->st_dev ||
 	    now.st_ino != st->st_ino) {
-		set_rejected(*ap, "changed while collected");
+		collect_set_rejected(*ap, "changed while collected");
 		return 0;
 	}
 	/* A directory is not an artifact: drop its provisional entry. */
@@ -321,20 +321,20 @@ static char **read_names(DIR *d, size_t *count, int *errnum)
 static int walk_entry(struct walk *w, int dirfd, const char *dpath, const char *name,
 		      unsigned depth)
 {
-	const char *bad = name_problem(name, w->lim->max_name);
-	_cleanup_free_ char *shown = display_name(name, bad != NULL);
+	const char *bad = collect_name_problem(name, w->lim->max_name);
+	_cleanup_free_ char *shown = collect_display_name(name, bad != NULL);
 	struct sbx_artifact *a = add(w->c, join(dpath, shown));
 	struct stat st;
 
 	if (++w->seen > w->lim->max_entries_seen) {
-		set_rejected(a, "too many entries in the output tree, walk stopped after %llu",
+		collect_set_rejected(a, "too many entries in the output tree, walk stopped after %llu",
 			     (unsigned long long)w->lim->max_entries_seen);
 		w->stop = true;
 		w->c->walk_stopped = true;
 		return 0;
 	}
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		set_rejected(a, "vanished while collected");
+		collect_set_rejected(a, "vanished while collected");
 		return 0;
 	}
 	if (S_ISREG(st.st_mode)) {
@@ -343,7 +343,7 @@ static int walk_entry(struct walk *w, int dirfd, const char *dpath, const char *
 		a->size = (uint64_t)st.st_size;
 	}
 	if (bad) {
-		set_rejected(a, "%s", bad);
+		collect_set_rejected(a, "%s", bad);
 		return 0;
 	}
 	switch (st.st_mode & S_IFMT) {
@@ -352,20 +352,20 @@ static int walk_entry(struct walk *w, int dirfd, const char *dpath, const char *
 	case S_IFDIR:
 		return take_dir(w, dirfd, name, &st, &a, depth);
 	case S_IFLNK:
-		set_rejected(a, "symbolic link");
+		collect_set_rejected(a, "symbolic link");
 		return 0;
 	case S_IFIFO:
-		set_rejected(a, "fifo");
+		collect_set_rejected(a, "fifo");
 		return 0;
 	case S_IFSOCK:
-		set_rejected(a, "socket");
+		collect_set_rejected(a, "socket");
 		return 0;
 	case S_IFCHR:
 	case S_IFBLK:
-		set_rejected(a, "device node");
+		collect_set_rejected(a, "device node");
 		return 0;
 	default:
-		set_rejected(a, "not a regular file");
+		collect_set_rejected(a, "not a regular file");
 		return 0;
 	}
 }
@@ -386,7 +386,7 @@ static int walk_dir(struct walk *w, int fd, const char *dpath, unsigned depth)
 	pending = n;
 	if (errnum) {
 		struct sbx_artifact *a = add(w->c, sbx_xstrdup(*dpath ? dpath : "."));
-		set_rejected(a, "directory could not be read: %s", strerror(errnum));
+		collect_set_rejected(a, "directory could not be read: %s", strerror(errnum));
 		/* Half a directory would make the listing depend on getdents order. */
 		if (errnum == E2BIG)
 			pending = 0;
@@ -427,7 +427,7 @@ int sbx_collect(int outroot_fd, const struct sbx_collect_limits *lim,
 	if (make_quarantine(quarantine_parent, c, err) < 0)
 		return -1;
 	/* A fresh open file description, so our getdents offset is our own. */
-	fd = open_beneath(outroot_fd, ".", O_RDONLY | O_DIRECTORY | O_NONBLOCK, err);
+	fd = collect_open_beneath(outroot_fd, ".", O_RDONLY | O_DIRECTORY | O_NONBLOCK, err);
 	if (fd < 0) {
 		if (errno == ENOSYS)
 			return -1;
@@ -470,15 +470,15 @@ static int validate_one(struct sbx_collection *c, struct sbx_artifact *a, char *
 	if (type)
 		a->media_type = sbx_xstrdup(type);
 	if (!type) {
-		set_rejected(a, "content is not a known media type");
+		collect_set_rejected(a, "content is not a known media type");
 	} else if (!by_name) {
-		set_rejected(a, "extension does not name a known media type (content is %s)", type);
+		collect_set_rejected(a, "extension does not name a known media type (content is %s)", type);
 	} else if (strcmp(type, by_name) != 0) {
-		set_rejected(a, "content is %s but the extension says %s", type, by_name);
+		collect_set_rejected(a, "content is %s but the extension says %s", type, by_name);
 	} else if (!type_allowed(allowed, type)) {
-		set_rejected(a, "media type %s is not in allowed_outputs", type);
+		collect_set_rejected(a, "media type %s is not in allowed_outputs", type);
 	} else if (sbx_media_validate(type, fd, a->size, &rep) < 0) {
-		set_rejected(a, "%s", rep.reason);
+		collect_set_rejected(a, "%s", rep.reason);
 	} else {
 		a->formula_cells = rep.formula_cells;
 		a->flags = rep.flags;
@@ -486,7 +486,7 @@ static int validate_one(struct sbx_collection *c, struct sbx_artifact *a, char *
 	}
 	a->formula_cells = false;
 	a->flags = 0;
-	drop_quarantined(c, a);
+	collect_drop_quarantined(c, a);
 	return 0;
 }
 

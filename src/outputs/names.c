@@ -71,7 +71,7 @@ static size_t clean_char(const unsigned char *s, size_t left)
  * every check), otherwise every byte that clean_char() refuses becomes
  * "\xNN".
  */
-char *display_name(const char *name, bool escape)
+char *collect_display_name(const char *name, bool escape)
 {
 	const unsigned char *s = (const unsigned char *)name;
 	size_t n = strlen(name), o = 0;
@@ -97,7 +97,7 @@ char *display_name(const char *name, bool escape)
 }
 
 /* Why @name cannot be an artifact name, or NULL. */
-const char *name_problem(const char *name, size_t max_name)
+const char *collect_name_problem(const char *name, size_t max_name)
 {
 	const unsigned char *s = (const unsigned char *)name;
 	size_t n = strlen(name);
@@ -123,8 +123,8 @@ const char *name_problem(const char *name, size_t max_name)
 
 const char *sbx_collect_check_name(const char *name, size_t max_name, char **shown)
 {
-	const char *bad = name_problem(name, max_name);
+	const char *bad = collect_name_problem(name, max_name);
 
-	*shown = display_name(name, bad != NULL);
+	*shown = collect_display_name(name, bad != NULL);
 	return bad;
 }

@@ -297,7 +297,7 @@ static int place(struct sbx_collection *c, struct sbx_artifact *a, int rootfd,
 		*slash = '\0';
 		if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST)
 			goto fail;
-		next = open_beneath(cur, comp, O_RDONLY | O_DIRECTORY, err);
+		next = collect_open_beneath(cur, comp, O_RDONLY | O_DIRECTORY, err);
 		if (next < 0)
 			goto fail;
 		close(cur);
@@ -310,8 +310,8 @@ static int place(struct sbx_collection *c, struct sbx_artifact *a, int rootfd,
 	return 0;
 fail:
 	e = errno;
-	set_rejected(a, "promotion failed: %s", strerror(e));
-	drop_quarantined(c, a);
+	collect_set_rejected(a, "promotion failed: %s", strerror(e));
+	collect_drop_quarantined(c, a);
 	return sbx_error_set(err, e == ENOSYS ? SBX_EXIT_UNAVAILABLE : SBX_EXIT_SOFTWARE, e,
 			     "artifacts: %s", a->path);
 }
@@ -329,8 +329,8 @@ int sbx_collect_promote(struct sbx_collection *c, const struct sbx_artifacts_dir
 			struct sbx_artifact *a = &c->items[i];
 			if (a->status != SBX_ARTIFACT_PROMOTED)
 				continue;
-			set_rejected(a, "not promoted: the artifacts directory could not be used");
-			drop_quarantined(c, a);
+			collect_set_rejected(a, "not promoted: the artifacts directory could not be used");
+			collect_drop_quarantined(c, a);
 		}
 		return -1;
 	}
@@ -340,13 +340,13 @@ int sbx_collect_promote(struct sbx_collection *c, const struct sbx_artifacts_dir
 		if (a->status != SBX_ARTIFACT_PROMOTED)
 			continue;
 		if (!a->validated || !a->qname[0]) {
-			set_rejected(a, "not validated");
+			collect_set_rejected(a, "not validated");
 			continue;
 		}
 		if (partial && !retain_partial) {
 			a->status = SBX_ARTIFACT_DISCARDED;
 			a->reason = sbx_xstrdup("run did not complete");
-			drop_quarantined(c, a);
+			collect_drop_quarantined(c, a);
 			continue;
 		}
 		a->partial = partial;
