@@ -8,7 +8,7 @@
 # suggestion, and every line of a usage error starts "sbx: ".
 . "$SBX_SRCDIR/tests/e2e/lib.sh"
 
-plan 88
+plan 94
 
 # The fields of a manifest that differ between two runs of the same job.
 SAME='del(.run_id, .timing, .usage, .events, .signature, .isolation)'
@@ -121,6 +121,17 @@ for mode in root user; do
 	sbx_one -p shell -n disable -c true
 	check "$mode: near-miss network profile: 77, did you mean \"disabled\"" \
 		eval '[ $RC -eq 77 ] && grep -q "network_profile: .*did you mean \"disabled\"?" "$ERR"'
+	# Nothing of the command line is trusted more than a file: a path for
+	# a profile, a handle that climbs, an output path that climbs.
+	sbx_one -p /bin/sh -c true
+	check "$mode: one-liner -p /bin/sh: refused (77) as in a file, signed manifest" \
+		eval '[ $RC -eq 77 ] && grep -q "runtime_profile: no runtime profile" "$ERR" && signature_ok'
+	sbx_one -p shell -i ../../etc/passwd -c true
+	check "$mode: one-liner -i ../../etc/passwd: 65 naming input_handles[0]" \
+		eval '[ $RC -eq 65 ] && grep -q "input_handles\[0\]" "$ERR" && [ "$(jqm .status)" = invalid ]'
+	sbx_one -p shell --require ../x -c true
+	check "$mode: one-liner --require ../x: 65 naming required_outputs[0]" \
+		eval '[ $RC -eq 65 ] && grep -q "required_outputs\[0\]" "$ERR"'
 	sbx_one -p shell
 	check "$mode: -p without -c CODE or -- FILE: usage error, no manifest" \
 		eval '[ $RC -eq 64 ] && [ ! -s "$OUT" ] && all_lines_sbx "$ERR"'
@@ -183,6 +194,8 @@ for mode in root user; do
 
 	# --- dry run -------------------------------------------------------------
 	state_before=$(find "$M/state" | sort)
+	run_cgroups() { [ -n "$CG_PARENT" ] && find /sys/fs/cgroup -maxdepth 6 -path "*$CG_PARENT/sbx-*" 2>/dev/null | sort; }
+	cg_before=$(run_cgroups)
 	RUNS=$((RUNS + 1)); ART="$M/art.$RUNS"
 	sbx_cli run --dry-run "${OPTS[@]}" --artifacts "$ART" "$M/job.json"
 	check "$mode: --dry-run of a job file: exit 0, no manifest" \
@@ -194,8 +207,7 @@ for mode in root user; do
 	check "$mode: --dry-run created nothing: no artifacts dir, no state" \
 		eval '[ ! -e "$ART" ] && [ "$(find "$M/state" | sort)" = "$state_before" ]'
 	if [ -n "$CG_PARENT" ] && [ $mode = user ]; then
-		check "$mode: --dry-run made no cgroup" \
-			eval '[ -z "$(find /sys/fs/cgroup -path "*$CG_PARENT/sbx-*" -maxdepth 6 2>/dev/null | head -1)" ]'
+		check "$mode: --dry-run made no cgroup" eval '[ "$(run_cgroups)" = "$cg_before" ]'
 	else
 		check "$mode: --dry-run made no cgroup (no run id on stdout or stderr)" \
 			eval '! grep -q "run_id\|sbx-run-" "$OUT" "$ERR"'
