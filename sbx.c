@@ -17,21 +17,20 @@
 #include "cli.h"
 #include "digest.h"
 #include "error.h"
+#include "suggest.h"
+#include "util.h"
 
-static const char usage_text[] =
-	"Usage: sbx run [options] JOB            run one job (JOB is a path or - for stdin)\n"
-	"       sbx verify [--pubkey F] [--artifacts DIR] MANIFEST\n"
-	"       sbx keygen [-o FILE]\n"
-	"       sbx check [--policy DIR]\n"
-	"       sbx profiles [--policy DIR]\n"
-	"       sbx cancel RUN_ID\n"
-	"       sbx gc\n"
-	"       sbx --version | --help\n"
-	"\n"
-	"Options accepted by every subcommand: --config FILE, --policy DIR, -q, -v.\n"
-	"sbx run options: --principal NAME, --store DIR, --artifacts DIR, --key FILE,\n"
-	"                 --events FILE|-, --queue-timeout SECONDS\n"
-	"See sbx(1).\n";
+/* Which subcommands an option belongs to. */
+enum {
+	FOR_RUN = 1 << 0,
+	FOR_VERIFY = 1 << 1,
+	FOR_KEYGEN = 1 << 2,
+	FOR_CHECK = 1 << 3,
+	FOR_PROFILES = 1 << 4,
+	FOR_CANCEL = 1 << 5,
+	FOR_GC = 1 << 6,
+	FOR_ALL = 0xff,
+};
 
 enum {
 	OPT_CONFIG = 0x100,
@@ -43,6 +42,12 @@ enum {
 	OPT_EVENTS,
 	OPT_QUEUE_TIMEOUT,
 	OPT_PUBKEY,
+	OPT_LIMIT,
+	OPT_ALLOW,
+	OPT_REQUIRE,
+	OPT_PRINT_JOB,
+	OPT_DRY_RUN,
+	OPT_VERSION,
 };
 
 static const struct option long_options[] = {
@@ -54,6 +59,15 @@ static const struct option long_options[] = {
 	{ "key", required_argument, NULL, OPT_KEY },
 	{ "events", required_argument, NULL, OPT_EVENTS },
 	{ "queue-timeout", required_argument, NULL, OPT_QUEUE_TIMEOUT },
+	{ "profile", required_argument, NULL, 'p' },
+	{ "network", required_argument, NULL, 'n' },
+	{ "input", required_argument, NULL, 'i' },
+	{ "limit", required_argument, NULL, OPT_LIMIT },
+	{ "allow", required_argument, NULL, OPT_ALLOW },
+	{ "require", required_argument, NULL, OPT_REQUIRE },
+	{ "code", required_argument, NULL, 'c' },
+	{ "print-job", no_argument, NULL, OPT_PRINT_JOB },
+	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "pubkey", required_argument, NULL, OPT_PUBKEY },
 	{ "output", required_argument, NULL, 'o' },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -62,11 +76,76 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* Which options each subcommand accepts, beyond the common ones. */
-enum {
-	ACCEPT_RUN = 1 << 0,
-	ACCEPT_VERIFY = 1 << 1,
-	ACCEPT_KEYGEN = 1 << 2,
+/* Before the subcommand: only what every subcommand accepts. */
+static const struct option global_options[] = {
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Which subcommands take each option, for "does not apply here" and for
+ * the names a near miss is compared with. */
+static unsigned option_owners(int val)
+{
+	switch (val) {
+	case OPT_PRINCIPAL: case OPT_STORE: case OPT_KEY: case OPT_EVENTS:
+	case OPT_QUEUE_TIMEOUT: case 'p': case 'n': case 'i': case OPT_LIMIT:
+	case OPT_ALLOW: case OPT_REQUIRE: case 'c': case OPT_PRINT_JOB: case OPT_DRY_RUN:
+		return FOR_RUN;
+	case OPT_ARTIFACTS:
+		return FOR_RUN | FOR_VERIFY;
+	case OPT_PUBKEY:
+		return FOR_VERIFY;
+	case 'o':
+		return FOR_KEYGEN;
+	default:
+		return FOR_ALL;
+	}
+}
+
+/* One line of a subcommand's --help. */
+struct optdoc {
+	unsigned who;
+	const char *flags;
+	const char *help;
+};
+
+static const struct optdoc optdocs[] = {
+	{ FOR_RUN, "-p, --profile PROFILE", "one-line run: the runtime profile (the job is built\n"
+					    "from these options; see --print-job)" },
+	{ FOR_RUN, "-c, --code CODE", "one-line run: the program text; words after -- are\n"
+				      "its args" },
+	{ FOR_RUN, "-- FILE [ARGS...]", "one-line run: FILE's bytes are the code, ARGS its args" },
+	{ FOR_RUN, "-n, --network NETWORK", "one-line run: the network profile (default disabled)" },
+	{ FOR_RUN, "-i, --input HANDLE", "one-line run: an input handle (repeatable)" },
+	{ FOR_RUN, "--limit KEY=VALUE", "one-line run: a limit, e.g. memory_mib=256 (repeatable)" },
+	{ FOR_RUN, "--allow TYPE", "one-line run: an allowed output type (repeatable)" },
+	{ FOR_RUN, "--require PATH", "one-line run: a required output (repeatable)" },
+	{ FOR_RUN, "--print-job", "one-line run: print the job it builds and exit" },
+	{ FOR_RUN, "--dry-run", "admit the job and print its effective limits, binds, env\n"
+				"and outputs; run nothing" },
+	{ FOR_RUN, "--principal NAME", "whose input store the handles resolve in (default: the\n"
+				       "invoking user's login name)" },
+	{ FOR_RUN, "--store DIR", "input store root, DIR/PRINCIPAL/HANDLE (default: config\n"
+				  "store, else $XDG_DATA_HOME/sbx/store)" },
+	{ FOR_RUN, "--artifacts DIR", "where promoted artifacts go (default sbx-runs/RUN_ID)" },
+	{ FOR_VERIFY, "--artifacts DIR", "also check the artifacts' digests against files in DIR" },
+	{ FOR_RUN, "--key FILE", "Ed25519 signing key (default: config signing_key, else\n"
+				 "a per-user key)" },
+	{ FOR_RUN, "--events FILE|-", "lifecycle events as JSON Lines (- = stderr)" },
+	{ FOR_RUN, "--queue-timeout SECONDS", "how long admission may wait for capacity (default 0)" },
+	{ FOR_VERIFY, "--pubkey FILE", "the public key (default: the one the manifest names)" },
+	{ FOR_KEYGEN, "-o, --output FILE", "where the key goes (FILE.pub beside it)" },
+	{ FOR_ALL, "--config FILE", "host configuration (default $SBX_CONFIG, else\n"
+				    SYSCONFDIR "/sbx/sbx.json)" },
+	{ FOR_ALL, "--policy DIR", "the catalog (default: config, else the installed one)" },
+	{ FOR_ALL, "-q, --quiet", "fewer diagnostics on stderr" },
+	{ FOR_ALL, "-v, --verbose", "more diagnostics on stderr" },
+	{ FOR_ALL, "-h, --help", "this text" },
 };
 
 struct parsed {
@@ -77,6 +156,75 @@ struct parsed {
 	int n_operands;
 };
 
+struct subcommand {
+	const char *name;
+	unsigned who;
+	const char *synopsis;
+	const char *what;
+	int (*fn)(struct parsed *p);
+};
+
+static const char usage_text[] =
+	"Usage: sbx [--config FILE] [--policy DIR] [-q|-v] SUBCOMMAND [options] [operands]\n"
+	"\n"
+	"  run [options] JOB            run one job (JOB is a path or - for stdin)\n"
+	"  run [options] -p PROFILE [-c CODE | -- FILE [ARGS...]]\n"
+	"                               a one-line run: the same job, built from options\n"
+	"  verify [--pubkey F] [--artifacts DIR] MANIFEST\n"
+	"                               check a manifest's signature and artifacts\n"
+	"  keygen [-o FILE]             new Ed25519 signing key\n"
+	"  check                        what this host can enforce; is the catalog valid\n"
+	"  profiles                     list runtime and network profiles\n"
+	"  cancel RUN_ID                cancel a running job\n"
+	"  gc                           reap what crashed runs left behind\n"
+	"  --version | --help\n"
+	"\n"
+	"Options accepted by every subcommand, before or after it: --config FILE,\n"
+	"--policy DIR, -q, -v.  'sbx SUBCOMMAND --help' lists a subcommand's options.\n"
+	"See sbx(1).\n";
+
+/* Print @text indented to @col, each of its lines after the first on a
+ * line of its own. */
+static void print_wrapped(const char *text, int col)
+{
+	for (const char *p = text; *p;) {
+		size_t n = strcspn(p, "\n");
+		printf("%.*s\n", (int)n, p);
+		p += n;
+		if (*p == '\n' && *++p)
+			printf("%*s", col, "");
+	}
+}
+
+static void subcommand_help(const struct subcommand *sc)
+{
+	const int col = 28;
+
+	printf("Usage: %s\n\n%s\n", sc->synopsis, sc->what);
+	for (int pass = 0; pass < 2; pass++) {
+		bool any = false;
+
+		for (size_t i = 0; i < ARRAY_SIZE(optdocs); i++) {
+			const struct optdoc *d = &optdocs[i];
+
+			if (!(d->who & sc->who) || (pass == 0) != (d->who != FOR_ALL))
+				continue;
+			if (!any)
+				printf("\n%s\n", pass == 0 ? "Options:" : "Options of every subcommand:");
+			any = true;
+			printf("  %-*s", col - 2, d->flags);
+			if (strlen(d->flags) > (size_t)col - 3)
+				printf("\n%*s", col, "");
+			print_wrapped(d->help, col);
+		}
+	}
+	printf("\nSee sbx(1).\n");
+}
+
+/*
+ * A usage error: the message, then where to look, each line starting
+ * "sbx: " (SPEC §2).
+ */
 static _printf_(2, 3) int usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
@@ -86,7 +234,7 @@ static _printf_(2, 3) int usage_error(const char *cmd, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	fprintf(stderr, "Try 'sbx --help'.\n");
+	fprintf(stderr, "sbx: try 'sbx %s%s--help'\n", cmd ? cmd : "", cmd ? " " : "");
 	return SBX_EXIT_USAGE;
 }
 
@@ -103,79 +251,169 @@ static int parse_seconds_ms(const char *s, uint64_t *ms)
 	return 0;
 }
 
-static int parse_options(const char *cmd, unsigned accept, int argc, char **argv, struct parsed *p)
+/* The long option of this subcommand nearest to a misspelt one. */
+static const char *suggest_option(const char *arg, unsigned who)
 {
+	char word[SBX_SUGGEST_MAX_LEN + 1];
+	struct sbx_suggest s;
+	size_t n;
+
+	if (strncmp(arg, "--", 2))
+		return NULL;
+	n = strcspn(arg + 2, "=");
+	if (n > SBX_SUGGEST_MAX_LEN)
+		return NULL;
+	memcpy(word, arg + 2, n);
+	word[n] = '\0';
+	sbx_suggest_init(&s, word);
+	for (const struct option *o = long_options; o->name; o++)
+		if (option_owners(o->val) & who)
+			sbx_suggest_add(&s, o->name);
+	return sbx_suggest_result(&s);
+}
+
+static int unknown_option(const char *cmd, unsigned who, const char *arg)
+{
+	const char *best = suggest_option(arg, who);
+
+	if (best)
+		return usage_error(cmd, "unknown option '%s'; did you mean '--%s'?", arg, best);
+	return usage_error(cmd, "unknown option '%s'", arg);
+}
+
+/* Add @s to the NULL-terminated list *@v. */
+static void push(const char ***v, size_t *n, const char *s)
+{
+	*v = sbx_xrealloc(*v, (*n + 2) * sizeof(**v));
+	(*v)[(*n)++] = s;
+	(*v)[*n] = NULL;
+}
+
+static void help_exit(const struct subcommand *sc)
+{
+	if (sc)
+		subcommand_help(sc);
+	else
+		fputs(usage_text, stdout);
+	exit(0);
+}
+
+/* Options every subcommand takes; 1 when @c was one. */
+static int common_option(int c, const struct subcommand *sc, struct parsed *p)
+{
+	switch (c) {
+	case OPT_CONFIG:
+		p->run.common.config = optarg;
+		return 1;
+	case OPT_POLICY:
+		p->run.common.policy = optarg;
+		return 1;
+	case 'q':
+		p->run.common.verbosity = -1;
+		return 1;
+	case 'v':
+		if (p->run.common.verbosity < 0)
+			p->run.common.verbosity = 0;
+		p->run.common.verbosity++;
+		return 1;
+	case 'h':
+		help_exit(sc);
+	}
+	return 0;
+}
+
+/*
+ * A subcommand's options, GNU style: options and operands in any order
+ * (`sbx run job.json --store X`), "--" ends the options, and what follows
+ * it are operands whatever they look like (a one-line run's FILE and
+ * ARGS).  Operands are kept in the order given.
+ */
+static int parse_options(const struct subcommand *sc, int argc, char **argv, struct parsed *p)
+{
+	struct sbx_oneliner *one = &p->run.one;
+	size_t n_in = 0, n_lim = 0, n_allow = 0, n_req = 0;
+	const char *cmd = sc->name;
 	int c;
 
-	optind = 1;
+	/* In order ("-"), so that nothing after "--" is taken for an
+	 * option; errors are reported here (":"). */
+	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:o:qvh", long_options, NULL)) != -1) {
+	p->operands = sbx_xcalloc((size_t)argc + 1, sizeof(char *));
+	while ((c = getopt_long(argc, argv, "-:o:qvhp:n:i:c:", long_options, NULL)) != -1) {
+		if (c == 1) {
+			p->operands[p->n_operands++] = optarg;
+			continue;
+		}
+		if (c == ':')
+			return usage_error(cmd, "option '%s' needs an argument", argv[optind - 1]);
+		if (c == '?')
+			return optopt ? usage_error(cmd, "unknown option '-%c'", optopt) :
+					unknown_option(cmd, sc->who, argv[optind - 1]);
+		if (!(option_owners(c) & sc->who))
+			return usage_error(cmd, "option '%s' does not apply here", argv[optind - 1]);
+		if (common_option(c, sc, p))
+			continue;
 		switch (c) {
-		case OPT_CONFIG:
-			p->run.common.config = optarg;
-			break;
-		case OPT_POLICY:
-			p->run.common.policy = optarg;
-			break;
-		case 'q':
-			p->run.common.verbosity = -1;
-			break;
-		case 'v':
-			if (p->run.common.verbosity < 0)
-				p->run.common.verbosity = 0;
-			p->run.common.verbosity++;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			exit(0);
 		case OPT_PRINCIPAL:
+			p->run.principal = optarg;
+			break;
 		case OPT_STORE:
+			p->run.store = optarg;
+			break;
 		case OPT_ARTIFACTS:
+			p->run.artifacts = optarg;
+			break;
 		case OPT_KEY:
+			p->run.key = optarg;
+			break;
 		case OPT_EVENTS:
+			p->run.events = optarg;
+			break;
 		case OPT_QUEUE_TIMEOUT:
-			if (!(accept & ACCEPT_RUN))
-				goto not_here;
-			if (c == OPT_PRINCIPAL)
-				p->run.principal = optarg;
-			else if (c == OPT_STORE)
-				p->run.store = optarg;
-			else if (c == OPT_ARTIFACTS)
-				p->run.artifacts = optarg;
-			else if (c == OPT_KEY)
-				p->run.key = optarg;
-			else if (c == OPT_EVENTS)
-				p->run.events = optarg;
-			else if (parse_seconds_ms(optarg, &p->run.queue_timeout_ms) < 0)
+			if (parse_seconds_ms(optarg, &p->run.queue_timeout_ms) < 0)
 				return usage_error(cmd, "--queue-timeout: expected seconds (0..86400), got '%s'",
 						   optarg);
 			break;
+		case 'p':
+			one->profile = optarg;
+			break;
+		case 'n':
+			one->network = optarg;
+			break;
+		case 'c':
+			if (one->code)
+				return usage_error(cmd, "-c given twice");
+			one->code = optarg;
+			break;
+		case 'i':
+			push(&one->handles, &n_in, optarg);
+			break;
+		case OPT_LIMIT:
+			push(&one->limits, &n_lim, optarg);
+			break;
+		case OPT_ALLOW:
+			push(&one->allow, &n_allow, optarg);
+			break;
+		case OPT_REQUIRE:
+			push(&one->require, &n_req, optarg);
+			break;
+		case OPT_PRINT_JOB:
+			p->run.print_job = true;
+			break;
+		case OPT_DRY_RUN:
+			p->run.dry_run = true;
+			break;
 		case OPT_PUBKEY:
-			if (!(accept & ACCEPT_VERIFY))
-				goto not_here;
 			p->pubkey = optarg;
 			break;
 		case 'o':
-			if (!(accept & ACCEPT_KEYGEN))
-				goto not_here;
 			p->out = optarg;
 			break;
-		case ':':
-			return usage_error(cmd, "option '%s' needs an argument", argv[optind - 1]);
-		default:
-			return usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
 		}
-		continue;
-not_here:
-		/* --artifacts is both a run and a verify option. */
-		if (c == OPT_ARTIFACTS && (accept & ACCEPT_VERIFY)) {
-			p->run.artifacts = optarg;
-			continue;
-		}
-		return usage_error(cmd, "option '%s' does not apply here", argv[optind - 1]);
 	}
-	p->operands = argv + optind;
-	p->n_operands = argc - optind;
+	while (optind < argc)
+		p->operands[p->n_operands++] = argv[optind++];
 	return 0;
 }
 
@@ -190,10 +428,32 @@ static int operands(const char *cmd, const struct parsed *p, int min, int max)
 
 static int do_run(struct parsed *p)
 {
-	int r = operands("run", p, 1, 1);
-	if (r)
-		return r;
-	p->run.job = p->operands[0];
+	struct sbx_oneliner *one = &p->run.one;
+	int r;
+
+	if (p->run.print_job && p->run.dry_run)
+		return usage_error("run", "--print-job and --dry-run exclude each other");
+	if (!one->profile) {
+		if (one->code || one->network || one->handles || one->limits || one->allow ||
+		    one->require)
+			return usage_error("run", "a one-line run needs -p PROFILE");
+		if (p->run.print_job)
+			return usage_error("run", "--print-job shows the job of a one-line run (-p PROFILE)");
+		r = operands("run", p, 1, 1);
+		if (r)
+			return r;
+		p->run.job = p->operands[0];
+		return sbx_cmd_run(&p->run);
+	}
+	/* -c CODE [-- ARGS...] or -- FILE [ARGS...]. */
+	if (!one->code) {
+		if (p->n_operands < 1)
+			return usage_error("run", "a one-line run needs -c CODE or -- FILE");
+		one->file = p->operands[0];
+		one->args = (const char *const *)p->operands + 1;
+	} else {
+		one->args = (const char *const *)p->operands;
+	}
 	return sbx_cmd_run(&p->run);
 }
 
@@ -235,19 +495,50 @@ static int do_gc(struct parsed *p)
 	return r ? r : sbx_cmd_gc(&p->run.common);
 }
 
-static const struct subcommand {
-	const char *name;
-	unsigned accept;
-	int (*fn)(struct parsed *p);
-} subcommands[] = {
-	{ "run", ACCEPT_RUN, do_run },
-	{ "verify", ACCEPT_VERIFY, do_verify },
-	{ "keygen", ACCEPT_KEYGEN, do_keygen },
-	{ "check", 0, do_check },
-	{ "profiles", 0, do_profiles },
-	{ "cancel", 0, do_cancel },
-	{ "gc", 0, do_gc },
+static const struct subcommand subcommands[] = {
+	{ "run", FOR_RUN,
+	  "sbx run [options] JOB\n"
+	  "       sbx run [options] -p PROFILE [-n NETWORK] [-i HANDLE]... [--limit KEY=VALUE]...\n"
+	  "               [--allow TYPE]... [--require PATH]... (-c CODE [-- ARGS...] | -- FILE [ARGS...])",
+	  "Run one job (JOB is a path, or - for stdin) in a fresh sandbox and print its\n"
+	  "signed manifest on stdout.  With -p, the job is built from the options instead,\n"
+	  "exactly as a job file would hold it, and admitted on the same terms.",
+	  do_run },
+	{ "verify", FOR_VERIFY, "sbx verify [--pubkey FILE] [--artifacts DIR] MANIFEST",
+	  "Check a manifest's signature and, with --artifacts, the artifacts' digests.", do_verify },
+	{ "keygen", FOR_KEYGEN, "sbx keygen [-o FILE]",
+	  "Make a new Ed25519 signing key (PKCS#8 PEM, mode 0600) and FILE.pub.", do_keygen },
+	{ "check", FOR_CHECK, "sbx check [--policy DIR]",
+	  "Report what this host can enforce, and whether the catalog is valid.", do_check },
+	{ "profiles", FOR_PROFILES, "sbx profiles [--policy DIR]",
+	  "List the catalog's runtime and network profiles.", do_profiles },
+	{ "cancel", FOR_CANCEL, "sbx cancel RUN_ID",
+	  "Cancel a running job (from another shell).", do_cancel },
+	{ "gc", FOR_GC, "sbx gc", "Reap what crashed runs left behind.", do_gc },
 };
+static const size_t n_subcommands = ARRAY_SIZE(subcommands);
+
+static const struct subcommand *find_subcommand(const char *name)
+{
+	for (size_t i = 0; i < n_subcommands; i++)
+		if (!strcmp(name, subcommands[i].name))
+			return &subcommands[i];
+	return NULL;
+}
+
+static int unknown_subcommand(const char *name)
+{
+	struct sbx_suggest s;
+	const char *best;
+
+	sbx_suggest_init(&s, name);
+	for (size_t i = 0; i < n_subcommands; i++)
+		sbx_suggest_add(&s, subcommands[i].name);
+	best = sbx_suggest_result(&s);
+	if (best)
+		return usage_error(NULL, "unknown subcommand '%s'; did you mean '%s'?", name, best);
+	return usage_error(NULL, "unknown subcommand '%s'", name);
+}
 
 /*
  * A page fault costs 10-25 us on some virtual machines, a page of
@@ -283,32 +574,51 @@ static void prefault_heap(void)
 
 int main(int argc, char **argv)
 {
+	const struct subcommand *sc;
 	struct parsed p = { 0 };
-	int r;
+	int c, r;
 
-	if (argc < 2)
+	/* Options before the subcommand: only those every subcommand takes
+	 * ("+": the subcommand's name ends them). */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:qvh", global_options, NULL)) != -1) {
+		if (c == OPT_VERSION) {
+			printf("sbx %s\n", PACKAGE_VERSION);
+			return 0;
+		}
+		if (c == ':')
+			return usage_error(NULL, "option '%s' needs an argument", argv[optind - 1]);
+		if (c == '?') {
+			if (optopt)
+				return usage_error(NULL, "unknown option '-%c' before the subcommand",
+						   optopt);
+			return usage_error(NULL, "option '%s' goes after the subcommand, or is unknown",
+					   argv[optind - 1]);
+		}
+		common_option(c, NULL, &p);
+	}
+	if (optind >= argc)
 		return usage_error(NULL, "%s", "missing subcommand");
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-		fputs(usage_text, stdout);
-		return 0;
+	if (!strcmp(argv[optind], "help")) {
+		if (optind + 1 < argc) {
+			sc = find_subcommand(argv[optind + 1]);
+			if (!sc)
+				return unknown_subcommand(argv[optind + 1]);
+			help_exit(sc);
+		}
+		help_exit(NULL);
 	}
-	if (!strcmp(argv[1], "--version")) {
-		printf("sbx %s\n", PACKAGE_VERSION);
-		return 0;
-	}
+	sc = find_subcommand(argv[optind]);
+	if (!sc)
+		return unknown_subcommand(argv[optind]);
 	prefault_heap();
 	/* `sbx run` sets OpenSSL up later, off its start-up path (run.c). */
-	if (strcmp(argv[1], "run") && sbx_crypto_init() < 0) {
+	if (sc->fn != do_run && sbx_crypto_init() < 0) {
 		fputs("sbx: initializing OpenSSL failed\n", stderr);
 		return SBX_EXIT_SOFTWARE;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(subcommands); i++) {
-		if (strcmp(argv[1], subcommands[i].name))
-			continue;
-		r = parse_options(subcommands[i].name, subcommands[i].accept, argc - 1, argv + 1, &p);
-		if (r)
-			return r;
-		return subcommands[i].fn(&p);
-	}
-	return usage_error(NULL, "unknown subcommand '%s'", argv[1]);
+	r = parse_options(sc, argc - optind, argv + optind, &p);
+	if (r)
+		return r;
+	return sc->fn(&p);
 }

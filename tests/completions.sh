@@ -3,7 +3,9 @@
 # completions.sh - the shell completions offer every subcommand and each
 # subcommand's options (as `sbx --help` lists them), and `sbx cancel`
 # completes the run ids in the state_dir of the host config named with
-# --config.  bash through its completion function and compgen, fish with
+# --config, the subcommand is found after global options (sbx --config F
+# check), and -p/-n of sbx run complete the names of the catalog named with
+# --policy.  bash through its completion function and compgen, fish with
 # `complete -C`, zsh through zpty with the real completion system.  A shell
 # that is not installed is a skip, saying so (a failure with
 # SBX_TEST_NO_SKIP=1; tools/install-deps installs them).  Prints TAP.
@@ -21,7 +23,8 @@ skip() {
 # What each subcommand accepts, beside the common options.
 common="--config --policy --quiet --verbose --help"
 declare -A opts=(
-	[run]="--principal --store --artifacts --key --events --queue-timeout"
+	[run]="--principal --store --artifacts --key --events --queue-timeout --profile --network
+		--input --limit --allow --require --code --print-job --dry-run"
 	[verify]="--pubkey --artifacts"
 	[keygen]="--output"
 	[check]="" [profiles]="" [cancel]="" [gc]=""
@@ -32,6 +35,11 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/sbx-completions.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
 mkdir -p "$T/state/runs/r1abcdef" "$T/state/runs/r2abcdef" "$T/jobs"
 printf '{"state_dir": "%s"}\n' "$T/state" > "$T/cfg.json"
+# The catalog -p and -n complete from (--policy on the line).
+P=$T/policy
+mkdir -p "$P/profiles" "$P/network"
+: > "$P/profiles/shell.json"; : > "$P/profiles/py-x.json"; : > "$P/network/disabled.json"
+profiles="shell py-x" networks="disabled"
 
 # have LIST WORD...: every WORD is a line of LIST
 have() {
@@ -39,6 +47,14 @@ have() {
 	for w in "$@"; do grep -qxF -- "$w" <<<"$list" || miss="$miss $w"; done
 	[ -z "$miss" ] || { echo "# missing:$miss"; return 1; }
 }
+
+# The table above is what each `sbx X --help` lists: the completions are
+# tested against the table, the table against the program.
+for c in $cmds; do
+	listed=$("$SBX_BUILDDIR/sbx" "$c" --help | grep -o -- '--[a-z][a-z-]*' | sort -u)
+	if have "$(printf '%s\n' $common ${opts[$c]})" $listed; then ok "sbx $c --help: every option is in the table"
+	else not_ok "sbx $c --help: every option is in the table"; fi
+done
 
 # --- bash -----------------------------------------------------------------
 bc=/usr/share/bash-completion/bash_completion
@@ -57,6 +73,14 @@ if [ -r "$bc" ]; then
 		if have "$(bash_complete sbx "$c" --)" $common ${opts[$c]}; then ok "bash: sbx $c options"
 		else not_ok "bash: sbx $c options"; fi
 	done
+	if have "$(bash_complete sbx --config "$T/cfg.json" '')" $cmds; then ok "bash: subcommands after a global option"
+	else not_ok "bash: subcommands after a global option"; fi
+	if have "$(bash_complete sbx --config "$T/cfg.json" check --)" $common; then ok "bash: sbx --config F check options"
+	else not_ok "bash: sbx --config F check options"; fi
+	if have "$(bash_complete sbx run --policy "$P" -p '')" $profiles; then ok "bash: sbx run -p completes profiles"
+	else not_ok "bash: sbx run -p completes profiles"; fi
+	if have "$(bash_complete sbx run --policy "$P" -n '')" $networks; then ok "bash: sbx run -n completes network profiles"
+	else not_ok "bash: sbx run -n completes network profiles"; fi
 	if have "$(bash_complete sbx cancel --config "$T/cfg.json" '')" r1abcdef r2abcdef; then
 		ok "bash: sbx cancel completes run ids of the config's state_dir"
 	else not_ok "bash: sbx cancel completes run ids of the config's state_dir"; fi
@@ -74,6 +98,14 @@ if command -v fish >/dev/null 2>&1; then
 		if have "$(fish_complete "sbx $c --")" $common ${opts[$c]}; then ok "fish: sbx $c options"
 		else not_ok "fish: sbx $c options"; fi
 	done
+	if have "$(fish_complete "sbx --config $T/cfg.json ")" $cmds; then ok "fish: subcommands after a global option"
+	else not_ok "fish: subcommands after a global option"; fi
+	if have "$(fish_complete "sbx --config $T/cfg.json check --")" $common; then ok "fish: sbx --config F check options"
+	else not_ok "fish: sbx --config F check options"; fi
+	if have "$(fish_complete "sbx run --policy $P -p ")" $profiles; then ok "fish: sbx run -p completes profiles"
+	else not_ok "fish: sbx run -p completes profiles"; fi
+	if have "$(fish_complete "sbx run --policy $P -n ")" $networks; then ok "fish: sbx run -n completes network profiles"
+	else not_ok "fish: sbx run -n completes network profiles"; fi
 	if have "$(fish_complete "sbx cancel --config $T/cfg.json ")" r1abcdef r2abcdef; then
 		ok "fish: sbx cancel completes run ids of the config's state_dir"
 	else not_ok "fish: sbx cancel completes run ids of the config's state_dir"; fi
@@ -105,6 +137,14 @@ if command -v zsh >/dev/null 2>&1; then
 		if have "$(zsh_complete "sbx $c --")" $common ${opts[$c]}; then ok "zsh: sbx $c options"
 		else not_ok "zsh: sbx $c options"; fi
 	done
+	if have "$(zsh_complete "sbx --config $T/cfg.json ")" $cmds; then ok "zsh: subcommands after a global option"
+	else not_ok "zsh: subcommands after a global option"; fi
+	if have "$(zsh_complete "sbx --config $T/cfg.json check --")" $common; then ok "zsh: sbx --config F check options"
+	else not_ok "zsh: sbx --config F check options"; fi
+	if have "$(zsh_complete "sbx run --policy $P -p ")" $profiles; then ok "zsh: sbx run -p completes profiles"
+	else not_ok "zsh: sbx run -p completes profiles"; fi
+	if have "$(zsh_complete "sbx run --policy $P -n ")" $networks; then ok "zsh: sbx run -n completes network profiles"
+	else not_ok "zsh: sbx run -n completes network profiles"; fi
 	if have "$(zsh_complete "sbx cancel --config $T/cfg.json ")" r1abcdef r2abcdef; then
 		ok "zsh: sbx cancel completes run ids of the config's state_dir"
 	else not_ok "zsh: sbx cancel completes run ids of the config's state_dir"; fi

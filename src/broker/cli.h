@@ -7,7 +7,10 @@
 #ifndef SBX_CLI_H
 #define SBX_CLI_H
 
+#include <stdbool.h>
 #include <stdint.h>
+
+#include "oneliner.h"
 
 struct sbx_common_opts {
 	const char *config;  /* --config FILE */
@@ -24,6 +27,9 @@ struct sbx_run_opts {
 	const char *key;
 	const char *events;
 	uint64_t queue_timeout_ms;
+	struct sbx_oneliner one;  /* -p PROFILE ...: the job built from options */
+	bool print_job;           /* --print-job: print the one-liner's job, run nothing */
+	bool dry_run;             /* --dry-run: admit and print the plan, run nothing */
 };
 
 int sbx_cmd_run(const struct sbx_run_opts *o);

@@ -718,10 +718,13 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	_cleanup_close_ int sfd = -1;
 	struct sbx_run_state *state = NULL;
 	_cleanup_free_ char *line = NULL, *artifacts_dir = NULL;
+	_cleanup_(sbx_oneliner_job_free) struct sbx_oneliner_job one = { 0 };
 	size_t len = 0;
 	json_t *manifest;
 	int code;
 
+	if (o->print_job || o->dry_run)
+		return sbx_run_preview(o);
 	run.t0_ns = sbx_now_mono_ns();
 	run.started_at_ms = sbx_now_real_ms();
 	run.events = json_array();
@@ -730,6 +733,10 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	/* Options, host config, signing key, catalog: no manifest yet. */
 	if (resolve_principal(o, &run.principal) < 0)
 		return SBX_EXIT_USAGE;
+	if (o->one.profile && (code = sbx_oneliner_prepare(&o->one, &one)) != 0) {
+		free(run.principal);
+		return code;
+	}
 	artifacts_dir = o->artifacts ? sbx_xstrdup(o->artifacts) :
 				       sbx_xasprintf("sbx-runs/%s", run.run_id);
 	/* SPEC order: options, host config, signing key, catalog, job.  The
@@ -756,7 +763,8 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	}
 
 	/* From the job on, every outcome prints a manifest. */
-	if (sbx_job_load(&run.job, o->job, &run.err) < 0) {
+	if ((o->one.profile ? sbx_oneliner_load(&run.job, &one, &run.err) :
+			      sbx_job_load(&run.job, o->job, &run.err)) < 0) {
 		run.job_read = run.err.code == SBX_EXIT_INVALID;
 		if (!run.job_read) {
 			sbx_error_print(&run.err);

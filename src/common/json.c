@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "json.h"
+#include "suggest.h"
 
 int sbx_json_read(const char *path, size_t max, int code, char **data, size_t *len,
 		  struct sbx_error *err)
@@ -427,7 +428,8 @@ int sbx_json_check_keys(const struct sbx_jctx *c, const char *path, const json_t
 		if (!ok) {
 			char p[SBX_JSON_PATH_MAX];
 			sbx_json_path_key(p, path, key);
-			return sbx_json_error(c, p, "unknown key");
+			return sbx_json_error(c, p, "unknown key%s",
+					      sbx_did_you_mean(sbx_suggest_strv(key, known)));
 		}
 	}
 	return 0;

@@ -27,6 +27,7 @@
 
 #include "catalog.h"
 #include "catalog-internal.h"
+#include "catalog-suggest.h"
 #include "hostconfig.h"
 #include "json.h"
 
@@ -255,15 +256,18 @@ static int cross_check(const struct sbx_catalog *cat, struct sbx_error *err)
 		struct sbx_jctx c = { .source = pr->file, .code = SBX_EXIT_UNAVAILABLE, .err = err };
 
 		if (!sbx_catalog_seccomp(cat, pr->seccomp))
-			return sbx_json_error(&c, "seccomp", "no seccomp policy \"%s\" in %s/seccomp",
-					      pr->seccomp, cat->dir);
+			return sbx_json_error(&c, "seccomp", "no seccomp policy \"%s\" in %s/seccomp%s",
+					      pr->seccomp, cat->dir,
+					      sbx_did_you_mean(sbx_catalog_suggest_seccomp(cat, pr->seccomp)));
 		for (size_t k = 0; pr->network_profiles[k]; k++) {
 			char p[SBX_JSON_PATH_MAX];
 
 			sbx_json_path_index(p, "network_profiles", k);
 			if (!sbx_catalog_network(cat, pr->network_profiles[k]))
-				return sbx_json_error(&c, p, "no network profile \"%s\" in %s/network",
-						      pr->network_profiles[k], cat->dir);
+				return sbx_json_error(&c, p, "no network profile \"%s\" in %s/network%s",
+						      pr->network_profiles[k], cat->dir,
+						      sbx_did_you_mean(sbx_catalog_suggest_network(
+							      cat, pr->network_profiles[k])));
 		}
 	}
 	return 0;

@@ -7,6 +7,7 @@
 
 #include "json.h"
 #include "joblimits.h"
+#include "suggest.h"
 #include "util.h"
 
 /*
@@ -73,6 +74,17 @@ static int parse_cores(const struct sbx_jctx *c, const char *path, const json_t 
 	return 0;
 }
 
+/* The limit key nearest to a misspelt one, or NULL. */
+static const char *limit_suggest(const char *key)
+{
+	struct sbx_suggest s;
+
+	sbx_suggest_init(&s, key);
+	for (size_t i = 0; i < _SBX_LIMIT_MAX; i++)
+		sbx_suggest_add(&s, sbx_limit_table[i].key);
+	return sbx_suggest_result(&s);
+}
+
 int sbx_limits_parse(const struct sbx_jctx *c, const char *path, const json_t *v,
 		     bool require_all, struct sbx_limits *out)
 {
@@ -89,7 +101,7 @@ int sbx_limits_parse(const struct sbx_jctx *c, const char *path, const json_t *v
 
 		sbx_json_path_key(p, path, key);
 		if (id < 0)
-			return sbx_json_error(c, p, "unknown key");
+			return sbx_json_error(c, p, "unknown key%s", sbx_did_you_mean(limit_suggest(key)));
 		if (sbx_limit_table[id].fraction) {
 			if (parse_cores(c, p, val, sbx_limit_table[id].hard_max, &x) < 0)
 				return -1;

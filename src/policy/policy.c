@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "catalog-suggest.h"
 #include "json.h"
 #include "policy.h"
 #include "spec.h"
@@ -142,16 +143,18 @@ static int admit(struct sbx_plan *plan, const struct sbx_job *job, const struct 
 	pr = sbx_catalog_profile(cat, job->runtime_profile);
 	if (!pr) {
 		sbx_json_escape(job->runtime_profile ? job->runtime_profile : "", esc, sizeof(esc));
-		return sbx_json_error(&c, "runtime_profile", "no runtime profile \"%s\" in the catalog",
-				      esc);
+		return sbx_json_error(&c, "runtime_profile", "no runtime profile \"%s\" in the catalog%s",
+				      esc,
+				      sbx_did_you_mean(sbx_catalog_suggest_profile(cat, job->runtime_profile)));
 	}
 	plan->profile = pr;
 
 	plan->network = sbx_catalog_network(cat, net);
 	if (!plan->network) {
 		sbx_json_escape(net, esc, sizeof(esc));
-		return sbx_json_error(&c, "network_profile", "no network profile \"%s\" in the catalog",
-				      esc);
+		return sbx_json_error(&c, "network_profile", "no network profile \"%s\" in the catalog%s",
+				      esc,
+				      sbx_did_you_mean(sbx_catalog_suggest_network(cat, net)));
 	}
 	if (!strv_contains(pr->network_profiles, net))
 		return sbx_json_error(&c, "network_profile",
