@@ -439,8 +439,8 @@ static void remove_temp_dir(struct sbx_run *run)
  * namespace, where host root is not mapped: root writes as the id the
  * sandbox user maps to (which also keeps root's power out of the copy).
  */
-static int materialize(struct sbx_run *run, const struct sbx_spec *spec, int principal_fd,
-		       int in_fd, int sfd)
+static int materialize(struct sbx_run *run, const struct sbx_spec *spec,
+		       const struct sbx_store *store, int in_fd, int sfd)
 {
 	bool root = geteuid() != spec->outer_uid;
 	struct sbx_extract_ctl ctl;
@@ -461,7 +461,7 @@ static int materialize(struct sbx_run *run, const struct sbx_spec *spec, int pri
 		setfsgid(spec->outer_gid);
 		setfsuid(spec->outer_uid);
 	}
-	r = sbx_store_materialize(principal_fd, run->principal, run->job.input_handles,
+	r = sbx_store_materialize(store, run->job.input_handles,
 				  run->job.extract, in_fd, run->plan.profile->input_bytes_max,
 				  run->plan.profile->input_bytes_max, &ctl, &run->err);
 	if (root) {
@@ -476,7 +476,8 @@ static int materialize(struct sbx_run *run, const struct sbx_spec *spec, int pri
  * resolved like any input (so it is refused, 77, on the same terms) and
  * read with the cap that applies to inline code.
  */
-static int read_code_handle(struct sbx_run *run, int principal_fd, char **code, size_t *len)
+static int read_code_handle(struct sbx_run *run, const struct sbx_store *store, char **code,
+			    size_t *len)
 {
 	const char *h = run->job.code_handle;
 	_cleanup_close_ int fd = -1;
@@ -484,7 +485,7 @@ static int read_code_handle(struct sbx_run *run, int principal_fd, char **code, 
 	struct stat st;
 	ssize_t n;
 
-	if (sbx_store_resolve(principal_fd, run->principal, h, &fd, &st, &run->err) < 0) {
+	if (sbx_store_resolve(store, h, &fd, &st, &run->err) < 0) {
 		sbx_error_prefix(&run->err, "code_handle: ");
 		return -1;
 	}
@@ -527,7 +528,8 @@ static int execute(struct sbx_run *run, int sfd)
 		.ud = run,
 	};
 	_cleanup_free_ char *store_root = NULL;
-	_cleanup_close_ int principal_fd = -1;
+	_cleanup_(sbx_store_close) struct sbx_store store = SBX_STORE_INIT;
+	const char *store_origin = NULL;
 	_cleanup_free_ char *code = NULL;
 	size_t code_len = 0;
 	uint64_t t_extract;
@@ -551,19 +553,18 @@ static int execute(struct sbx_run *run, int sfd)
 
 	/* Handles first: a refusal comes before any cgroup or mount exists
 	 * (the sandbox's process only waits so far, and is killed). */
-	if (sbx_store_root(run->opts->store, run->cfg.store, &store_root, &run->err) < 0 ||
-	    sbx_store_open_principal(store_root, run->principal, &principal_fd, &run->err) < 0)
+	if (sbx_store_root(run->opts->store, run->cfg.store, &store_root, &store_origin, &run->err) < 0 ||
+	    sbx_store_open(store_root, store_origin, run->principal, &store, &run->err) < 0)
 		goto out;
 	for (size_t i = 0; run->job.input_handles[i]; i++) {
 		_cleanup_close_ int fd = -1;
 		struct stat st;
-		if (sbx_store_resolve(principal_fd, run->principal, run->job.input_handles[i], &fd, &st,
-				      &run->err) < 0) {
+		if (sbx_store_resolve(&store, run->job.input_handles[i], &fd, &st, &run->err) < 0) {
 			sbx_error_prefix(&run->err, "input_handles[%zu]: ", i);
 			goto out;
 		}
 	}
-	if (run->job.code_handle && read_code_handle(run, principal_fd, &code, &code_len) < 0)
+	if (run->job.code_handle && read_code_handle(run, &store, &code, &code_len) < 0)
 		goto out;
 	if (spawned < 0) {
 		run->err = spawn_err;
@@ -608,7 +609,7 @@ static int execute(struct sbx_run *run, int sfd)
 		so.net_ready = on_net_ready;
 	}
 	t_extract = sbx_now_mono_ns();
-	if (materialize(run, &sp.spec, principal_fd, sp.in_fd, sfd) < 0) {
+	if (materialize(run, &sp.spec, &store, sp.in_fd, sfd) < 0) {
 		/* An archive's helper ran in the cgroup: its usage (an OOM
 		 * kill, the peak) is the run's. */
 		if (run->job.extract && run->job.extract[0] &&

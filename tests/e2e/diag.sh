@@ -1,0 +1,110 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# diag.sh - errors that guide: a store error names the store path and what
+# is missing (the store, the principal's directory, the handle, a regular
+# file, the right to read it), keeps its exit code (77) and leaves nothing
+# behind; sbx check and sbx profiles speak JSON; every manifest has a
+# reason_code beside reason.
+. "$SBX_SRCDIR/tests/e2e/lib.sh"
+
+need stat
+
+bound_sbx 60
+
+refused() { [ "$RC" -eq 77 ] && [ "$(jqm '.status')" = refused ]; }
+# err_has TEXT...: every TEXT is on one line of stderr.
+err_has() {
+	local line
+	while IFS= read -r line; do
+		local t ok=1
+		for t in "$@"; do [[ "$line" == *"$t"* ]] || ok=0; done
+		[ $ok = 1 ] && return 0
+	done < "$ERR"
+	diag "stderr: $(cat "$ERR")"
+	return 1
+}
+# The reason in the manifest says the same as stderr.
+reason_has() { [[ "$(jqm '.reason')" == *"$1"* ]] || { diag "reason: $(jqm .reason)"; return 1; }; }
+
+for mode in root user; do
+	setup_mode $mode
+	S="$M/store"
+	P="$S/$PRINCIPAL"
+	echo data > "$P/data.csv"
+	mkdir "$P/dir.csv"
+	ln -s data.csv "$P/link.csv"
+	echo secret > "$P/locked.csv"
+	chmod 000 "$P/locked.csv"
+	[ $mode = user ] && chown -R "$SBX_TEST_USER" "$S"
+	mkjob "$M/j.json" shell 'echo ran' '{input_handles: ["data.csv"]}'
+
+	# --- the store root -------------------------------------------------------
+	sbx_run "$M/j.json" --store "$T/no-such-store"
+	check "$mode: --store missing: 77, refused" refused
+	check "$mode: --store missing: names the path and --store" \
+		err_has "$T/no-such-store" "--store" "does not exist"
+	check "$mode: --store missing: the manifest's reason names the path" reason_has "$T/no-such-store"
+	check "$mode: --store missing: a Hint says how to name the store" \
+		grep -q '^sbx: Hint: .*--store' "$ERR"
+
+	# The config's store: sbx_run always passes --store, so by hand.
+	jq --arg s "$T/cfg-store" '.store = $s' "$M/config.json" > "$M/config-store.json"
+	chmod 644 "$M/config-store.json"
+	as_mode "$SBX" run --config "$M/config-store.json" --policy "$SBX_SRCDIR/policy" \
+		--key "$KEY" --artifacts "$M/art-cfg" "$M/j.json" >"$M/out-cfg.json" 2>"$M/err-cfg.txt"
+	RC=$? OUT="$M/out-cfg.json" ERR="$M/err-cfg.txt"
+	check "$mode: config store missing: 77, refused" refused
+	check "$mode: config store missing: names the path and the config's \"store\"" \
+		err_has "$T/cfg-store" '"store"' "does not exist"
+
+	# The default: $HOME/.local/share/sbx/store (no XDG_DATA_HOME here).
+	as_mode "$SBX" run --config "$M/config.json" --policy "$SBX_SRCDIR/policy" \
+		--key "$KEY" --artifacts "$M/art-def" "$M/j.json" >"$M/out-def.json" 2>"$M/err-def.txt"
+	RC=$? OUT="$M/out-def.json" ERR="$M/err-def.txt"
+	check "$mode: default store missing: 77, refused" refused
+	check "$mode: default store missing: names the path and that it is the default" \
+		err_has "$M/home/.local/share/sbx/store" "default" "does not exist"
+
+	# --- the principal's directory ---------------------------------------------
+	mkdir -p "$T/empty-store-$mode"
+	[ $mode = user ] && chown "$SBX_TEST_USER" "$T/empty-store-$mode"
+	sbx_run "$M/j.json" --store "$T/empty-store-$mode"
+	check "$mode: no principal directory: 77, refused" refused
+	check "$mode: no principal directory: names the principal and its path" \
+		err_has "principal \"$PRINCIPAL\"" "$T/empty-store-$mode/$PRINCIPAL" "does not exist"
+
+	# --- the handle --------------------------------------------------------------
+	mkjob "$M/j2.json" shell 'echo ran' '{input_handles: ["data.csv", "nope.csv"]}'
+	sbx_run "$M/j2.json"
+	check "$mode: missing handle: 77, refused" refused
+	check "$mode: missing handle: input_handles[1] and the full path" \
+		err_has 'input_handles[1]: handle "nope.csv"' "$P/nope.csv" "does not exist"
+	check "$mode: missing handle: the manifest's reason names the path" reason_has "$P/nope.csv"
+
+	mkjob "$M/j3.json" shell 'echo ran' '{input_handles: ["dir.csv"]}'
+	sbx_run "$M/j3.json"
+	check "$mode: a directory: 77, refused" refused
+	check "$mode: a directory: not a regular file, with its path" \
+		err_has 'handle "dir.csv"' "$P/dir.csv" "is a directory, not a regular file"
+
+	mkjob "$M/j4.json" shell 'echo ran' '{input_handles: ["link.csv"]}'
+	sbx_run "$M/j4.json"
+	check "$mode: a symlink: 77, refused" refused
+	check "$mode: a symlink: says so, with its path" \
+		err_has 'handle "link.csv"' "$P/link.csv" "is a symlink"
+
+	mkjob "$M/j5.json" shell 'cat /work/in/locked.csv' '{input_handles: ["locked.csv"]}'
+	sbx_run "$M/j5.json"
+	if [ $mode = user ]; then
+		check "$mode: an unreadable file: 77, refused" refused
+		check "$mode: an unreadable file: permission denied, with its path" \
+			err_has 'handle "locked.csv"' "$P/locked.csv" "Permission denied"
+	else
+		# Root reads a mode 000 file (CAP_DAC_OVERRIDE): that is no error.
+		expect_rc 0 "$mode: a mode 000 file is root's to read"
+		check "$mode: ... and the manifest's reason_code is null" test "$(jqm 'has("reason_code") and .reason_code == null')" = true
+	fi
+	check "$mode: nothing left behind" nothing_left
+done
+
+finish
