@@ -551,10 +551,8 @@ static void test_detect_unusable(void **state)
 		if (!strstr(err.msg, cases[i].reason))
 			fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err.msg, cases[i].reason);
 		assert_non_null(strstr(err.msg, "memory, pids and cpu limits cannot be applied"));
-		assert_non_null(strstr(err.hint, "Delegate=yes"));
-		assert_non_null(strstr(err.hint, "systemd-run --user --scope -p Delegate=yes"));
-		assert_non_null(strstr(err.hint, "chown"));
-		assert_non_null(strstr(err.hint, "cgroup_parent"));
+		/* What the Hint says is test-cgroup-hint's. */
+		assert_true(err.hint[0] != '\0');
 		assert_int_equal(h.version, 0);
 		assert_int_equal(h.v2_fd, -1);
 		fake_free(f);
@@ -887,7 +885,7 @@ static void test_v2_not_writable(void **state)
 	chmod(scope, 0755);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	if (!strstr(buf, "-1|69|cgroup: ") || !strstr(buf, "/sbx-nw: cannot create|") ||
-	    !strstr(buf, "Delegate=yes"))
+	    !strstr(buf, "chown it to this user"))
 		fail_msg("unexpected: %s", buf);
 	assert_false(exists_in(scope, "sbx-nw"));
 	fake_free(f);
