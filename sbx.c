@@ -22,8 +22,8 @@ static const char usage_text[] =
 	"Usage: sbx run [options] JOB            run one job (JOB is a path or - for stdin)\n"
 	"       sbx verify [--pubkey F] [--artifacts DIR] MANIFEST\n"
 	"       sbx keygen [-o FILE]\n"
-	"       sbx check [--policy DIR]\n"
-	"       sbx profiles [--policy DIR]\n"
+	"       sbx check [--policy DIR] [--json]\n"
+	"       sbx profiles [--policy DIR] [--json]\n"
 	"       sbx cancel RUN_ID\n"
 	"       sbx gc\n"
 	"       sbx --version | --help\n"
@@ -43,6 +43,7 @@ enum {
 	OPT_EVENTS,
 	OPT_QUEUE_TIMEOUT,
 	OPT_PUBKEY,
+	OPT_JSON,
 };
 
 static const struct option long_options[] = {
@@ -55,6 +56,7 @@ static const struct option long_options[] = {
 	{ "events", required_argument, NULL, OPT_EVENTS },
 	{ "queue-timeout", required_argument, NULL, OPT_QUEUE_TIMEOUT },
 	{ "pubkey", required_argument, NULL, OPT_PUBKEY },
+	{ "json", no_argument, NULL, OPT_JSON },
 	{ "output", required_argument, NULL, 'o' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -67,6 +69,7 @@ enum {
 	ACCEPT_RUN = 1 << 0,
 	ACCEPT_VERIFY = 1 << 1,
 	ACCEPT_KEYGEN = 1 << 2,
+	ACCEPT_JSON = 1 << 3,
 };
 
 struct parsed {
@@ -154,6 +157,11 @@ static int parse_options(const char *cmd, unsigned accept, int argc, char **argv
 			if (!(accept & ACCEPT_VERIFY))
 				goto not_here;
 			p->pubkey = optarg;
+			break;
+		case OPT_JSON:
+			if (!(accept & ACCEPT_JSON))
+				goto not_here;
+			p->run.common.json = true;
 			break;
 		case 'o':
 			if (!(accept & ACCEPT_KEYGEN))
@@ -243,8 +251,8 @@ static const struct subcommand {
 	{ "run", ACCEPT_RUN, do_run },
 	{ "verify", ACCEPT_VERIFY, do_verify },
 	{ "keygen", ACCEPT_KEYGEN, do_keygen },
-	{ "check", 0, do_check },
-	{ "profiles", 0, do_profiles },
+	{ "check", ACCEPT_JSON, do_check },
+	{ "profiles", ACCEPT_JSON, do_profiles },
 	{ "cancel", 0, do_cancel },
 	{ "gc", 0, do_gc },
 };

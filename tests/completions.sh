@@ -24,7 +24,7 @@ declare -A opts=(
 	[run]="--principal --store --artifacts --key --events --queue-timeout"
 	[verify]="--pubkey --artifacts"
 	[keygen]="--output"
-	[check]="" [profiles]="" [cancel]="" [gc]=""
+	[check]="--json" [profiles]="--json" [cancel]="" [gc]=""
 )
 cmds="run verify keygen check profiles cancel gc"
 

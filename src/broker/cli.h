@@ -7,12 +7,14 @@
 #ifndef SBX_CLI_H
 #define SBX_CLI_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct sbx_common_opts {
 	const char *config;  /* --config FILE */
 	const char *policy;  /* --policy DIR */
 	int verbosity;       /* -q: -1, default 0, -v: 1.. */
+	bool json;           /* --json (check, profiles): JSON on stdout */
 };
 
 struct sbx_run_opts {

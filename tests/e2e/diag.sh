@@ -104,6 +104,63 @@ for mode in root user; do
 		expect_rc 0 "$mode: a mode 000 file is root's to read"
 		check "$mode: ... and the manifest's reason_code is null" test "$(jqm 'has("reason_code") and .reason_code == null')" = true
 	fi
+
+	# --- sbx check --json ------------------------------------------------------
+	as_mode "$SBX" check --config "$M/config.json" --policy "$SBX_SRCDIR/policy" \
+		>"$M/check.txt" 2>"$M/check.err"
+	rc_text=$?
+	as_mode "$SBX" check --json --config "$M/config.json" --policy "$SBX_SRCDIR/policy" \
+		>"$M/check.json" 2>"$M/check-json.err"
+	rc_json=$?
+	check "$mode: check --json: the exit status of check ($rc_text)" test "$rc_json" -eq "$rc_text"
+	check "$mode: check --json: one JSON object on one line" \
+		eval '[ "$(wc -l < "$M/check.json")" -eq 1 ] && jq -e "type == \"object\"" "$M/check.json" >/dev/null'
+	check "$mode: check --json: ok is the verdict the exit status gives" \
+		test "$(jq -r .ok "$M/check.json")" = "$([ $rc_text -eq 0 ] && echo true || echo false)"
+	check "$mode: check --json: every item has name, state, ok, required, detail, hint" \
+		jq -e '.checks | length > 5 and all(.[]; (.name|type) == "string" and (.state|type) == "string"
+			and (.ok|type) == "boolean" and (.required|type) == "boolean"
+			and ((.detail|type) == "string" or .detail == null)
+			and ((.hint|type) == "string" or .hint == null) and (.ok == (.state == "ok")))' "$M/check.json"
+	# The same items, states, details and Hints as the text.
+	awk '/^[^ ]/ { n = substr($0, 1, 16); sub(/ +$/, "", n); r = substr($0, 18);
+			st = r; sub(/:.*/, "", st); d = r; if (index(r, ": ")) sub(/^[^:]*: /, "", d); else d = "";
+			printf "%s|%s|%s\n", n, st, d }
+	     /^                 Hint: / { h = substr($0, 24); printf "hint|%s\n", h }' "$M/check.txt" > "$M/check.flat"
+	jq -r '.checks[] | "\(.name)|\(.state)|\(.detail // ""), \(if .hint then "hint|" + .hint else "" end)"' "$M/check.json" |
+		sed 's/, $//; s/, hint|/\nhint|/' > "$M/check-json.flat"
+	check "$mode: check --json: the items, states, details and Hints of the text output" \
+		eval 'diff "$M/check.flat" "$M/check-json.flat" >&2'
+	check "$mode: check --json: the cgroup item is there, required" \
+		jq -e '[.checks[] | select(.name == "cgroup" and .required)] | length == 1' "$M/check.json"
+	check "$mode: check --json: landlock is optional" \
+		jq -e '[.checks[] | select(.name == "landlock" and (.required | not))] | length == 1' "$M/check.json"
+
+	# --- sbx profiles --json ---------------------------------------------------
+	as_mode "$SBX" profiles --json --config "$M/config.json" --policy "$SBX_SRCDIR/policy" \
+		>"$M/profiles.json" 2>"$M/profiles.err"
+	check "$mode: profiles --json: exit 0, one JSON object" \
+		eval '[ $? -eq 0 ] && [ "$(wc -l < "$M/profiles.json")" -eq 1 ] && jq -e .profiles "$M/profiles.json" >/dev/null'
+	check "$mode: profiles --json: every runtime profile of the catalog" \
+		test "$(jq -r '[.profiles[].name] | sort | join(",")' "$M/profiles.json")" = \
+		"$(cd "$SBX_SRCDIR/policy/profiles" && ls *.json | sed 's/\.json$//' | sort | paste -sd,)"
+	check "$mode: profiles --json: every network profile of the catalog" \
+		test "$(jq -r '[.networks[].name] | sort | join(",")' "$M/profiles.json")" = \
+		"$(cd "$SBX_SRCDIR/policy/network" && ls *.json | sed 's/\.json$//' | sort | paste -sd,)"
+	check "$mode: profiles --json: shell's limits are the catalog file's" \
+		test "$(jq -c '.profiles[] | select(.name == "shell") | .limits | [.memory_mib.maximum, .pids.default, .wall_seconds.minimum, .cpu_millicores.maximum]' "$M/profiles.json")" = \
+		"$(jq -c '[.maximums.memory_mib, .defaults.pids, .minimums.wall_seconds, (.maximums.cpu_cores * 1000)]' "$SBX_SRCDIR/policy/profiles/shell.json")"
+	check "$mode: profiles --json: shell's binds, outputs, env, argv and stream cap" \
+		test "$(jq -c '.profiles[] | select(.name == "shell") | [([.binds[].src] | index("/usr") != null), .allowed_outputs, .env.PATH, .argv, .stream_bytes_max, .seccomp, .network_profiles]' "$M/profiles.json")" = \
+		"$(jq -c '[true, .allowed_outputs, .env.PATH, .argv, .stream_bytes_max, .seccomp, .network_profiles]' "$SBX_SRCDIR/policy/profiles/shell.json")"
+	check "$mode: profiles --json: a profile's sha256 is its file's" \
+		test "$(jq -r '.profiles[] | select(.name == "shell") | .sha256' "$M/profiles.json")" = \
+		"$(sha256sum < "$SBX_SRCDIR/policy/profiles/shell.json" | cut -d' ' -f1)"
+	check "$mode: profiles --json: the egress example's allowlist" \
+		test "$(jq -c '.networks[] | select(.name == "egress-example") | [.kind, .allow, .max_connections, .connect]' "$M/profiles.json")" = \
+		"$(jq -c '[.kind, .allow, .max_connections, true]' "$SBX_SRCDIR/policy/network/egress-example.json")"
+	check "$mode: --json is refused where it does not apply (64)" \
+		eval 'as_mode "$SBX" gc --json >/dev/null 2>&1; [ $? -eq 64 ]'
 	check "$mode: nothing left behind" nothing_left
 done
 
