@@ -144,6 +144,32 @@ static void kill_cgroup(void *ud)
 		sbx_cgroup_kill(run->cg, NULL);
 }
 
+/* The reason_code of an error's exit class: what a run that ended in an
+ * error (not in its payload's outcome) says beside its reason.  The
+ * errors of 124, 130 and 137 come from extracting archives, before the
+ * payload: the deadline, a cancellation, the memory limit. */
+static const char *error_reason_code(int code)
+{
+	switch (code) {
+	case SBX_EXIT_INVALID:
+		return "invalid_job";
+	case SBX_EXIT_REFUSED:
+		return "policy_refused";
+	case SBX_EXIT_CAPACITY:
+		return "no_capacity";
+	case SBX_EXIT_UNAVAILABLE:
+		return "isolation_unavailable";
+	case SBX_EXIT_TIMEOUT:
+		return "wall_timeout";
+	case SBX_EXIT_CANCELLED:
+		return "cancelled";
+	case SBX_EXIT_LIMIT:
+		return "memory_limit";
+	default:
+		return "internal_error";
+	}
+}
+
 /* The end of a run that sbx itself could not carry out. */
 static void fail_run(struct sbx_run *run)
 {
@@ -151,6 +177,7 @@ static void fail_run(struct sbx_run *run)
 
 	run->status = sbx_status_from_exit(run->err.code);
 	snprintf(run->reason, sizeof(run->reason), "%s", sbx_error_text(&run->err, buf, sizeof(buf)));
+	run->reason_code = error_reason_code(run->err.code);
 }
 
 static int resolve_principal(const struct sbx_run_opts *o, char **out)
@@ -213,6 +240,7 @@ static void decide_status(struct sbx_run *run)
 	if (o->term == SBX_TERM_CANCEL) {
 		run->status = SBX_STATUS_CANCELLED;
 		snprintf(run->reason, sizeof(run->reason), "cancelled by the caller");
+		run->reason_code = "cancelled";
 		return;
 	}
 	if (o->term == SBX_TERM_TIMEOUT) {
@@ -220,6 +248,7 @@ static void decide_status(struct sbx_run *run)
 		snprintf(run->reason, sizeof(run->reason), "wall_seconds %llu reached%s",
 			 (unsigned long long)run->plan.limits.v[SBX_LIMIT_WALL_SECONDS],
 			 o->killed ? "; killed after grace_seconds" : "");
+		run->reason_code = "wall_timeout";
 		return;
 	}
 	if (!o->exited && o->init_sigkilled && oom) {
@@ -235,17 +264,20 @@ static void decide_status(struct sbx_run *run)
 		snprintf(run->reason, sizeof(run->reason),
 			 "memory: memory_mib %llu exceeded (OOM kill of the whole sandbox)",
 			 (unsigned long long)run->plan.limits.v[SBX_LIMIT_MEMORY_MIB]);
+		run->reason_code = "memory_limit";
 		return;
 	}
 	if (!o->exited) {
 		run->status = SBX_STATUS_ERROR;
 		snprintf(run->reason, sizeof(run->reason), "the sandbox ended without reporting the payload's exit");
+		run->reason_code = "sandbox_lost";
 		return;
 	}
 	if (WIFSIGNALED(o->wait_status) && WTERMSIG(o->wait_status) == SIGKILL && oom) {
 		run->status = SBX_STATUS_LIMIT_EXCEEDED;
 		snprintf(run->reason, sizeof(run->reason), "memory: memory_mib %llu exceeded (OOM kill)",
 			 (unsigned long long)run->plan.limits.v[SBX_LIMIT_MEMORY_MIB]);
+		run->reason_code = "memory_limit";
 		return;
 	}
 	if (!(WIFEXITED(o->wait_status) && WEXITSTATUS(o->wait_status) == 0)) {
@@ -256,6 +288,7 @@ static void decide_status(struct sbx_run *run)
 			snprintf(run->reason, sizeof(run->reason), "%s",
 				 pids ? "pids: fork failed at the pids limit" :
 					"output: the output quota (output_bytes/output_files) was exhausted");
+			run->reason_code = pids ? "pids_limit" : "output_quota";
 			return;
 		}
 		/* A payload that ran to its own end is complete, only
@@ -268,6 +301,7 @@ static void decide_status(struct sbx_run *run)
 		else
 			snprintf(run->reason, sizeof(run->reason), "payload died of signal %d",
 				 WTERMSIG(o->wait_status));
+		run->reason_code = WIFEXITED(o->wait_status) ? "exit_nonzero" : "signal";
 		return;
 	}
 	run->partial = false;
@@ -285,6 +319,7 @@ static void check_required(struct sbx_run *run)
 			run->status = SBX_STATUS_FAILED;
 			snprintf(run->reason, sizeof(run->reason), "required output \"%s\" %s", *r,
 				 a ? "was rejected" : "is missing");
+			run->reason_code = a ? "required_output_rejected" : "required_output_missing";
 			return;
 		}
 	}
@@ -641,6 +676,7 @@ static int execute(struct sbx_run *run, int sfd)
 		run->ran = false;
 		run->status = SBX_STATUS_CANCELLED;
 		snprintf(run->reason, sizeof(run->reason), "cancelled by the caller before the payload started");
+		run->reason_code = "cancelled";
 		r = 0;
 		goto out;
 	}

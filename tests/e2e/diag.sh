@@ -11,7 +11,7 @@ need stat
 
 bound_sbx 60
 
-refused() { [ "$RC" -eq 77 ] && [ "$(jqm '.status')" = refused ]; }
+refused() { [ "$RC" -eq 77 ] && [ "$(jqm '.status + " " + .reason_code')" = "refused policy_refused" ]; }
 # err_has TEXT...: every TEXT is on one line of stderr.
 err_has() {
 	local line
@@ -104,6 +104,28 @@ for mode in root user; do
 		expect_rc 0 "$mode: a mode 000 file is root's to read"
 		check "$mode: ... and the manifest's reason_code is null" test "$(jqm 'has("reason_code") and .reason_code == null')" = true
 	fi
+
+	# --- reason_code: the outcomes the other scripts do not check ---------------
+	mkjob "$M/ok.json" shell 'echo fine'
+	sbx_run "$M/ok.json"
+	check "$mode: succeeded: reason and reason_code are null" \
+		test "$(jqm '[.status, has("reason_code"), .reason, .reason_code] | tostring')" = '["succeeded",true,null,null]'
+	# dash gives up when fork fails: its failing exit is the pids limit's.
+	mkjob "$M/pids.json" shell 'i=0; while [ $i -lt 40 ]; do sleep 30 & i=$((i + 1)); done; wait' \
+		'{limits: {pids: 8}}'
+	sbx_run "$M/pids.json"
+	check "$mode: fork failing at pids 8: limit_exceeded, pids_limit" \
+		test "$(jqm '.status + " " + .reason_code')" = "limit_exceeded pids_limit"
+	mkjob "$M/sig.json" shell 'kill -SEGV $$'
+	sbx_run "$M/sig.json"
+	check "$mode: a payload dead of its own signal: failed, signal" \
+		test "$(jqm '.status + " " + .exit.signal + " " + .reason_code')" = "failed SIGSEGV signal"
+	mkjob "$M/req.json" shell 'echo "<html><body>x</body></html>" > /work/out/x.html' \
+		'{required_outputs: ["x.html"]}'
+	sbx_run "$M/req.json"
+	check "$mode: a required output rejected: failed, required_output_rejected" \
+		test "$(jqm '.status + " " + .reason_code')" = "failed required_output_rejected"
+	check "$mode: reason_code: nothing left behind" nothing_left
 
 	# --- sbx check --json ------------------------------------------------------
 	as_mode "$SBX" check --config "$M/config.json" --policy "$SBX_SRCDIR/policy" \
