@@ -183,6 +183,30 @@ for mode in root user; do
 		"$(jq -c '[.kind, .allow, .max_connections, true]' "$SBX_SRCDIR/policy/network/egress-example.json")"
 	check "$mode: --json is refused where it does not apply (64)" \
 		eval 'as_mode "$SBX" gc --json >/dev/null 2>&1; [ $? -eq 64 ]'
+
+	# --- the cgroup Hint, true on this host -------------------------------------
+	if [ $mode = user ]; then
+		# The hierarchy's root: there, and not this user's to write.
+		jq '.cgroup_parent = "/"' "$M/config.json" > "$M/config-cg.json"
+		chmod 644 "$M/config-cg.json"
+		mkjob "$M/cg.json" shell 'echo ran'
+		sbx_run "$M/cg.json" --config "$M/config-cg.json"
+		check "$mode: a cgroup not this user's: 69, isolation_unavailable, a Hint to delegate one" \
+			eval '[ $RC -eq 69 ] && [ "$(jqm .reason_code)" = isolation_unavailable ] &&
+			      grep -q "^sbx: Hint: sbx needs a cgroup it may write.*chown it to this user" "$ERR"'
+		if [ -d /run/systemd/system ]; then
+			check "$mode: systemd is the init here: the Hint offers Delegate=yes" \
+				grep -q "^sbx: Hint: .*systemd-run --user --scope -p Delegate=yes" "$ERR"
+		else
+			check "$mode: systemd is not the init here: the Hint does not offer it" \
+				eval '! grep -qi "systemd\|Delegate" "$ERR"'
+		fi
+		as_mode "$SBX" check --json --config "$M/config-cg.json" --policy "$SBX_SRCDIR/policy" \
+			>"$M/check-cg.json" 2>/dev/null
+		check "$mode: sbx check --json predicts it: the cgroup item not ok, with the run's Hint" \
+			eval '[ "$(jq -r ".ok, (.checks[] | select(.name == \"cgroup\") | .ok)" "$M/check-cg.json" | paste -sd" ")" = "false false" ] &&
+			      grep -qF "$(jq -r ".checks[] | select(.name == \"cgroup\") | .hint" "$M/check-cg.json")" "$ERR"'
+	fi
 	check "$mode: nothing left behind" nothing_left
 done
 
