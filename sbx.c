@@ -48,6 +48,7 @@ enum {
 	OPT_PRINT_JOB,
 	OPT_DRY_RUN,
 	OPT_VERSION,
+	OPT_JSON,
 };
 
 static const struct option long_options[] = {
@@ -69,6 +70,7 @@ static const struct option long_options[] = {
 	{ "print-job", no_argument, NULL, OPT_PRINT_JOB },
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "pubkey", required_argument, NULL, OPT_PUBKEY },
+	{ "json", no_argument, NULL, OPT_JSON },
 	{ "output", required_argument, NULL, 'o' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -100,6 +102,8 @@ static unsigned option_owners(int val)
 		return FOR_RUN | FOR_VERIFY;
 	case OPT_PUBKEY:
 		return FOR_VERIFY;
+	case OPT_JSON:
+		return FOR_CHECK | FOR_PROFILES;
 	case 'o':
 		return FOR_KEYGEN;
 	default:
@@ -140,6 +144,7 @@ static const struct optdoc optdocs[] = {
 	{ FOR_RUN, "--queue-timeout SECONDS", "how long admission may wait for capacity (default 0)" },
 	{ FOR_VERIFY, "--pubkey FILE", "the public key (default: the one the manifest names)" },
 	{ FOR_KEYGEN, "-o, --output FILE", "where the key goes (FILE.pub beside it)" },
+	{ FOR_CHECK | FOR_PROFILES, "--json", "one JSON object on one line instead of text" },
 	{ FOR_ALL, "--config FILE", "host configuration (default $SBX_CONFIG, else\n"
 				    SYSCONFDIR "/sbx/sbx.json)" },
 	{ FOR_ALL, "--policy DIR", "the catalog (default: config, else the installed one)" },
@@ -407,6 +412,9 @@ static int parse_options(const struct subcommand *sc, int argc, char **argv, str
 		case OPT_PUBKEY:
 			p->pubkey = optarg;
 			break;
+		case OPT_JSON:
+			p->run.common.json = true;
+			break;
 		case 'o':
 			p->out = optarg;
 			break;
@@ -508,9 +516,9 @@ static const struct subcommand subcommands[] = {
 	  "Check a manifest's signature and, with --artifacts, the artifacts' digests.", do_verify },
 	{ "keygen", FOR_KEYGEN, "sbx keygen [-o FILE]",
 	  "Make a new Ed25519 signing key (PKCS#8 PEM, mode 0600) and FILE.pub.", do_keygen },
-	{ "check", FOR_CHECK, "sbx check [--policy DIR]",
+	{ "check", FOR_CHECK, "sbx check [--policy DIR] [--json]",
 	  "Report what this host can enforce, and whether the catalog is valid.", do_check },
-	{ "profiles", FOR_PROFILES, "sbx profiles [--policy DIR]",
+	{ "profiles", FOR_PROFILES, "sbx profiles [--policy DIR] [--json]",
 	  "List the catalog's runtime and network profiles.", do_profiles },
 	{ "cancel", FOR_CANCEL, "sbx cancel RUN_ID",
 	  "Cancel a running job (from another shell).", do_cancel },

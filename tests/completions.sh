@@ -27,7 +27,7 @@ declare -A opts=(
 		--input --limit --allow --require --code --print-job --dry-run"
 	[verify]="--pubkey --artifacts"
 	[keygen]="--output"
-	[check]="" [profiles]="" [cancel]="" [gc]=""
+	[check]="--json" [profiles]="--json" [cancel]="" [gc]=""
 )
 cmds="run verify keygen check profiles cancel gc"
 

@@ -16,6 +16,7 @@ struct sbx_common_opts {
 	const char *config;  /* --config FILE */
 	const char *policy;  /* --policy DIR */
 	int verbosity;       /* -q: -1, default 0, -v: 1.. */
+	bool json;           /* --json (check, profiles): JSON on stdout */
 };
 
 struct sbx_run_opts {

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <linux/landlock.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -277,30 +278,104 @@ static const struct probe probes[] = {
 };
 
 /*
+ * The report, as text (a column of names, "state: detail", an indented
+ * Hint) or, with --json, one object on one line: {"ok": the verdict,
+ * "checks": [{name, state, ok, required, detail, hint}, ...]}, detail and
+ * hint null when there is none.  The exit status is the same either way.
+ */
+struct report {
+	json_t *checks; /* NULL: text */
+};
+
+static json_t *string_or_null(const char *s)
+{
+	return s && s[0] ? json_string(s) : json_null();
+}
+
+static void item(struct report *rp, const char *name, bool required, const char *state,
+		 const char *detail, const char *hint)
+{
+	if (rp->checks) {
+		json_t *o = json_object();
+
+		json_object_set_new(o, "name", json_string(name));
+		json_object_set_new(o, "state", json_string(state));
+		json_object_set_new(o, "ok", json_boolean(strcmp(state, "ok") == 0));
+		json_object_set_new(o, "required", json_boolean(required));
+		json_object_set_new(o, "detail", string_or_null(detail));
+		json_object_set_new(o, "hint", string_or_null(hint));
+		json_array_append_new(rp->checks, o);
+		return;
+	}
+	printf("%-16s %s%s%s\n", name, state, detail && detail[0] ? ": " : "", detail ? detail : "");
+	if (hint && hint[0])
+		printf("%-16s Hint: %s\n", "", hint);
+}
+
+/*
+ * The cgroup line comes from the sandbox library as text, in the same
+ * columns: "NAME  STATE: DETAIL" and "  Hint: HINT" lines, taken apart
+ * here into items.
+ */
+static void cgroup_items(struct report *rp, const char *text)
+{
+	_cleanup_free_ char *copy = sbx_xstrdup(text);
+	char *name = NULL, *state = NULL, *detail = NULL, *hint = NULL;
+
+	for (char *line = strtok(copy, "\n"); line; line = strtok(NULL, "\n")) {
+		char *rest = line + strspn(line, " ");
+
+		if (strncmp(rest, "Hint: ", 6) == 0 && line != rest) {
+			hint = rest + 6;
+			continue;
+		}
+		if (name)
+			item(rp, name, true, state, detail, hint);
+		name = line;
+		hint = NULL;
+		rest = line + strcspn(line, " ");
+		if (*rest)
+			*rest++ = '\0';
+		state = rest + strspn(rest, " ");
+		detail = strstr(state, ": ");
+		if (detail) {
+			*detail = '\0';
+			detail += 2;
+		}
+	}
+	if (name)
+		item(rp, name, true, state, detail, hint);
+}
+
+/*
  * Which host ids sandboxes get, as `sbx run` decides it (rootids.c): for
  * root, the configured range, which must own nothing on this host (every
  * run is refused otherwise); for anyone else, the caller's own id.
  */
-static int report_root_ids(const struct sbx_hostconfig *cfg)
+static int report_root_ids(struct report *rp, const struct sbx_hostconfig *cfg)
 {
 	uint32_t first = cfg->root_ids_first, last = first + cfg->root_ids_count - 1;
 	struct sbx_error err = { 0 };
+	char detail[256];
 
 	if (getuid() != 0 || !sbx_root_ids_mapped(first)) {
-		printf("%-16s ok: not used: a sandbox is the caller's own uid %u on the host\n",
-		       "root ids", (unsigned)getuid());
+		snprintf(detail, sizeof(detail),
+			 "not used: a sandbox is the caller's own uid %u on the host",
+			 (unsigned)getuid());
+		item(rp, "root ids", true, "ok", detail, NULL);
 		return 0;
 	}
 	if (sbx_root_ids_check("/etc", first, cfg->root_ids_count, &err) < 0) {
 		/* err.msg starts "root_ids: "; the column says it. */
-		printf("%-16s unusable: %s\n", "root ids",
-		       strncmp(err.msg, "root_ids: ", 10) == 0 ? err.msg + 10 : err.msg);
-		printf("%-16s Hint: %s\n", "", err.hint);
+		item(rp, "root ids", true, "unusable",
+		     strncmp(err.msg, "root_ids: ", 10) == 0 ? err.msg + 10 : err.msg, err.hint);
 		return -1;
 	}
-	printf("%-16s ok: %u-%u, one per concurrent run; none in /etc/passwd, /etc/group, "
-	       "/etc/subuid, /etc/subgid\n",
-	       "root ids", first, last);
+	snprintf(detail, sizeof(detail),
+		 "%u-%u, one per concurrent run; none in /etc/passwd, /etc/group, "
+		 "/etc/subuid, /etc/subgid",
+		 first, last);
+	item(rp, "root ids", true, "ok", detail, NULL);
 	return 0;
 }
 
@@ -310,10 +385,12 @@ int sbx_cmd_check(const struct sbx_common_opts *o)
 	struct sbx_catalog cat = { 0 };
 	struct sbx_error err = { 0 };
 	struct sbx_cgroup_detect_opts copts = { 0 };
+	struct report rp = { .checks = o->json ? json_array() : NULL };
 	int code = 0;
 
 	if (sbx_hostconfig_load(&cfg, o->config, &err) < 0) {
 		sbx_error_print(&err);
+		json_decref(rp.checks);
 		return err.code;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(probes); i++) {
@@ -321,35 +398,70 @@ int sbx_cmd_check(const struct sbx_common_opts *o)
 		int r = probes[i].fn(detail, sizeof(detail), hint, sizeof(hint));
 
 		if (r == 0) {
-			printf("%-16s ok%s%s\n", probes[i].name, detail[0] ? ": " : "", detail);
+			item(&rp, probes[i].name, probes[i].required, "ok", detail, NULL);
 			continue;
 		}
-		printf("%-16s %s: %s\n", probes[i].name,
-		       r == -ENOSYS || r == -ENOENT ? "missing" :
-		       (r == -EPERM || r == -EACCES || r == -ENOSPC) ? "blocked" : "unusable",
-		       detail[0] ? detail : strerror(-r));
 		/* An optional feature's hint says what goes without it; a
 		 * required one's may come from the probe (the user namespace's
 		 * restriction). */
-		printf("%-16s Hint: %s\n", "", hint[0] ? hint : probes[i].hint);
+		item(&rp, probes[i].name, probes[i].required,
+		     r == -ENOSYS || r == -ENOENT ? "missing" :
+		     (r == -EPERM || r == -EACCES || r == -ENOSPC) ? "blocked" : "unusable",
+		     detail[0] ? detail : strerror(-r), hint[0] ? hint : probes[i].hint);
 		if (probes[i].required)
 			code = SBX_EXIT_UNAVAILABLE;
 	}
 
 	copts.cgroup_parent = cfg.cgroup_parent;
-	if (sbx_cgroup_host_report(stdout, &copts) < 0)
+	if (rp.checks) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&text, &len);
+
+		if (!m || sbx_cgroup_host_report(m, &copts) < 0)
+			code = SBX_EXIT_UNAVAILABLE;
+		if (m)
+			fclose(m);
+		cgroup_items(&rp, text ? text : "cgroup unusable: open_memstream failed\n");
+		free(text);
+	} else if (sbx_cgroup_host_report(stdout, &copts) < 0) {
 		code = SBX_EXIT_UNAVAILABLE;
-	if (report_root_ids(&cfg) < 0)
+	}
+	if (report_root_ids(&rp, &cfg) < 0)
 		code = SBX_EXIT_UNAVAILABLE;
 
 	if (sbx_catalog_load(&cat, sbx_catalog_default_dir(o->policy, &cfg), &err) < 0) {
-		printf("%-16s invalid\n", "catalog");
+		char text[sizeof(err.msg) + 128];
+
+		/* The text says "invalid" and the error follows on stderr;
+		 * JSON carries the error too. */
+		item(&rp, "catalog", true, "invalid",
+		     rp.checks ? sbx_error_text(&err, text, sizeof(text)) : NULL,
+		     rp.checks ? err.hint : NULL);
 		fflush(stdout);
 		sbx_error_print(&err);
 		code = SBX_EXIT_UNAVAILABLE;
 	} else {
-		printf("%-16s ok: %s (%zu runtime, %zu network, %zu seccomp)\n", "catalog", cat.dir,
-		       cat.n_profiles, cat.n_networks, cat.n_seccomp);
+		char detail[1024];
+
+		snprintf(detail, sizeof(detail), "%s (%zu runtime, %zu network, %zu seccomp)",
+			 cat.dir, cat.n_profiles, cat.n_networks, cat.n_seccomp);
+		item(&rp, "catalog", true, "ok", detail, NULL);
+	}
+	if (rp.checks) {
+		json_t *doc = json_pack("{s:b, s:o}", "ok", code == 0, "checks", rp.checks);
+		char *line = json_dumps(doc, JSON_COMPACT);
+
+		if (line)
+			puts(line);
+		else
+			code = SBX_EXIT_SOFTWARE;
+		free(line);
+		json_decref(doc);
+	}
+	if (fflush(stdout) != 0) {
+		sbx_warn("stdout: write failed");
+		code = SBX_EXIT_SOFTWARE;
 	}
 	sbx_catalog_free(&cat);
 	sbx_hostconfig_free(&cfg);

@@ -237,6 +237,8 @@ json_t *sbx_manifest_build(const struct sbx_run *run)
 	json_object_set_new(m, "limits", limits(run));
 	json_object_set_new(m, "status", json_string(sbx_status_name(run->status)));
 	json_object_set_new(m, "reason", run->reason[0] ? cstr(run->reason) : json_null());
+	json_object_set_new(m, "reason_code", run->reason[0] && run->reason_code ?
+						      json_string(run->reason_code) : json_null());
 	json_object_set_new(m, "exit", exit_record(run));
 	json_object_set_new(m, "timing", timing(run));
 	json_object_set_new(m, "usage", usage(run));

@@ -144,6 +144,32 @@ static void kill_cgroup(void *ud)
 		sbx_cgroup_kill(run->cg, NULL);
 }
 
+/* The reason_code of an error's exit class: what a run that ended in an
+ * error (not in its payload's outcome) says beside its reason.  The
+ * errors of 124, 130 and 137 come from extracting archives, before the
+ * payload: the deadline, a cancellation, the memory limit. */
+static const char *error_reason_code(int code)
+{
+	switch (code) {
+	case SBX_EXIT_INVALID:
+		return "invalid_job";
+	case SBX_EXIT_REFUSED:
+		return "policy_refused";
+	case SBX_EXIT_CAPACITY:
+		return "no_capacity";
+	case SBX_EXIT_UNAVAILABLE:
+		return "isolation_unavailable";
+	case SBX_EXIT_TIMEOUT:
+		return "wall_timeout";
+	case SBX_EXIT_CANCELLED:
+		return "cancelled";
+	case SBX_EXIT_LIMIT:
+		return "memory_limit";
+	default:
+		return "internal_error";
+	}
+}
+
 /* The end of a run that sbx itself could not carry out. */
 static void fail_run(struct sbx_run *run)
 {
@@ -151,6 +177,7 @@ static void fail_run(struct sbx_run *run)
 
 	run->status = sbx_status_from_exit(run->err.code);
 	snprintf(run->reason, sizeof(run->reason), "%s", sbx_error_text(&run->err, buf, sizeof(buf)));
+	run->reason_code = error_reason_code(run->err.code);
 }
 
 static int resolve_principal(const struct sbx_run_opts *o, char **out)
@@ -213,6 +240,7 @@ static void decide_status(struct sbx_run *run)
 	if (o->term == SBX_TERM_CANCEL) {
 		run->status = SBX_STATUS_CANCELLED;
 		snprintf(run->reason, sizeof(run->reason), "cancelled by the caller");
+		run->reason_code = "cancelled";
 		return;
 	}
 	if (o->term == SBX_TERM_TIMEOUT) {
@@ -220,6 +248,7 @@ static void decide_status(struct sbx_run *run)
 		snprintf(run->reason, sizeof(run->reason), "wall_seconds %llu reached%s",
 			 (unsigned long long)run->plan.limits.v[SBX_LIMIT_WALL_SECONDS],
 			 o->killed ? "; killed after grace_seconds" : "");
+		run->reason_code = "wall_timeout";
 		return;
 	}
 	if (!o->exited && o->init_sigkilled && oom) {
@@ -235,17 +264,20 @@ static void decide_status(struct sbx_run *run)
 		snprintf(run->reason, sizeof(run->reason),
 			 "memory: memory_mib %llu exceeded (OOM kill of the whole sandbox)",
 			 (unsigned long long)run->plan.limits.v[SBX_LIMIT_MEMORY_MIB]);
+		run->reason_code = "memory_limit";
 		return;
 	}
 	if (!o->exited) {
 		run->status = SBX_STATUS_ERROR;
 		snprintf(run->reason, sizeof(run->reason), "the sandbox ended without reporting the payload's exit");
+		run->reason_code = "sandbox_lost";
 		return;
 	}
 	if (WIFSIGNALED(o->wait_status) && WTERMSIG(o->wait_status) == SIGKILL && oom) {
 		run->status = SBX_STATUS_LIMIT_EXCEEDED;
 		snprintf(run->reason, sizeof(run->reason), "memory: memory_mib %llu exceeded (OOM kill)",
 			 (unsigned long long)run->plan.limits.v[SBX_LIMIT_MEMORY_MIB]);
+		run->reason_code = "memory_limit";
 		return;
 	}
 	if (!(WIFEXITED(o->wait_status) && WEXITSTATUS(o->wait_status) == 0)) {
@@ -256,6 +288,7 @@ static void decide_status(struct sbx_run *run)
 			snprintf(run->reason, sizeof(run->reason), "%s",
 				 pids ? "pids: fork failed at the pids limit" :
 					"output: the output quota (output_bytes/output_files) was exhausted");
+			run->reason_code = pids ? "pids_limit" : "output_quota";
 			return;
 		}
 		/* A payload that ran to its own end is complete, only
@@ -268,6 +301,7 @@ static void decide_status(struct sbx_run *run)
 		else
 			snprintf(run->reason, sizeof(run->reason), "payload died of signal %d",
 				 WTERMSIG(o->wait_status));
+		run->reason_code = WIFEXITED(o->wait_status) ? "exit_nonzero" : "signal";
 		return;
 	}
 	run->partial = false;
@@ -285,6 +319,7 @@ static void check_required(struct sbx_run *run)
 			run->status = SBX_STATUS_FAILED;
 			snprintf(run->reason, sizeof(run->reason), "required output \"%s\" %s", *r,
 				 a ? "was rejected" : "is missing");
+			run->reason_code = a ? "required_output_rejected" : "required_output_missing";
 			return;
 		}
 	}
@@ -439,8 +474,8 @@ static void remove_temp_dir(struct sbx_run *run)
  * namespace, where host root is not mapped: root writes as the id the
  * sandbox user maps to (which also keeps root's power out of the copy).
  */
-static int materialize(struct sbx_run *run, const struct sbx_spec *spec, int principal_fd,
-		       int in_fd, int sfd)
+static int materialize(struct sbx_run *run, const struct sbx_spec *spec,
+		       const struct sbx_store *store, int in_fd, int sfd)
 {
 	bool root = geteuid() != spec->outer_uid;
 	struct sbx_extract_ctl ctl;
@@ -461,7 +496,7 @@ static int materialize(struct sbx_run *run, const struct sbx_spec *spec, int pri
 		setfsgid(spec->outer_gid);
 		setfsuid(spec->outer_uid);
 	}
-	r = sbx_store_materialize(principal_fd, run->principal, run->job.input_handles,
+	r = sbx_store_materialize(store, run->job.input_handles,
 				  run->job.extract, in_fd, run->plan.profile->input_bytes_max,
 				  run->plan.profile->input_bytes_max, &ctl, &run->err);
 	if (root) {
@@ -476,7 +511,8 @@ static int materialize(struct sbx_run *run, const struct sbx_spec *spec, int pri
  * resolved like any input (so it is refused, 77, on the same terms) and
  * read with the cap that applies to inline code.
  */
-static int read_code_handle(struct sbx_run *run, int principal_fd, char **code, size_t *len)
+static int read_code_handle(struct sbx_run *run, const struct sbx_store *store, char **code,
+			    size_t *len)
 {
 	const char *h = run->job.code_handle;
 	_cleanup_close_ int fd = -1;
@@ -484,7 +520,7 @@ static int read_code_handle(struct sbx_run *run, int principal_fd, char **code, 
 	struct stat st;
 	ssize_t n;
 
-	if (sbx_store_resolve(principal_fd, run->principal, h, &fd, &st, &run->err) < 0) {
+	if (sbx_store_resolve(store, h, &fd, &st, &run->err) < 0) {
 		sbx_error_prefix(&run->err, "code_handle: ");
 		return -1;
 	}
@@ -527,7 +563,8 @@ static int execute(struct sbx_run *run, int sfd)
 		.ud = run,
 	};
 	_cleanup_free_ char *store_root = NULL;
-	_cleanup_close_ int principal_fd = -1;
+	_cleanup_(sbx_store_close) struct sbx_store store = SBX_STORE_INIT;
+	const char *store_origin = NULL;
 	_cleanup_free_ char *code = NULL;
 	size_t code_len = 0;
 	uint64_t t_extract;
@@ -551,19 +588,18 @@ static int execute(struct sbx_run *run, int sfd)
 
 	/* Handles first: a refusal comes before any cgroup or mount exists
 	 * (the sandbox's process only waits so far, and is killed). */
-	if (sbx_store_root(run->opts->store, run->cfg.store, &store_root, &run->err) < 0 ||
-	    sbx_store_open_principal(store_root, run->principal, &principal_fd, &run->err) < 0)
+	if (sbx_store_root(run->opts->store, run->cfg.store, &store_root, &store_origin, &run->err) < 0 ||
+	    sbx_store_open(store_root, store_origin, run->principal, &store, &run->err) < 0)
 		goto out;
 	for (size_t i = 0; run->job.input_handles[i]; i++) {
 		_cleanup_close_ int fd = -1;
 		struct stat st;
-		if (sbx_store_resolve(principal_fd, run->principal, run->job.input_handles[i], &fd, &st,
-				      &run->err) < 0) {
+		if (sbx_store_resolve(&store, run->job.input_handles[i], &fd, &st, &run->err) < 0) {
 			sbx_error_prefix(&run->err, "input_handles[%zu]: ", i);
 			goto out;
 		}
 	}
-	if (run->job.code_handle && read_code_handle(run, principal_fd, &code, &code_len) < 0)
+	if (run->job.code_handle && read_code_handle(run, &store, &code, &code_len) < 0)
 		goto out;
 	if (spawned < 0) {
 		run->err = spawn_err;
@@ -608,7 +644,7 @@ static int execute(struct sbx_run *run, int sfd)
 		so.net_ready = on_net_ready;
 	}
 	t_extract = sbx_now_mono_ns();
-	if (materialize(run, &sp.spec, principal_fd, sp.in_fd, sfd) < 0) {
+	if (materialize(run, &sp.spec, &store, sp.in_fd, sfd) < 0) {
 		/* An archive's helper ran in the cgroup: its usage (an OOM
 		 * kill, the peak) is the run's. */
 		if (run->job.extract && run->job.extract[0] &&
@@ -640,6 +676,7 @@ static int execute(struct sbx_run *run, int sfd)
 		run->ran = false;
 		run->status = SBX_STATUS_CANCELLED;
 		snprintf(run->reason, sizeof(run->reason), "cancelled by the caller before the payload started");
+		run->reason_code = "cancelled";
 		r = 0;
 		goto out;
 	}

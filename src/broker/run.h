@@ -46,6 +46,7 @@ struct sbx_run {
 	/* What happened. */
 	enum sbx_status status;
 	char reason[256];
+	const char *reason_code;  /* a stable name for reason (sbx(1)); NULL with it */
 	struct sbx_error err;     /* sbx's own failure, if any */
 	bool sandboxed;           /* the namespaces were created */
 	bool seccomp_applied;

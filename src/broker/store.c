@@ -44,22 +44,29 @@ bool sbx_principal_name_valid(const char *s)
 	return n <= 32;
 }
 
-int sbx_store_root(const char *opt, const char *config_store, char **out, struct sbx_error *err)
+int sbx_store_root(const char *opt, const char *config_store, char **out, const char **origin,
+		   struct sbx_error *err)
 {
 	const char *xdg = getenv("XDG_DATA_HOME");
 	const char *home = getenv("HOME");
+	const char *dummy;
 
+	if (!origin)
+		origin = &dummy;
 	if (opt) {
 		*out = sbx_xstrdup(opt);
+		*origin = "--store";
 		return 0;
 	}
 	if (config_store) {
 		*out = sbx_xstrdup(config_store);
+		*origin = "the host config's \"store\"";
 		return 0;
 	}
 	/* The XDG spec says relative values are to be ignored. */
 	if (xdg && xdg[0] == '/') {
 		*out = sbx_xasprintf("%s/sbx/store", xdg);
+		*origin = "the default, $XDG_DATA_HOME/sbx/store";
 		return 0;
 	}
 	if (!home || home[0] != '/') {
@@ -72,7 +79,16 @@ int sbx_store_root(const char *opt, const char *config_store, char **out, struct
 				     "store: no --store, no \"store\" in the host config and no "
 				     "home directory for the default");
 	*out = sbx_xasprintf("%s/.local/share/sbx/store", home);
+	*origin = "the default, ~/.local/share/sbx/store";
 	return 0;
+}
+
+void sbx_store_close(struct sbx_store *s)
+{
+	closep(&s->fd);
+	free(s->root);
+	free(s->dir);
+	*s = (struct sbx_store)SBX_STORE_INIT;
 }
 
 static int open_beneath(int dirfd, const char *name, int flags)
@@ -91,32 +107,40 @@ static int openat2_missing(struct sbx_error *err, const char *what)
 	return -1;
 }
 
-int sbx_store_open_principal(const char *root, const char *principal, int *dirfd,
-			     struct sbx_error *err)
+int sbx_store_open(const char *root, const char *origin, const char *principal,
+		   struct sbx_store *s, struct sbx_error *err)
 {
 	_cleanup_close_ int root_fd = -1;
 	int fd;
 
-	*dirfd = -1;
+	*s = (struct sbx_store)SBX_STORE_INIT;
+	s->root = sbx_xstrdup(root);
+	s->origin = origin;
+	s->principal = principal;
 	if (!sbx_principal_name_valid(principal))
 		return sbx_error_set(err, SBX_EXIT_USAGE, 0,
 				     "--principal: \"%s\" is not a valid principal name "
 				     "(^[a-z_][a-z0-9_-]{0,31}$)",
 				     principal ? principal : "");
+	s->dir = sbx_xasprintf("%s/%s", root, principal);
 	/* The root is the operator's path, trusted as a string. */
 	root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root_fd < 0) {
-		if (errno == ENOENT)
-			return 0; /* an empty store: every handle is not found */
+		if (errno == ENOENT) {
+			/* An empty store: every handle is refused, saying so. */
+			s->missing = SBX_STORE_NO_ROOT;
+			return 0;
+		}
 		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "store \"%s\"", root);
 	}
 	fd = open_beneath(root_fd, principal, O_PATH | O_DIRECTORY);
 	if (fd >= 0) {
-		*dirfd = fd;
+		s->fd = fd;
 		return 0;
 	}
 	switch (errno) {
 	case ENOENT:
+		s->missing = SBX_STORE_NO_PRINCIPAL;
 		return 0;
 	case ENOSYS:
 		return openat2_missing(err, "store");
@@ -133,16 +157,99 @@ int sbx_store_open_principal(const char *root, const char *principal, int *dirfd
 	}
 }
 
-static int not_found(struct sbx_error *err, const char *principal, const char *handle)
+/* What kind of file a name of the principal's directory is, for the
+ * refusal (lstat: the name itself, never what a link points at). */
+static const char *file_kind(const struct stat *st)
 {
-	return sbx_error_set(err, SBX_EXIT_REFUSED, 0, "handle \"%s\" not found for principal \"%s\"",
-			     handle, principal ? principal : "");
+	switch (st->st_mode & S_IFMT) {
+	case S_IFDIR:
+		return "a directory";
+	case S_IFIFO:
+		return "a fifo";
+	case S_IFSOCK:
+		return "a socket";
+	case S_IFCHR:
+		return "a character device";
+	case S_IFBLK:
+		return "a block device";
+	case S_IFLNK:
+		return "a symlink";
+	default:
+		return "not a regular file";
+	}
 }
 
-int sbx_store_resolve(int principal_fd, const char *principal, const char *handle, int *fd,
-		      struct stat *st, struct sbx_error *err)
+/*
+ * The refusal of @handle, 77, naming the path at fault and what is wrong
+ * with it: what to create or fix is then plain.  Only the principal's own
+ * directory (or the store itself) is looked at, so nothing tells whether
+ * the name exists for another principal.  @errnum is open's errno, or 0
+ * when the open worked but the file is no regular file (@st, may be NULL).
+ */
+static int refuse(struct sbx_error *err, const struct sbx_store *s, const char *handle,
+		  int errnum, const struct stat *st)
+{
+	const char *p = s->principal ? s->principal : "";
+	struct stat lst;
+
+	if (s->fd < 0 && s->missing == SBX_STORE_NO_ROOT) {
+		sbx_error_set(err, SBX_EXIT_REFUSED, 0,
+			      "handle \"%s\" not found for principal \"%s\": the store %s (%s) "
+			      "does not exist",
+			      handle, p, s->root ? s->root : "", s->origin ? s->origin : "?");
+		sbx_error_hint(err, "create the store directory with a directory per principal, "
+				    "or name the store with --store or the host config's \"store\"");
+		return -1;
+	}
+	if (s->fd < 0)
+		return sbx_error_set(err, SBX_EXIT_REFUSED, 0,
+				     "handle \"%s\" not found for principal \"%s\": the principal's "
+				     "directory %s does not exist in the store",
+				     handle, p, s->dir ? s->dir : "");
+	switch (errnum) {
+	case 0:
+		break;
+	case ENOENT:
+		return sbx_error_set(err, SBX_EXIT_REFUSED, 0,
+				     "handle \"%s\" not found for principal \"%s\": %s/%s does not exist",
+				     handle, p, s->dir, handle);
+	case EACCES:
+	case EPERM:
+		return sbx_error_set(err, SBX_EXIT_REFUSED, errnum,
+				     "handle \"%s\" not found for principal \"%s\": %s/%s",
+				     handle, p, s->dir, handle);
+	case EXDEV:
+		return sbx_error_set(err, SBX_EXIT_REFUSED, 0,
+				     "handle \"%s\" not found for principal \"%s\": %s/%s is a mount "
+				     "point; a handle must be a regular file of the principal's directory",
+				     handle, p, s->dir, handle);
+	default:
+		/* ELOOP, ENXIO, ENODEV: a symlink, a socket or a device; say
+		 * which. */
+		if (fstatat(s->fd, handle, &lst, AT_SYMLINK_NOFOLLOW) == 0) {
+			st = &lst;
+			break;
+		}
+		return sbx_error_set(err, SBX_EXIT_REFUSED, errnum,
+				     "handle \"%s\" not found for principal \"%s\": %s/%s", handle,
+				     p, s->dir, handle);
+	}
+	if (st && S_ISLNK(st->st_mode))
+		return sbx_error_set(err, SBX_EXIT_REFUSED, 0,
+				     "handle \"%s\" not found for principal \"%s\": %s/%s is a symlink; "
+				     "a handle must be a regular file",
+				     handle, p, s->dir, handle);
+	return sbx_error_set(err, SBX_EXIT_REFUSED, 0,
+			     "handle \"%s\" not found for principal \"%s\": %s/%s is %s, not a "
+			     "regular file",
+			     handle, p, s->dir, handle, st ? file_kind(st) : "not a regular file");
+}
+
+int sbx_store_resolve(const struct sbx_store *s, const char *handle, int *fd, struct stat *st,
+		      struct sbx_error *err)
 {
 	_cleanup_close_ int f = -1;
+	const char *principal = s->principal;
 
 	*fd = -1;
 	/* The job parser checked the name already; checked again because a
@@ -150,10 +257,10 @@ int sbx_store_resolve(int principal_fd, const char *principal, const char *handl
 	if (!sbx_handle_name_valid(handle))
 		return sbx_error_set(err, SBX_EXIT_INVALID, 0, "\"%s\": not a valid handle name",
 				     handle ? handle : "");
-	if (principal_fd < 0)
-		return not_found(err, principal, handle);
+	if (s->fd < 0)
+		return refuse(err, s, handle, ENOENT, NULL);
 	/* O_NONBLOCK: opening a fifo must not wait for a writer. */
-	f = open_beneath(principal_fd, handle, O_RDONLY | O_NONBLOCK);
+	f = open_beneath(s->fd, handle, O_RDONLY | O_NONBLOCK);
 	if (f < 0) {
 		switch (errno) {
 		case ENOSYS:
@@ -167,7 +274,7 @@ int sbx_store_resolve(int principal_fd, const char *principal, const char *handl
 		case ENXIO:   /* a socket, or a device without a driver */
 		case ENODEV:
 		case ENAMETOOLONG:
-			return not_found(err, principal, handle);
+			return refuse(err, s, handle, errno, NULL);
 		default:
 			return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno,
 					     "handle \"%s\": open", handle);
@@ -176,7 +283,7 @@ int sbx_store_resolve(int principal_fd, const char *principal, const char *handl
 	if (fstat(f, st) < 0)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "handle \"%s\": fstat", handle);
 	if (!S_ISREG(st->st_mode))
-		return not_found(err, principal, handle);
+		return refuse(err, s, handle, 0, st);
 	/* A second name of a file can sit in any directory the file's owner
 	 * or root could link from: in this principal's directory it would
 	 * make another principal's file (or any file of the host the linker
@@ -724,7 +831,7 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
-int sbx_store_materialize(int principal_fd, const char *principal, char *const *handles,
+int sbx_store_materialize(const struct sbx_store *store, char *const *handles,
 			  char *const *extract, int in_dirfd, uint64_t per_input_max,
 			  uint64_t total_max, const struct sbx_extract_ctl *ctl,
 			  struct sbx_error *err)
@@ -762,8 +869,7 @@ int sbx_store_materialize(int principal_fd, const char *principal, char *const *
 					      handles[i]);
 				goto out;
 			}
-		if (sbx_store_resolve(principal_fd, principal, handles[i], &fds[i], &sts[i],
-				      err) < 0) {
+		if (sbx_store_resolve(store, handles[i], &fds[i], &sts[i], err) < 0) {
 			sbx_error_prefix(err, "input_handles[%zu]: ", i);
 			goto out;
 		}

@@ -7,8 +7,9 @@
  * up beneath the principal's directory fd with openat2 so that no name can
  * climb out, follow a symlink or cross a mount.  A handle that does not
  * resolve there is "not found" whatever the reason (missing, symlink,
- * directory, another principal's), with one message, so a refusal does
- * not tell whether the name exists elsewhere.
+ * directory, another principal's); the message names the path in this
+ * principal's directory and what is wrong with it, and so never tells
+ * whether the name exists elsewhere.
  *
  * Inputs are copied, never bound, into the run's /work/in; archives named
  * in "extract" are validated and extracted by the sbx-extract helper, a
@@ -29,33 +30,59 @@ bool sbx_principal_name_valid(const char *s);
 /*
  * sbx_store_root() - the store directory: @opt (--store), else
  * @config_store, else $XDG_DATA_HOME/sbx/store, else ~/.local/share/sbx/store.
- * *@out is newly allocated.  Fails (SBX_EXIT_UNAVAILABLE) only when no home
- * directory can be found for the default.
+ * *@out is newly allocated; *@origin (may be NULL) says which of these it
+ * is, for messages ("--store", ...; static).  Fails (SBX_EXIT_UNAVAILABLE)
+ * only when no home directory can be found for the default.
  */
-int sbx_store_root(const char *opt, const char *config_store, char **out, struct sbx_error *err);
+int sbx_store_root(const char *opt, const char *config_store, char **out, const char **origin,
+		   struct sbx_error *err);
 
 /*
- * sbx_store_open_principal() - an O_PATH fd of ROOT/@principal in *@dirfd.
+ * The principal's part of the store, as a run sees it: an O_PATH fd of
+ * ROOT/<principal>, or -1 and which of the two directories is missing, so
+ * that a handle's refusal can say what to create.  Messages only ever
+ * name paths of this principal's part (or the store itself), never
+ * whether a name exists for someone else.
+ */
+enum sbx_store_missing { SBX_STORE_PRESENT, SBX_STORE_NO_ROOT, SBX_STORE_NO_PRINCIPAL };
+struct sbx_store {
+	char *root;                     /* the store directory */
+	const char *origin;             /* where root came from (static), or NULL */
+	const char *principal;          /* not owned */
+	char *dir;                      /* root/principal */
+	int fd;                         /* O_PATH of dir; -1: see missing */
+	enum sbx_store_missing missing;
+};
+#define SBX_STORE_INIT { .fd = -1 }
+void sbx_store_close(struct sbx_store *s);
+
+/*
+ * sbx_store_open() - the principal's directory of the store at @root
+ * (@origin as sbx_store_root() gives it, named when @root is missing).
  * An invalid principal name is a usage error (64).  A store or principal
- * directory that does not exist is not an error: *@dirfd is -1 and every
- * handle will be "not found" (77) when resolved.  A principal directory
- * that is a symlink or a mount point, or a kernel without openat2, is
- * SBX_EXIT_UNAVAILABLE (69) with a hint.
+ * directory that does not exist is not an error: s->fd is -1, s->missing
+ * says which, and every handle is refused (77) when resolved, naming the
+ * path that is missing.  A principal directory that is a symlink or a
+ * mount point, or a kernel without openat2, is SBX_EXIT_UNAVAILABLE (69)
+ * with a hint.  @s is filled in (and must be sbx_store_close()d) also on
+ * failure.
  */
-int sbx_store_open_principal(const char *root, const char *principal, int *dirfd,
-			     struct sbx_error *err);
+int sbx_store_open(const char *root, const char *origin, const char *principal,
+		   struct sbx_store *s, struct sbx_error *err);
 
 /*
- * sbx_store_resolve() - open @handle beneath @principal_fd (may be -1)
+ * sbx_store_resolve() - open @handle beneath @s's principal directory
  * read-only, without following symlinks, blocking on fifos, leaving the
  * directory or crossing mounts.  On success *@fd is the open file and
- * *@st its fstat.  Anything but a regular file is refused with
- * SBX_EXIT_REFUSED and the message `handle "H" not found for principal
- * "P"` (@principal is used in messages only).  An invalid handle name is
+ * *@st its fstat.  Anything else is refused with SBX_EXIT_REFUSED and a
+ * message `handle "H" not found for principal "P": ...` that names the
+ * store path at fault and what is wrong with it (the store or the
+ * principal's directory missing, the file missing, a symlink, not a
+ * regular file, not readable).  An invalid handle name is
  * SBX_EXIT_INVALID; openat2 missing is SBX_EXIT_UNAVAILABLE.
  */
-int sbx_store_resolve(int principal_fd, const char *principal, const char *handle, int *fd,
-		      struct stat *st, struct sbx_error *err);
+int sbx_store_resolve(const struct sbx_store *s, const char *handle, int *fd, struct stat *st,
+		      struct sbx_error *err);
 
 /*
  * sbx_store_copy() - copy @src_fd (from offset 0) into a new file @name
@@ -91,7 +118,7 @@ struct sbx_extract_ctl {
 	uint64_t wall_seconds;   /* named in the timeout message */
 	uint64_t memory_mib;     /* the helper's --max-memory; 0: its default */
 };
-int sbx_store_materialize(int principal_fd, const char *principal, char *const *handles,
+int sbx_store_materialize(const struct sbx_store *store, char *const *handles,
 			  char *const *extract, int in_dirfd, uint64_t per_input_max,
 			  uint64_t total_max, const struct sbx_extract_ctl *ctl,
 			  struct sbx_error *err);

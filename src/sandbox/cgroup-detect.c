@@ -189,6 +189,8 @@ struct detect_ctx {
 	char *proc;
 	char why_v2[384];
 	char why_v1[384];
+	char v2_missing[64], v1_missing[64]; /* for the Hint */
+	char v2_where[256];
 };
 
 /*
@@ -262,6 +264,8 @@ static int try_v2(struct detect_ctx *c, struct sbx_cgroup_host *h)
 					 "%s%s", missing[0] ? ", " : "", need[k]);
 		if (missing[0]) {
 			snprintf(why, whylen, "%s/cgroup.controllers lacks %s", path, missing);
+			snprintf(c->v2_missing, sizeof(c->v2_missing), "%s", missing);
+			snprintf(c->v2_where, sizeof(c->v2_where), "%s", path);
 			continue;
 		}
 		h->version = 2;
@@ -294,10 +298,16 @@ static int try_v1(struct detect_ctx *c, struct sbx_cgroup_host *h)
 			if (strcmp(c->mounts[i].fstype, "cgroup") == 0 &&
 			    list_has(c->mounts[i].super, ',', controller_names[k]))
 				mnt[k] = &c->mounts[i];
-		if (!mnt[k] && k != SBX_CGROUP_FREEZER) {
-			snprintf(why, whylen, "the %s controller is not mounted", controller_names[k]);
-			return -1;
-		}
+		if (!mnt[k] && k != SBX_CGROUP_FREEZER)
+			snprintf(c->v1_missing + strlen(c->v1_missing),
+				 sizeof(c->v1_missing) - strlen(c->v1_missing), "%s%s",
+				 c->v1_missing[0] ? ", " : "", controller_names[k]);
+	}
+	if (c->v1_missing[0]) {
+		/* The message names the first, the Hint all of them. */
+		snprintf(why, whylen, "the %.*s controller is not mounted",
+			 (int)strcspn(c->v1_missing, ","), c->v1_missing);
+		return -1;
 	}
 	for (int k = 0; k < _SBX_CGROUP_CONTROLLER_MAX; k++) {
 		_cleanup_free_ char *own = NULL, *path = NULL;
@@ -371,6 +381,30 @@ static bool cmdline_nosocket(const char *text)
 	return false;
 }
 
+/* The Hint when neither hierarchy works: for the one this host has (a v1
+ * mount of a controller sbx needs: v1), naming what it lacks. */
+static void detect_hint(const struct detect_ctx *c, struct sbx_error *err)
+{
+	bool v1 = false, v2 = false;
+
+	for (size_t i = 0; i < c->n_mounts; i++) {
+		const struct mount_info *m = &c->mounts[i];
+
+		v2 = v2 || strcmp(m->fstype, "cgroup2") == 0;
+		if (strcmp(m->fstype, "cgroup") == 0)
+			for (int k = 0; k < SBX_CGROUP_FREEZER; k++)
+				v1 = v1 || list_has(m->super, ',', controller_names[k]);
+	}
+	if (v1)
+		sbx_cgroup_hint_set(err, c->o->root, 1, c->v1_missing[0] ? c->v1_missing : NULL,
+				    NULL);
+	else if (v2)
+		sbx_cgroup_hint_set(err, c->o->root, 2, c->v2_missing[0] ? c->v2_missing : NULL,
+				    c->v2_where[0] ? c->v2_where : NULL);
+	else
+		sbx_cgroup_hint_set(err, c->o->root, 0, "memory, pids and cpu", NULL);
+}
+
 int sbx_cgroup_detect(struct sbx_cgroup_host *h, const struct sbx_cgroup_detect_opts *o,
 		      struct sbx_error *err)
 {
@@ -422,7 +456,7 @@ int sbx_cgroup_detect(struct sbx_cgroup_host *h, const struct sbx_cgroup_detect_
 			      "cgroup: memory, pids and cpu limits cannot be applied "
 			      "(v2: %s; v1: %s)",
 			      c.why_v2, c.why_v1);
-		sbx_error_hint(err, "%s", sbx_cgroup_hint);
+		detect_hint(&c, err);
 	}
 	mounts_free(c.mounts, c.n_mounts);
 	free(c.proc);

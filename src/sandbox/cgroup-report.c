@@ -122,8 +122,11 @@ int sbx_cgroup_host_report(FILE *f, const struct sbx_cgroup_detect_opts *o)
 			"cgroup", writable ? "ok" : "blocked", path,
 			h.v1_fd[SBX_CGROUP_FREEZER] >= 0 ? " freezer" : " (no freezer)",
 			writable ? "a trial run's cgroup works" : "not writable by this user");
-	if (!writable)
-		fprintf(f, "%-16s Hint: %s\n", "", sbx_cgroup_hint);
+	if (!writable) {
+		err = (struct sbx_error){ 0 };
+		sbx_cgroup_hint_set(&err, o ? o->root : NULL, h.version, NULL, NULL);
+		fprintf(f, "%-16s Hint: %s\n", "", err.hint);
+	}
 	sbx_cgroup_host_free(&h);
 	return writable ? 0 : -1;
 }

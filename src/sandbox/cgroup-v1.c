@@ -73,7 +73,7 @@ static int v1_create(struct sbx_cgroup *cg, struct sbx_error *err)
 			sbx_error_set(err, SBX_EXIT_UNAVAILABLE, e, "cgroup: %s/%s: cannot create",
 				      h->v1_path[k], cg->name);
 			if (e == EACCES || e == EPERM || e == EROFS)
-				sbx_error_hint(err, "%s", sbx_cgroup_hint);
+				sbx_cgroup_hint_set(err, NULL, 1, NULL, NULL);
 			return -1;
 		}
 	}

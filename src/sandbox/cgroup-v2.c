@@ -56,7 +56,7 @@ static int move_one(pid_t pid, void *data)
 		return 0;
 	sbx_error_set(m->err, SBX_EXIT_UNAVAILABLE, errno, "cgroup: %s/cgroup.procs: cannot move %d",
 		      m->leaf, (int)pid);
-	sbx_error_hint(m->err, "%s", sbx_cgroup_hint);
+	sbx_cgroup_hint_set(m->err, NULL, 2, NULL, NULL);
 	return -1;
 }
 
@@ -80,7 +80,7 @@ static int move_self_to_leaf(const struct sbx_cgroup_host *h, struct sbx_error *
 		fd = openat(h->v2_fd, "sbx.supervisor", O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
 		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "cgroup: %s: cannot create", leaf);
-		sbx_error_hint(err, "%s", sbx_cgroup_hint);
+		sbx_cgroup_hint_set(err, NULL, 2, NULL, NULL);
 		return -1;
 	}
 	m.leaf_fd = fd;
@@ -115,7 +115,7 @@ static int enable_controllers(const struct sbx_cgroup_host *h, struct sbx_error 
 	if (sbx_cgroup_read(h->v2_fd, "cgroup.subtree_control", &enabled) < 0) {
 		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno,
 			      "cgroup: %s/cgroup.subtree_control: cannot read", h->v2_path);
-		sbx_error_hint(err, "%s", sbx_cgroup_hint);
+		sbx_cgroup_hint_set(err, NULL, 2, NULL, NULL);
 		return -1;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(needed); i++) {
@@ -139,14 +139,14 @@ static int enable_controllers(const struct sbx_cgroup_host *h, struct sbx_error 
 		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno,
 			      "cgroup: %s/cgroup.subtree_control: cannot write \"%s\"", h->v2_path,
 			      add);
-		sbx_error_hint(err, "%s", sbx_cgroup_hint);
+		sbx_cgroup_hint_set(err, NULL, 2, NULL, NULL);
 		return -1;
 	}
 	if (move_self_to_leaf(h, err) < 0)
 		return -1;
 	if (sbx_cgroup_write(h->v2_fd, h->v2_path, "cgroup.subtree_control", add,
 			     SBX_EXIT_UNAVAILABLE, err) < 0) {
-		sbx_error_hint(err, "%s", sbx_cgroup_hint);
+		sbx_cgroup_hint_set(err, NULL, 2, NULL, NULL);
 		return -1;
 	}
 	return 0;
@@ -164,7 +164,7 @@ static int v2_create(struct sbx_cgroup *cg, struct sbx_error *err)
 		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, e, "cgroup: %s/%s: cannot create",
 			      h->v2_path, cg->name);
 		if (e == EACCES || e == EPERM || e == EROFS)
-			sbx_error_hint(err, "%s", sbx_cgroup_hint);
+			sbx_cgroup_hint_set(err, NULL, 2, NULL, NULL);
 		return -1;
 	}
 	return 0;
@@ -220,9 +220,11 @@ static int v2_attach(struct sbx_cgroup *cg, pid_t pid, struct sbx_error *err)
 			       "sbx runs in %s, outside cgroup_parent %s: on cgroup v2 a move also "
 			       "needs write access to the common ancestor's cgroup.procs; start sbx "
 			       "from inside it (as root, write the shell's pid to a leaf of it that "
-			       "this user owns), or drop cgroup_parent and use systemd-run --user "
-			       "--scope -p Delegate=yes sbx run ...",
-			       cg->host->v2_own_path, cg->host->v2_path);
+			       "this user owns)%s",
+			       cg->host->v2_own_path, cg->host->v2_path,
+			       sbx_cgroup_systemd_booted(NULL) ?
+				       ", or drop cgroup_parent and use systemd-run --user --scope "
+				       "-p Delegate=yes sbx run ..." : "");
 	return -1;
 }
 

@@ -21,12 +21,11 @@
 #include "cgroup.h"
 #include "cgroup-internal.h"
 
+/* Only where no better Hint was made (sbx_cgroup_hint_set()). */
 const char sbx_cgroup_hint[] =
-	"sbx needs a cgroup it may write, with the memory, pids and cpu controllers: run it "
-	"in a systemd unit with Delegate=yes (for one command: systemd-run --user --scope "
-	"-p Delegate=yes sbx run ...; as root: systemd-run --scope -p Delegate=yes sbx run "
-	"...), or create a cgroup directory, chown it to this user, name it in the host "
-	"config key cgroup_parent and start sbx from a process inside it (docs/cgroups.md)";
+	"sbx needs a cgroup it may write, with the memory, pids and cpu controllers: "
+	"create a cgroup directory, chown it to this user, name it in the host config key "
+	"cgroup_parent and start sbx from a process inside it (docs/cgroups.md)";
 
 /* --- file helpers ----------------------------------------------------- */
 
@@ -44,7 +43,7 @@ int sbx_cgroup_write(int dirfd, const char *dir_path, const char *file, const ch
 		sbx_error_set(err, code, e, "cgroup: %s/%s: cannot write \"%s\"", dir_path, file,
 			      value);
 		if (e == EACCES || e == EPERM || e == EROFS)
-			sbx_error_hint(err, "%s", sbx_cgroup_hint);
+			sbx_cgroup_hint_set(err, NULL, 0, NULL, NULL);
 		errno = e;
 		return -1;
 	}

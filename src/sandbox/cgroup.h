@@ -225,6 +225,19 @@ int sbx_cgroup_host_report(FILE *f, const struct sbx_cgroup_detect_opts *o);
 
 /* The hint printed whenever a cgroup cannot be used. */
 extern const char sbx_cgroup_hint[];
+/*
+ * sbx_cgroup_hint_set() - set @err's Hint for a cgroup sbx cannot use
+ * (cgroup-hint.c).  @version: the host's hierarchy, 1 or 2 (0: none
+ * mounted); @missing: the required controllers that are not there
+ * ("cpuacct, pids"), or NULL when they are but the cgroup is not this
+ * user's to write; @where: the v2 cgroup lacking them (may be NULL).
+ * Offers systemd's delegation only when systemd is the init, judged under
+ * @root (a test's prefix, as in sbx_cgroup_detect_opts; NULL: none).
+ */
+void sbx_cgroup_hint_set(struct sbx_error *err, const char *root, int version,
+			 const char *missing, const char *where);
+/* Whether systemd is the init: @root/run/systemd/system is a directory. */
+bool sbx_cgroup_systemd_booted(const char *root);
 /* The hint for a v1 memory controller that cannot limit socket buffers. */
 extern const char sbx_cgroup_v1_tcp_hint[];
 

@@ -49,14 +49,14 @@ for mode in root user; do
 	sbx_run "$M/fail.json"
 	expect_rc 1 "$mode: failing payload"
 	check "$mode: failed with exit code 3, signed" \
-		eval 'test "$(jqm ".status + \" \" + (.exit.code|tostring)")" = "failed 3" && signature_ok'
+		eval 'test "$(jqm ".status + \" \" + (.exit.code|tostring) + \" \" + .reason_code")" = "failed 3 exit_nonzero" && signature_ok'
 
 	# Invalid and refused jobs still get a signed manifest.
 	echo '{"runtime_profile": "shell", "code": "true", "limits": {"memory_mib": "lots"}}' > "$M/bad.json"
 	chmod 644 "$M/bad.json"
 	sbx_run "$M/bad.json"
 	check "$mode: invalid job: 65, one line naming the JSON path, signed manifest" \
-		eval '[ $RC -eq 65 ] && grep -q "limits.memory_mib" "$ERR" && [ "$(jqm .status)" = invalid ] && signature_ok'
+		eval '[ $RC -eq 65 ] && grep -q "limits.memory_mib" "$ERR" && [ "$(jqm .status)" = invalid ] && [ "$(jqm .reason_code)" = invalid_job ] && signature_ok'
 	# A number too large for a double fails at load time: still the path.
 	echo '{"runtime_profile": "shell", "code": "true", "limits": {"wall_seconds": 1e400}}' > "$M/huge.json"
 	chmod 644 "$M/huge.json"
@@ -68,7 +68,7 @@ for mode in root user; do
 	chmod 644 "$M/html.json"
 	sbx_run "$M/html.json"
 	check "$mode: allowed_outputs text/html: refused 77 naming allowed_outputs[1], signed" \
-		eval '[ $RC -eq 77 ] && grep -q "allowed_outputs\[1\]: profile \"shell\" does not allow output type text/html" "$ERR" && [ "$(jqm .status)" = refused ] && signature_ok'
+		eval '[ $RC -eq 77 ] && grep -q "allowed_outputs\[1\]: profile \"shell\" does not allow output type text/html" "$ERR" && [ "$(jqm .status)" = refused ] && [ "$(jqm .reason_code)" = policy_refused ] && signature_ok'
 
 	# The host's OpenSSL configuration is not sbx's: a configuration that
 	# loads only the null provider (under which `openssl dgst -sha256`

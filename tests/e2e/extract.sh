@@ -150,10 +150,14 @@ never_ran() {
 # status_is CODE STATUS REASON-REGEX: the last run ended so, signed, and the
 # payload never ran.
 status_is() {
-	local r
+	local r code
 	r=$(jqm '.status + ": " + .reason')
-	if [ "$RC" -eq "$1" ] && [[ "$r" =~ ^$2:\ .*$3 ]] && never_ran && signature_ok; then return 0; fi
-	diag "exit $RC, $r"
+	# Before the payload, each outcome has one reason_code (sbx(1)).
+	case $2 in timed_out) code=wall_timeout ;; cancelled) code=cancelled ;;
+	limit_exceeded) code=memory_limit ;; refused) code=policy_refused ;; *) code=? ;; esac
+	if [ "$RC" -eq "$1" ] && [[ "$r" =~ ^$2:\ .*$3 ]] && [ "$(jqm .reason_code)" = "$code" ] &&
+		never_ran && signature_ok; then return 0; fi
+	diag "exit $RC, $r, reason_code $(jqm .reason_code)"
 	diag "stderr: $(head -c 600 "$ERR")"
 	return 1
 }

@@ -250,7 +250,7 @@ for mode in root user; do
 	check "$mode: 1000 files when 5 allowed: the payload is stopped at 5" test "$(stdout_text)" = "made 5"
 	check "$mode: ... its failing exit is limit_exceeded, reason output, quota hit recorded" \
 		eval '[ $RC -eq 137 ] && [ "$(jqm ".status + \" \" + .reason")" = "limit_exceeded output: the output quota (output_bytes/output_files) was exhausted" ] &&
-		      [ "$(jqm .usage.output_quota_hit)" = true ]'
+		      [ "$(jqm .usage.output_quota_hit)" = true ] && [ "$(jqm .reason_code)" = output_quota ]'
 	check "$mode: ... the collector lists the 5 files it found" \
 		eval '[ "$(jqm "[.artifacts[].path] | sort | join(\",\")")" = "f0.txt,f1.txt,f2.txt,f3.txt,f4.txt" ] && [ "$(jqm .usage.output_files)" = 5 ]'
 
@@ -279,7 +279,7 @@ for mode in root user; do
 	mkjob "$M/j.json" shell 'echo no > /work/out/other.txt' '{required_outputs: ["totals.csv"]}'
 	sbx_run "$M/j.json"
 	check "$mode: a required output missing: failed (1), named in the reason" \
-		eval '[ $RC -eq 1 ] && [ "$(jqm .status)" = failed ] && jqm .reason | grep -q totals.csv'
+		eval '[ $RC -eq 1 ] && [ "$(jqm .status)" = failed ] && jqm .reason | grep -q totals.csv && [ "$(jqm .reason_code)" = required_output_missing ]'
 	mkjob "$M/j.json" shell 'echo "a,b" > /work/out/totals.csv' '{required_outputs: ["totals.csv"]}'
 	sbx_run "$M/j.json"
 	expect_rc 0 "$mode: the required output present"

@@ -128,7 +128,7 @@ for mode in root user; do
 		sbx_run "$M/memhog.json"
 		expect_rc 137 "$mode: memory hog at 4x the limit"
 		check "$mode: memory hog: limit_exceeded, reason names memory" \
-			eval '[ "$(jqm .status)" = limit_exceeded ] && [[ "$(jqm .reason)" == memory* ]]'
+			eval '[ "$(jqm .status)" = limit_exceeded ] && [[ "$(jqm .reason)" == memory* ]] && [ "$(jqm .reason_code)" = memory_limit ]'
 		check "$mode: memory hog: peak memory >= 0.9 x limit ($(jqm .usage.peak_memory_bytes) bytes)" \
 			test "$(jqm '.usage.peak_memory_bytes >= 0.9 * 64 * 1048576')" = true
 		check "$mode: memory hog: killed by SIGKILL, an OOM kill counted, manifest signed" \
@@ -147,7 +147,7 @@ for mode in root user; do
 		diag "$mode: SIGTERM-ignoring payload: sbx took $took ms (wall 2 s, grace 1 s)"
 		expect_rc 124 "$mode: payload ignoring SIGTERM times out"
 		check "$mode: ignores SIGTERM: timed_out, reason names wall_seconds and the kill" \
-			eval '[ "$(jqm .status)" = timed_out ] && [[ "$(jqm .reason)" == *wall_seconds*killed* ]]'
+			eval '[ "$(jqm .status)" = timed_out ] && [[ "$(jqm .reason)" == *wall_seconds*killed* ]] && [ "$(jqm .reason_code)" = wall_timeout ]'
 		check "$mode: ignores SIGTERM: done within wall+grace+1 s ($took ms), at least wall+grace" \
 			eval '[ $took -ge 3000 ] && [ $took -le $((4000 + SLACK_MS)) ]'
 		check "$mode: ignores SIGTERM: exit is SIGKILL" test "$(jqm .exit.signal)" = SIGKILL
@@ -202,7 +202,7 @@ for mode in root user; do
 			collect "int-$policy"
 			expect_rc 130 "$mode: SIGINT to sbx ($policy)"
 			check "$mode: SIGINT ($policy): cancelled, reason says so, signature verifies" \
-				eval '[ "$(jqm .status)" = cancelled ] && [[ "$(jqm .reason)" == *cancel* ]] && signature_ok'
+				eval '[ "$(jqm .status)" = cancelled ] && [[ "$(jqm .reason)" == *cancel* ]] && [ "$(jqm .reason_code)" = cancelled ] && signature_ok'
 			check "$mode: SIGINT ($policy): one terminating event, detail cancelled" \
 				test "$(jqm '[.events[] | select(.event=="terminating") | .detail] | join(",")')" = cancelled
 			if [ $policy = retain ]; then
@@ -255,7 +255,7 @@ for mode in root user; do
 		check "$mode: sbx cancel of a live run exits 0" test $crc -eq 0
 		expect_rc 130 "$mode: the cancelled run"
 		check "$mode: sbx cancel: status cancelled, reason says cancelled, run id matches, signed" \
-			eval '[ "$(jqm .status)" = cancelled ] && [[ "$(jqm .reason)" == *cancelled* ]] && [ "$(jqm .run_id)" = "$id" ] && signature_ok'
+			eval '[ "$(jqm .status)" = cancelled ] && [[ "$(jqm .reason)" == *cancelled* ]] && [ "$(jqm .reason_code)" = cancelled ] && [ "$(jqm .run_id)" = "$id" ] && signature_ok'
 		check "$mode: sbx cancel: the run ended within 3 s ($took ms)" test $took -le $((3000 + SLACK_MS))
 		as_mode timeout 10 "$SBX" cancel --config "$M/config.json" 0123456789abcdef0123456789abcdef >/dev/null 2>&1
 		check "$mode: sbx cancel of an unknown run id exits 1" test $? -eq 1

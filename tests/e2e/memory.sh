@@ -31,7 +31,7 @@ exec /opt/sbx-probe shmfill 192' '{limits: {memory_mib: 32}}'
 	sbx_run "$M/shm.json"
 	expect_rc 137 "$mode: /dev/shm fill at 6x the limit"
 	check "$mode: /dev/shm fill: limit_exceeded, reason memory ($(jqm .reason))" \
-		eval '[ "$(jqm .status)" = limit_exceeded ] && [[ "$(jqm .reason)" == memory* ]]'
+		eval '[ "$(jqm .status)" = limit_exceeded ] && [[ "$(jqm .reason)" == memory* ]] && [ "$(jqm .reason_code)" = memory_limit ]'
 	check "$mode: /dev/shm fill: an OOM kill counted, peak near the limit ($(jqm .usage.peak_memory_bytes)), exit SIGKILL, signed" \
 		eval '[ "$(jqm ".usage.oom_kills >= 1")" = true ] && [ "$(jqm ".usage.peak_memory_bytes >= 0.9 * 32 * 1048576")" = true ] && [ "$(jqm .exit.signal)" = SIGKILL ] && signature_ok'
 	got=$(excerpt)
@@ -52,7 +52,7 @@ exec /opt/sbx-probe shmfill 192' '{limits: {memory_mib: 32}}'
 	diag "$mode: lowered oom_score_adj: $(jqm .reason), oom_kills $(jqm .usage.oom_kills)"
 	expect_rc 137 "$mode: /dev/shm fill with the payload's oom_score_adj lowered"
 	check "$mode: lowered oom_score_adj: limit_exceeded, reason memory, exit SIGKILL, an OOM kill counted" \
-		eval '[ "$(jqm .status)" = limit_exceeded ] && [[ "$(jqm .reason)" == memory* ]] && [ "$(jqm .exit.signal)" = SIGKILL ] && [ "$(jqm ".usage.oom_kills >= 1")" = true ] && signature_ok'
+		eval '[ "$(jqm .status)" = limit_exceeded ] && [[ "$(jqm .reason)" == memory* ]] && [ "$(jqm .reason_code)" = memory_limit ] && [ "$(jqm .exit.signal)" = SIGKILL ] && [ "$(jqm ".usage.oom_kills >= 1")" = true ] && signature_ok'
 	check "$mode: lowered oom_score_adj: nothing left behind" nothing_left
 
 	# 3. 96 loopback TCP connections inside the sandbox (both ends are the

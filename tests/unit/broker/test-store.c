@@ -35,7 +35,7 @@ static void own_in(const char *in)
 		assert_int_equal(chown(in, SANDBOX_OUTER_ID, SANDBOX_OUTER_ID), 0);
 }
 
-static int materialize_as_sandbox(int principal_fd, const char *principal, char *const *handles,
+static int materialize_as_sandbox(const struct sbx_store *store, char *const *handles,
 				  char *const *extract, int in_dirfd, uint64_t per_input_max,
 				  uint64_t total_max, struct sbx_error *err)
 {
@@ -46,7 +46,7 @@ static int materialize_as_sandbox(int principal_fd, const char *principal, char 
 		setfsgid(SANDBOX_OUTER_ID);
 		setfsuid(SANDBOX_OUTER_ID);
 	}
-	r = sbx_store_materialize(principal_fd, principal, handles, extract, in_dirfd,
+	r = sbx_store_materialize(store, handles, extract, in_dirfd,
 				  per_input_max, total_max, NULL, err);
 	if (root) {
 		setfsuid(0);
@@ -58,7 +58,7 @@ static int materialize_as_sandbox(int principal_fd, const char *principal, char 
 struct fixture {
 	char *root;      /* STORE */
 	char *in;        /* a /work/in stand-in */
-	int alice;       /* principal fd */
+	struct sbx_store alice; /* the principal's part of the store */
 	int in_fd;
 };
 
@@ -136,8 +136,8 @@ static int setup(void **state)
 		free(p);
 	}
 
-	assert_int_equal(sbx_store_open_principal(f->root, "alice", &f->alice, &err), 0);
-	assert_true(f->alice >= 0);
+	assert_int_equal(sbx_store_open(f->root, "--store", "alice", &f->alice, &err), 0);
+	assert_true(f->alice.fd >= 0);
 	f->in_fd = open(f->in, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	assert_true(f->in_fd >= 0);
 	free(alice);
@@ -155,7 +155,7 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
-	close(f->alice);
+	sbx_store_close(&f->alice);
 	close(f->in_fd);
 	nftw(f->root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	free(f->root);
@@ -204,20 +204,25 @@ static void test_store_root(void **state)
 	char *home = getenv("HOME") ? sbx_xstrdup(getenv("HOME")) : NULL;
 	char *out = NULL;
 
-	assert_int_equal(sbx_store_root("/opt/s", "/cfg/s", &out, &err), 0);
+	const char *origin = NULL;
+
+	assert_int_equal(sbx_store_root("/opt/s", "/cfg/s", &out, &origin, &err), 0);
 	assert_string_equal(out, "/opt/s");
+	assert_string_equal(origin, "--store");
 	free(out);
-	assert_int_equal(sbx_store_root(NULL, "/cfg/s", &out, &err), 0);
+	assert_int_equal(sbx_store_root(NULL, "/cfg/s", &out, &origin, &err), 0);
 	assert_string_equal(out, "/cfg/s");
+	assert_string_equal(origin, "the host config's \"store\"");
 	free(out);
 	setenv("XDG_DATA_HOME", "/xdg", 1);
-	assert_int_equal(sbx_store_root(NULL, NULL, &out, &err), 0);
+	assert_int_equal(sbx_store_root(NULL, NULL, &out, &origin, &err), 0);
 	assert_string_equal(out, "/xdg/sbx/store");
+	assert_string_equal(origin, "the default, $XDG_DATA_HOME/sbx/store");
 	free(out);
 	/* A relative XDG_DATA_HOME is ignored, as the XDG spec says. */
 	setenv("XDG_DATA_HOME", "rel", 1);
 	setenv("HOME", "/home/u", 1);
-	assert_int_equal(sbx_store_root(NULL, NULL, &out, &err), 0);
+	assert_int_equal(sbx_store_root(NULL, NULL, &out, NULL, &err), 0);
 	assert_string_equal(out, "/home/u/.local/share/sbx/store");
 	free(out);
 	unsetenv("XDG_DATA_HOME");
@@ -232,33 +237,41 @@ static void test_open_principal(void **state)
 {
 	struct fixture *f = *state;
 	struct sbx_error err = { 0 };
-	int fd = 123;
+	struct sbx_store s = SBX_STORE_INIT;
 	char *missing = sbx_xasprintf("%s/nonexistent", f->root);
 
-	/* No directory for carol: not an error, every handle not found. */
-	assert_int_equal(sbx_store_open_principal(f->root, "carol", &fd, &err), 0);
-	assert_int_equal(fd, -1);
-	assert_int_equal(sbx_store_open_principal(missing, "alice", &fd, &err), 0);
-	assert_int_equal(fd, -1);
+	/* No directory for carol: not an error, every handle refused. */
+	assert_int_equal(sbx_store_open(f->root, "--store", "carol", &s, &err), 0);
+	assert_int_equal(s.fd, -1);
+	assert_int_equal(s.missing, SBX_STORE_NO_PRINCIPAL);
+	sbx_store_close(&s);
+	assert_int_equal(sbx_store_open(missing, "--store", "alice", &s, &err), 0);
+	assert_int_equal(s.fd, -1);
+	assert_int_equal(s.missing, SBX_STORE_NO_ROOT);
+	sbx_store_close(&s);
 	free(missing);
-	assert_int_equal(sbx_store_open_principal(f->root, "../alice", &fd, &err), -1);
+	assert_int_equal(sbx_store_open(f->root, "--store", "../alice", &s, &err), -1);
 	assert_int_equal(err.code, SBX_EXIT_USAGE);
-	assert_int_equal(fd, -1);
+	assert_int_equal(s.fd, -1);
+	sbx_store_close(&s);
 }
 
-static void expect_not_found(int pfd, const char *handle)
+/* A refusal (77) whose message is `handle "H" not found for principal
+ * "alice": ` and then @detail, and whose errno is @errnum. */
+static void expect_refused(const struct sbx_store *s, const char *handle, const char *detail,
+			   int errnum)
 {
 	struct sbx_error err = { 0 };
 	struct stat st;
-	char want[256];
+	char want[1024];
 	int fd = 42;
 
-	assert_int_equal(sbx_store_resolve(pfd, "alice", handle, &fd, &st, &err), -1);
+	assert_int_equal(sbx_store_resolve(s, handle, &fd, &st, &err), -1);
 	assert_int_equal(err.code, SBX_EXIT_REFUSED);
 	assert_int_equal(fd, -1);
-	assert_int_equal(err.errnum, 0);
-	/* One message for every reason, so existence elsewhere does not leak. */
-	snprintf(want, sizeof(want), "handle \"%s\" not found for principal \"alice\"", handle);
+	assert_int_equal(err.errnum, errnum);
+	snprintf(want, sizeof(want), "handle \"%s\" not found for principal \"alice\": %s", handle,
+		 detail);
 	assert_string_equal(err.msg, want);
 }
 
@@ -266,10 +279,12 @@ static void test_resolve(void **state)
 {
 	struct fixture *f = *state;
 	struct sbx_error err = { 0 };
+	struct sbx_store none = SBX_STORE_INIT;
 	struct stat st;
+	char d[1024];
 	int fd = -1;
 
-	assert_int_equal(sbx_store_resolve(f->alice, "alice", "data.csv", &fd, &st, &err), 0);
+	assert_int_equal(sbx_store_resolve(&f->alice, "data.csv", &fd, &st, &err), 0);
 	assert_true(fd >= 0);
 	assert_true(S_ISREG(st.st_mode));
 	assert_int_equal(st.st_size, 8);
@@ -277,27 +292,73 @@ static void test_resolve(void **state)
 	close(fd);
 
 	alarm(10); /* a fifo opened without O_NONBLOCK would hang here */
-	expect_not_found(f->alice, "secret.txt"); /* bob's */
-	expect_not_found(f->alice, "missing");
-	expect_not_found(f->alice, "link");       /* symlink to bob's */
-	expect_not_found(f->alice, "dir");
-	expect_not_found(f->alice, "fifo");
+	/* Each refusal names the path in alice's directory and what is
+	 * wrong with it; bob's file is "missing" for alice like any other. */
+	snprintf(d, sizeof(d), "%s/alice/secret.txt does not exist", f->root);
+	expect_refused(&f->alice, "secret.txt", d, 0); /* bob's */
+	snprintf(d, sizeof(d), "%s/alice/missing does not exist", f->root);
+	expect_refused(&f->alice, "missing", d, 0);
+	snprintf(d, sizeof(d), "%s/alice/link is a symlink; a handle must be a regular file", f->root);
+	expect_refused(&f->alice, "link", d, 0);       /* symlink to bob's */
+	snprintf(d, sizeof(d), "%s/alice/dir is a directory, not a regular file", f->root);
+	expect_refused(&f->alice, "dir", d, 0);
+	snprintf(d, sizeof(d), "%s/alice/fifo is a fifo, not a regular file", f->root);
+	expect_refused(&f->alice, "fifo", d, 0);
 	alarm(0);
+
+	/* Not readable by the caller (root reads anything). */
+	if (geteuid() != 0) {
+		char *p = sbx_xasprintf("%s/alice/data.csv", f->root);
+
+		assert_int_equal(chmod(p, 0), 0);
+		snprintf(d, sizeof(d), "%s/alice/data.csv", f->root);
+		expect_refused(&f->alice, "data.csv", d, EACCES);
+		assert_int_equal(chmod(p, 0644), 0);
+		free(p);
+	} else {
+		print_message("# root reads a mode 000 file: tests/e2e/diag.sh checks the "
+			      "refusal as the user\n");
+	}
 
 	/* Another name of a file (bob's, here) is no handle of alice's. */
 	err = (struct sbx_error){ 0 };
-	assert_int_equal(sbx_store_resolve(f->alice, "alice", "hardlink.txt", &fd, &st, &err), -1);
+	assert_int_equal(sbx_store_resolve(&f->alice, "hardlink.txt", &fd, &st, &err), -1);
 	assert_int_equal(err.code, SBX_EXIT_REFUSED);
 	assert_non_null(strstr(err.msg, "hard link"));
 	assert_int_equal(fd, -1);
-	alarm(10);
-	expect_not_found(-1, "data.csv");         /* principal without a directory */
-	alarm(0);
+
+	/* A principal without a directory, a store that does not exist:
+	 * the refusal names the path to create (and where the store's came
+	 * from, with a hint). */
+	{
+		char *empty = sbx_xasprintf("%s/empty", f->root);
+
+		assert_int_equal(mkdir(empty, 0755), 0);
+		assert_int_equal(sbx_store_open(empty, "--store", "alice", &none, &err), 0);
+		snprintf(d, sizeof(d),
+			 "the principal's directory %s/alice does not exist in the store", empty);
+		expect_refused(&none, "data.csv", d, 0);
+		sbx_store_close(&none);
+		free(empty);
+	}
+	{
+		char *gone = sbx_xasprintf("%s/gone", f->root);
+
+		assert_int_equal(sbx_store_open(gone, "the host config's \"store\"", "alice", &none,
+						&err), 0);
+		snprintf(d, sizeof(d), "the store %s (the host config's \"store\") does not exist",
+			 gone);
+		expect_refused(&none, "data.csv", d, 0);
+		err = (struct sbx_error){ 0 };
+		assert_int_equal(sbx_store_resolve(&none, "data.csv", &fd, &st, &err), -1);
+		assert_non_null(strstr(err.hint, "--store"));
+		sbx_store_close(&none);
+		free(gone);
+	}
 
 	/* Names with a path in them never reach openat2. */
 	err = (struct sbx_error){ 0 };
-	assert_int_equal(sbx_store_resolve(f->alice, "alice", "../bob/secret.txt", &fd, &st, &err),
-			 -1);
+	assert_int_equal(sbx_store_resolve(&f->alice, "../bob/secret.txt", &fd, &st, &err), -1);
 	assert_int_equal(err.code, SBX_EXIT_INVALID);
 }
 
@@ -310,7 +371,7 @@ static void test_copy(void **state)
 	char buf[16] = "";
 	int fd, out;
 
-	assert_int_equal(sbx_store_resolve(f->alice, "alice", "big.txt", &fd, &st, &err), 0);
+	assert_int_equal(sbx_store_resolve(&f->alice, "big.txt", &fd, &st, &err), 0);
 	umask(077);
 	assert_int_equal(sbx_store_copy(fd, f->in_fd, "exact", 4096, &n, &err), 0);
 	umask(022);
@@ -332,7 +393,7 @@ static void test_copy(void **state)
 	assert_int_equal(err.errnum, EEXIST);
 	close(fd);
 
-	assert_int_equal(sbx_store_resolve(f->alice, "alice", "data.csv", &fd, &st, &err), 0);
+	assert_int_equal(sbx_store_resolve(&f->alice, "data.csv", &fd, &st, &err), 0);
 	assert_int_equal(lseek(fd, 3, SEEK_SET), 3); /* copies from offset 0 anyway */
 	assert_int_equal(sbx_store_copy(fd, f->in_fd, "small", 8, &n, &err), 0);
 	close(fd);
@@ -354,24 +415,30 @@ static void test_materialize_refusals(void **state)
 	struct sbx_error err = { 0 };
 
 	/* A bad handle anywhere: nothing at all is written. */
-	assert_int_equal(materialize_as_sandbox(f->alice, "alice", bad_second, none, f->in_fd,
+	assert_int_equal(materialize_as_sandbox(&f->alice, bad_second, none, f->in_fd,
 					       1 << 20, 1 << 20, &err),
 			 -1);
 	assert_int_equal(err.code, SBX_EXIT_REFUSED);
-	assert_string_equal(err.msg,
-			    "input_handles[1]: handle \"secret.txt\" not found for principal \"alice\"");
+	{
+		char *want = sbx_xasprintf("input_handles[1]: handle \"secret.txt\" not found for "
+					   "principal \"alice\": %s/alice/secret.txt does not exist",
+					   f->root);
+
+		assert_string_equal(err.msg, want);
+		free(want);
+	}
 	assert_int_equal(count_in(f), 0);
 
 	/* Per-input and total caps are checked before writing too. */
 	err = (struct sbx_error){ 0 };
-	assert_int_equal(materialize_as_sandbox(f->alice, "alice", too_big, none, f->in_fd, 4000,
+	assert_int_equal(materialize_as_sandbox(&f->alice, too_big, none, f->in_fd, 4000,
 					       1 << 20, &err),
 			 -1);
 	assert_int_equal(err.code, SBX_EXIT_REFUSED);
 	assert_non_null(strstr(err.msg, "input_handles[1]: \"big.txt\" is 4096 bytes"));
 	assert_int_equal(count_in(f), 0);
 	err = (struct sbx_error){ 0 };
-	assert_int_equal(materialize_as_sandbox(f->alice, "alice", too_big, none, f->in_fd, 4096,
+	assert_int_equal(materialize_as_sandbox(&f->alice, too_big, none, f->in_fd, 4096,
 					       4100, &err),
 			 -1);
 	assert_int_equal(err.code, SBX_EXIT_REFUSED);
@@ -380,14 +447,14 @@ static void test_materialize_refusals(void **state)
 
 	/* extract must name an input handle. */
 	err = (struct sbx_error){ 0 };
-	assert_int_equal(materialize_as_sandbox(f->alice, "alice", too_big, evil + 1, f->in_fd,
+	assert_int_equal(materialize_as_sandbox(&f->alice, too_big, evil + 1, f->in_fd,
 					       1 << 20, 1 << 20, &err),
 			 -1);
 	assert_int_equal(err.code, SBX_EXIT_INVALID);
 
 	/* A hostile archive is refused by the helper, naming the entry. */
 	err = (struct sbx_error){ 0 };
-	assert_int_equal(materialize_as_sandbox(f->alice, "alice", evil, evil + 1, f->in_fd,
+	assert_int_equal(materialize_as_sandbox(&f->alice, evil, evil + 1, f->in_fd,
 					       1 << 20, 1 << 20, &err),
 			 -1);
 	assert_int_equal(err.code, SBX_EXIT_REFUSED);
@@ -410,7 +477,7 @@ static void test_materialize(void **state)
 	struct stat st;
 	int fd;
 
-	if (materialize_as_sandbox(f->alice, "alice", handles, extract, f->in_fd, 1 << 20, 1 << 20,
+	if (materialize_as_sandbox(&f->alice, handles, extract, f->in_fd, 1 << 20, 1 << 20,
 				  &err) < 0)
 		fail_msg("materialize: %s (%s)", err.msg, err.hint);
 	assert_int_equal(count_in(f), 4);
@@ -442,7 +509,7 @@ static void test_materialize(void **state)
 	close(f->in_fd);
 	f->in_fd = open(f->in, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	err = (struct sbx_error){ 0 };
-	assert_int_equal(materialize_as_sandbox(f->alice, "alice", handles, extract, f->in_fd,
+	assert_int_equal(materialize_as_sandbox(&f->alice, handles, extract, f->in_fd,
 					       1 << 20, 4100, &err),
 			 -1);
 	assert_int_equal(err.code, SBX_EXIT_REFUSED);
@@ -493,9 +560,10 @@ static void test_helper_confined(void **state)
 static int enosys_probe(const char *root)
 {
 	struct sbx_error err = { 0 };
-	int fd = -1;
+	struct sbx_store s;
 
-	sbx_store_open_principal(root, "alice", &fd, &err);
+	sbx_store_open(root, "--store", "alice", &s, &err);
+	sbx_store_close(&s);
 	return err.code;
 }
 

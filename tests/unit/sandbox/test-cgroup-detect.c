@@ -144,10 +144,8 @@ static void test_detect_unusable(void **state)
 		if (!strstr(err.msg, cases[i].reason))
 			fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err.msg, cases[i].reason);
 		assert_non_null(strstr(err.msg, "memory, pids and cpu limits cannot be applied"));
-		assert_non_null(strstr(err.hint, "Delegate=yes"));
-		assert_non_null(strstr(err.hint, "systemd-run --user --scope -p Delegate=yes"));
-		assert_non_null(strstr(err.hint, "chown"));
-		assert_non_null(strstr(err.hint, "cgroup_parent"));
+		/* What the Hint says is test-cgroup-hint's. */
+		assert_true(err.hint[0] != '\0');
 		assert_int_equal(h.version, 0);
 		assert_int_equal(h.v2_fd, -1);
 		fake_free(f);
