@@ -194,8 +194,8 @@ def looks_like_manifest(doc):
 
 def cmd_lines(schemas, path):
     v = Draft202012Validator(schemas["manifest"])
-    n = bad = other = 0
-    errors = []
+    n = other = 0
+    kinds = {}  # (status, error) -> [count, first line]
     with open(path) as f:
         for i, line in enumerate(f, 1):
             if not line.strip():
@@ -203,8 +203,7 @@ def cmd_lines(schemas, path):
             try:
                 doc = json.loads(line)
             except ValueError as e:
-                bad += 1
-                errors.append("line %d: not JSON: %s" % (i, e))
+                kinds.setdefault(("-", "not JSON: %s" % e), [0, i])[0] += 1
                 continue
             if not looks_like_manifest(doc):
                 # What `sbx run --print-job` or --dry-run print.
@@ -213,13 +212,14 @@ def cmd_lines(schemas, path):
             n += 1
             err = first_error(v, doc)
             if err:
-                bad += 1
-                errors.append("line %d (run %s, %s): %s" % (i, doc.get("run_id"), doc.get("status"), err))
+                kinds.setdefault((str(doc.get("status")), err[:200]), [0, i])[0] += 1
     what = "the e2e suite's %d manifests match manifest.schema.json" % n
     if other:
         what += " (%d other lines)" % other
-    report(n > 0 and bad == 0, what,
-           "%d do not; first: %s" % (bad, "; ".join(errors[:5])) if bad else "no manifest in " + path)
+    bad = sum(c for c, _ in kinds.values())
+    why = "%d do not: %s" % (bad, "; ".join("%d %s like line %d: %s" % (c, s, first, e)
+                                             for (s, e), (c, first) in list(kinds.items())[:5]))
+    report(n > 0 and bad == 0, what, why if bad else "no manifest in " + path)
 
 
 def main():

@@ -145,7 +145,7 @@ parse() { # FILE: sbx run's exit status for the job in FILE
 # (both refuse) or "parser" (a check only the parser makes; the schema
 # accepts it, and says so in its description).
 job() {
-	local name=$1 expect=$2 json=$3 what=$4 rc
+	local name=$1 expect=$2 json=$3 what=$4 rc want
 	printf '%s\n' "$json" >"$J/$name.json"
 	rc=$(parse "$name")
 	case $expect in
