@@ -147,6 +147,16 @@ def cmd_source(schemas, src):
             bad.append("%s: schema %s, code %s" % (key, lim[key].get("maximum"), v))
     report(tab and not bad, "job: the limits' bounds are joblimits.c's", "; ".join(bad))
 
+    # The manifest's members: what sbx_manifest_build() sets, and the
+    # signature manifest-sign.c adds, is what the schema requires.
+    mc = read("src", "broker", "manifest.c")
+    build = mc[mc.find("sbx_manifest_build("):]
+    first = re.search(r"json_pack\(\s*\"\{[^\"]*\}\"\s*,(.*?)\);", build, re.S)
+    keys = re.findall(r'"(\w+)"\s*,', first.group(1)) if first else []
+    keys += re.findall(r'json_object_set_new\(\s*m\s*,\s*"(\w+)"', build)
+    same("manifest: the required members are the ones manifest.c sets",
+         man["required"], keys + ["signature"] if keys else None)
+
     # Statuses and the exit status of each (error.c, error.h).
     err_c, err_h = read("src", "common", "error.c"), read("src", "common", "error.h")
     codes = {k: int(v) for k, v in re.findall(r"\b(SBX_EXIT_\w+)\s*=\s*(\d+)", err_h)}
