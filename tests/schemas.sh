@@ -98,12 +98,21 @@ for kind in profiles:profile network:network seccomp:seccomp; do
 	done
 done
 
-# Broken catalog files, each one thing a loader refuses.
+# Broken catalog files, each one thing that sbx's loader refuses too: a
+# copy of the catalog with the file replaced makes `sbx profiles` exit 69.
 C=$T/bad-catalog
 mkdir -p "$C"
 P=$SBX_SRCDIR/policy
+loads() { "$SBX" profiles --policy "$1" >/dev/null 2>"$C/err"; }
+if loads "$P"; then ok "sbx's loader takes policy/"; else not_ok "sbx's loader refuses policy/: $(head -c 300 "$C/err")"; fi
 badcat() { # NAME SCHEMA SOURCE JQ-FILTER WHAT
+	local rc
 	jq "$4" "$3" >"$C/$1.json" && add invalid "$2" "$C/$1.json" "$2.schema.json refuses $5"
+	cp -r "$P" "$C/cat-$1" && cp "$C/$1.json" "$C/cat-$1/${3#"$P"/}"
+	loads "$C/cat-$1"
+	rc=$?
+	if [ "$rc" -eq 69 ]; then ok "sbx's loader refuses $5 (exit 69)"
+	else not_ok "sbx's loader: $5: exit $rc, wanted 69"; fi
 }
 badcat prof-unknown profile "$P/profiles/shell.json" '. + {"networks": ["disabled"]}' "a profile with an unknown key"
 badcat prof-nocode profile "$P/profiles/shell.json" '.argv = ["/bin/sh", "{args}"]' 'a profile argv without "{code}"'
