@@ -6,7 +6,9 @@
 # installed catalog and helpers and yields a manifest that verifies.
 #
 # Run by `make installcheck` (and so by `make distcheck`), which sets
-# SBX_BINDIR, SBX_POLICYDIR, SBX_PKGLIBEXECDIR and SBX_SRCDIR.  The run
+# SBX_BINDIR, SBX_POLICYDIR, SBX_SCHEMADIR, SBX_PKGLIBEXECDIR and
+# SBX_SRCDIR.  The run's manifest, the example job and the installed
+# catalog must match the installed JSON Schemas (python3-jsonschema).  The run
 # needs the paths compiled into sbx to be the real ones: after an install
 # with DESTDIR only the layout is checked.  Prints TAP.
 #
@@ -15,6 +17,7 @@
 # SBX_TEST_NO_SKIP=1, which makes every skip a failure.
 set -u
 : "${SBX_BINDIR:?}" "${SBX_POLICYDIR:?}" "${SBX_PKGLIBEXECDIR:?}" "${SBX_SRCDIR:?}"
+SBX_SCHEMADIR=${SBX_SCHEMADIR:-${SBX_POLICYDIR%/policy}/schema}
 n=0 failed=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
@@ -58,6 +61,11 @@ fi
 for c in jq openssl python3; do
 	command -v "$c" >/dev/null 2>&1 || skip_rest "$c is not installed (tools/install-deps installs it)"
 done
+PY=
+for p in python3 /usr/bin/python3; do
+	"$p" -c 'from jsonschema import Draft202012Validator' 2>/dev/null && { PY=$p; break; }
+done
+[ -n "$PY" ] || skip_rest "python3-jsonschema is not installed (tools/install-deps installs it)"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/sbx-install.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
@@ -112,6 +120,22 @@ if jq -cjS 'del(.signature)' "$T/manifest.json" >"$T/body" &&
 else
 	not_ok "the manifest does not verify with jq and openssl"
 fi
+# The installed schemas: the example job, the installed catalog and this
+# run's manifest match them (tests/schemas.py prints a line per check).
+{
+	printf 'valid\tjob\t%s\tthe example job\n' "$SBX_SRCDIR/examples/chart-job.json"
+	for kind in profiles:profile network:network seccomp:seccomp; do
+		for f in "$SBX_POLICYDIR/${kind%%:*}"/*.json; do
+			printf 'valid\t%s\t%s\t%s\n' "${kind#*:}" "$f" "$f"
+		done
+	done
+	printf 'manifest\t%s\t%s\tthe example run'"'"'s manifest\n' "$rc" "$T/manifest.json"
+} >"$T/schema.batch"
+"$PY" "$SBX_SRCDIR/tests/schemas.py" "$SBX_SCHEMADIR" batch <"$T/schema.batch" >"$T/schema.out" 2>&1
+while IFS='	' read -r verdict what; do
+	if [ "$verdict" = ok ]; then ok "matches $SBX_SCHEMADIR: $what"; else not_ok "$SBX_SCHEMADIR: $what"; fi
+done <"$T/schema.out"
+grep -q . "$T/schema.out" || not_ok "no schema check ran"
 if [ -z "$(ls -A "$T/state/runs" 2>/dev/null)" ]; then ok "no state left"; else not_ok "state left: $(ls "$T/state/runs")"; fi
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -189,6 +189,8 @@ sbx_run() {
 	RC=$?
 	[ "$MODE" = user ] && chmod -R a+rX "$ART" 2>/dev/null
 	jq -r '.run_id // empty' "$OUT" >> "$T/run-ids" 2>/dev/null
+	# Every manifest, for tests/schemas.sh (make check-manifests).
+	[ -z "${SBX_E2E_MANIFESTS:-}" ] || cat "$OUT" >> "$SBX_E2E_MANIFESTS"
 	return 0
 }
 

@@ -1,0 +1,296 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# schemas.sh - the JSON Schemas of schema/ (draft 2020-12) describe what
+# sbx really reads and writes, checked with python3-jsonschema:
+#
+#   - each schema is valid, and names the keys, limits, media types,
+#     errno names and statuses the C sources do (tests/schemas.py source);
+#   - every example job (examples/*.json) and every catalog file
+#     (policy/) matches its schema, and broken ones do not;
+#   - jobs that sbx's parser refuses as invalid (65) the job schema
+#     refuses too, jobs the parser accepts the schema accepts, and the
+#     few checks a schema cannot express are listed as the parser's alone;
+#   - the manifests of real runs (succeeded, failed, timed out, over a
+#     limit, refused, invalid, with promoted, rejected, partial and
+#     discarded artifacts, through the egress proxy), as root and as an
+#     unprivileged user, match manifest.schema.json, each with the exit
+#     status its status goes with; broken manifests do not;
+#   - when SBX_E2E_MANIFESTS names a file, every manifest the e2e suite
+#     saved there (tests/e2e/lib.sh appends each one; make check-manifests)
+#     matches too.
+#
+# Without python3-jsonschema the test fails (tools/install-deps installs
+# it); only a builder who is not root, without SBX_TEST_NO_SKIP=1, skips
+# it, and skips the real runs, saying so.  Prints TAP.
+set -u
+: "${SBX_BUILDDIR:?}" "${SBX_SRCDIR:?}"
+SCHEMA=$SBX_SRCDIR/schema
+
+# The first python3 that has jsonschema: the one on PATH, else the
+# system's, where python3-jsonschema installs it.
+PY=
+for p in python3 /usr/bin/python3; do
+	if command -v "$p" >/dev/null 2>&1 &&
+		"$p" -c 'from jsonschema import Draft202012Validator' 2>/dev/null; then
+		PY=$(command -v "$p")
+		break
+	fi
+done
+if [ -z "$PY" ]; then
+	if [ "$(id -u)" -eq 0 ] || [ "${SBX_TEST_NO_SKIP:-0}" = 1 ]; then
+		echo "Bail out! python3-jsonschema (4.0 or later, for draft 2020-12) is not installed; tools/install-deps installs it"
+		exit 1
+	fi
+	echo "1..0 # SKIP python3-jsonschema is not installed (tools/install-deps installs it)"
+	exit 0
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+	# The e2e harness: modes, sbx_run, the probe catalog, T and its cleanup.
+	. "$SBX_SRCDIR/tests/e2e/lib.sh"
+	ROOT=1
+else
+	ROOT=0
+	SBX=$SBX_BUILDDIR/sbx
+	tap_n=0 tap_failed=0
+	ok() { tap_n=$((tap_n + 1)); echo "ok $tap_n - $*"; }
+	not_ok() { tap_n=$((tap_n + 1)); tap_failed=$((tap_failed + 1)); echo "not ok $tap_n - $*"; }
+	diag() { printf '# %s\n' "$*" | head -c 4000; echo; }
+	finish() { echo "1..$tap_n"; [ "$tap_failed" -eq 0 ]; }
+	command -v jq >/dev/null 2>&1 || { echo "Bail out! jq is not installed (tools/install-deps installs it)"; exit 1; }
+	T=$(mktemp -d "${TMPDIR:-/tmp}/sbx-schemas.XXXXXX") || exit 1
+	trap 'rm -rf "$T"' EXIT
+fi
+
+# schemas ARGS...: run tests/schemas.py, one TAP line per line it prints.
+schemas() {
+	local verdict what
+	"$PY" "$SBX_SRCDIR/tests/schemas.py" "$SCHEMA" "$@" >"$T/py.out" 2>"$T/py.err"
+	while IFS=$'\t' read -r verdict what; do
+		if [ "$verdict" = ok ]; then ok "$what"; else not_ok "$what"; fi
+	done <"$T/py.out"
+	if [ -s "$T/py.err" ]; then
+		not_ok "schemas.py $1 wrote to stderr"
+		sed 's/^/# /' "$T/py.err" | head -n 20
+	fi
+}
+skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $*"; }
+
+# ---- the schemas themselves, and the sources they describe -------------------
+schemas meta
+schemas source "$SBX_SRCDIR"
+
+# ---- examples and the catalog ----------------------------------------------------
+B=$T/batch
+: >"$B"
+# add valid|invalid SCHEMA FILE WHAT
+add() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >>"$B"; }
+n_ex=0
+for f in "$SBX_SRCDIR"/examples/*.json; do
+	[ -e "$f" ] || continue
+	add valid job "$f" "example job examples/${f##*/} matches job.schema.json"
+	n_ex=$((n_ex + 1))
+done
+if [ "$n_ex" -gt 0 ]; then ok "examples/ has $n_ex example jobs"; else not_ok "no example job in examples/"; fi
+for kind in profiles:profile network:network seccomp:seccomp; do
+	for f in "$SBX_SRCDIR/policy/${kind%%:*}"/*.json; do
+		add valid "${kind#*:}" "$f" "catalog policy/${kind%%:*}/${f##*/} matches ${kind#*:}.schema.json"
+	done
+done
+
+# Broken catalog files, each one thing that sbx's loader refuses too: a
+# copy of the catalog with the file replaced makes `sbx profiles` exit 69.
+C=$T/bad-catalog
+mkdir -p "$C"
+P=$SBX_SRCDIR/policy
+loads() { "$SBX" profiles --policy "$1" >/dev/null 2>"$C/err"; }
+if loads "$P"; then ok "sbx's loader takes policy/"; else not_ok "sbx's loader refuses policy/: $(head -c 300 "$C/err")"; fi
+badcat() { # NAME SCHEMA SOURCE JQ-FILTER WHAT
+	local rc
+	jq "$4" "$3" >"$C/$1.json" && add invalid "$2" "$C/$1.json" "$2.schema.json refuses $5"
+	cp -r "$P" "$C/cat-$1" && cp "$C/$1.json" "$C/cat-$1/${3#"$P"/}"
+	loads "$C/cat-$1"
+	rc=$?
+	if [ "$rc" -eq 69 ]; then ok "sbx's loader refuses $5 (exit 69)"
+	else not_ok "sbx's loader: $5: exit $rc, wanted 69"; fi
+}
+badcat prof-unknown profile "$P/profiles/shell.json" '. + {"networks": ["disabled"]}' "a profile with an unknown key"
+badcat prof-nocode profile "$P/profiles/shell.json" '.argv = ["/bin/sh", "{args}"]' 'a profile argv without "{code}"'
+badcat prof-half profile "$P/profiles/shell.json" '.argv = ["/bin/sh", "x{code}"]' "a placeholder inside an argument"
+badcat prof-relbind profile "$P/profiles/shell.json" '.binds += ["usr/lib"]' "a relative bind"
+badcat prof-workbind profile "$P/profiles/shell.json" '.binds += [{"src": "/srv", "dst": "/work/x"}]' "a bind into /work"
+badcat prof-ldenv profile "$P/profiles/shell.json" '.env_allow += ["LD_PRELOAD"]' "LD_PRELOAD in env_allow"
+badcat prof-nomax profile "$P/profiles/shell.json" 'del(.maximums.pids)' "maximums without pids"
+badcat prof-media profile "$P/profiles/shell.json" '.allowed_outputs += ["text/html"]' "a media type sbx does not validate"
+badcat prof-codefile profile "$P/profiles/shell.json" '.code_file = "out"' 'code_file "out"'
+badcat net-kind network "$P/network/disabled.json" '.kind = "open"' 'kind "open"'
+badcat net-disallow network "$P/network/disabled.json" '. + {"allow": []}' "an allow list on a disabled profile"
+badcat net-noallow network "$P/network/egress-example.json" 'del(.allow)' "an egress profile without allow"
+badcat net-host network "$P/network/egress-example.json" '.allow[0].host = "PyPI.org"' "an upper-case host name"
+badcat net-port network "$P/network/egress-example.json" '.allow[0].ports = [0]' "port 0"
+badcat sc-errno seccomp "$P/seccomp/default.json" '.deny[0].errno = "EFOO"' "an unknown errno name"
+badcat sc-both seccomp "$P/seccomp/default.json" '.deny[0].args = []' '"args" beside "any_args"'
+badcat sc-mask seccomp "$P/seccomp/default.json" '.deny[0].any_args[0][0].op = "eq"' 'a mask with op "eq"'
+badcat sc-nowhy seccomp "$P/seccomp/default.json" 'del(.deny[0].why)' "a deny rule without why"
+schemas batch <"$B"
+
+# ---- jobs: the schema and sbx's parser agree ---------------------------------------
+# Each job names a profile that is not in the catalog, so a job the parser
+# accepts is refused (77) at admission and never runs; one it refuses is
+# invalid (65).  Both print a manifest, checked below as well.
+J=$T/jobs
+mkdir -p "$J/state"
+chmod 0700 "$J/state"
+printf '{"state_dir":"%s"}\n' "$J/state" >"$J/config.json"
+"$SBX" keygen -o "$J/key" 2>/dev/null || not_ok "sbx keygen"
+parse() { # FILE: sbx run's exit status for the job in FILE
+	env -i PATH=/usr/bin:/bin HOME="$J" SBX_LIBEXECDIR="$SBX_BUILDDIR" "$SBX" run -q \
+		--config "$J/config.json" --policy "$SBX_SRCDIR/policy" --key "$J/key" \
+		--store "$J/store" --artifacts "$J/art.$1" "$J/$1.json" >"$J/$1.manifest" 2>"$J/$1.err"
+	echo $?
+}
+: >"$B"
+# job NAME EXPECT JSON WHAT: EXPECT is "valid" (both accept), "invalid"
+# (both refuse) or "parser" (a check only the parser makes; the schema
+# accepts it, and says so in its description).
+job() {
+	local name=$1 expect=$2 json=$3 what=$4 rc want
+	printf '%s\n' "$json" >"$J/$name.json"
+	rc=$(parse "$name")
+	case $expect in
+		valid|parser) add valid job "$J/$name.json" "job schema accepts $what" ;;
+		invalid) add invalid job "$J/$name.json" "job schema refuses $what" ;;
+	esac
+	case $expect in
+		valid) want=77 ;;
+		*) want=65 ;;
+	esac
+	if [ "$rc" -eq "$want" ]; then
+		ok "sbx's parser: $what (exit $want)"
+	else
+		not_ok "sbx's parser: $what: exit $rc, wanted $want"
+		diag "$(head -c 400 "$J/$name.err")"
+	fi
+	add manifest "$rc" "$J/$name.manifest" "manifest of $what (exit $rc) matches manifest.schema.json"
+}
+R='"runtime_profile": "no-such-profile"'
+job min valid "{$R, \"code\": \"\"}" "a minimal job"
+job handle valid "{$R, \"code_handle\": \"main.py\", \"input_handles\": [\"main.py\"]}" "code_handle"
+job full valid "$(jq '.runtime_profile = "no-such-profile" | .args = ["--month", "2026-10"] |
+	.env = {"TZ": "UTC"} | .limits.cpu_cores = 0.5 | .limits.soft_seconds = 30 |
+	.partial_outputs = "retain" | .extract = [] | .network_profile = "egress-example"' \
+	"$SBX_SRCDIR/examples/chart-job.json")" "every key"
+job unknown invalid "{$R, \"code\": \"\", \"memory\": 512}" "an unknown key"
+job unknown-limit invalid "{$R, \"code\": \"\", \"limits\": {\"memory\": 512}}" "an unknown key in limits"
+job type invalid "{$R, \"code\": \"\", \"limits\": {\"memory_mib\": \"lots\"}}" "a string for memory_mib"
+job zero invalid "{$R, \"code\": \"\", \"limits\": {\"pids\": 0}}" "pids 0"
+job huge invalid "{$R, \"code\": \"\", \"limits\": {\"wall_seconds\": 86401}}" "wall_seconds over the bound"
+job cores invalid "{$R, \"code\": \"\", \"limits\": {\"cpu_cores\": 0}}" "cpu_cores 0"
+job both invalid "{$R, \"code\": \"\", \"code_handle\": \"x\"}" "code and code_handle"
+job neither invalid "{$R}" "no code"
+job noprofile invalid '{"code": ""}' "no runtime_profile"
+job profiletype invalid '{"runtime_profile": 1, "code": ""}' "a number for runtime_profile"
+job badhandle invalid "{$R, \"code\": \"\", \"input_handles\": [\"../etc\"]}" 'a handle "../etc"'
+job duphandle invalid "{$R, \"code\": \"\", \"input_handles\": [\"a\", \"a\"]}" "a handle listed twice"
+job dotdot invalid "{$R, \"code\": \"\", \"required_outputs\": [\"a/../b\"]}" 'a required output "a/../b"'
+job absout invalid "{$R, \"code\": \"\", \"required_outputs\": [\"/etc/passwd\"]}" "an absolute required output"
+job media invalid "{$R, \"code\": \"\", \"allowed_outputs\": [\"png\"]}" 'a media type "png"'
+job partial invalid "{$R, \"code\": \"\", \"partial_outputs\": \"keep\"}" 'partial_outputs "keep"'
+job envkey invalid "{$R, \"code\": \"\", \"env\": {\"1X\": \"y\"}}" 'an env name "1X"'
+job envval invalid "{$R, \"code\": \"\", \"env\": {\"TZ\": \"a\\nb\"}}" "a newline in an env value"
+job args invalid "{$R, \"code\": \"\", \"args\": [1]}" "a number in args"
+job notobj invalid '["runtime_profile"]' "an array for a job"
+job real parser "{$R, \"code\": \"\", \"limits\": {\"pids\": 8.0}}" "pids 8.0 (a fraction is not an integer)"
+job soft parser "{$R, \"code\": \"\", \"limits\": {\"wall_seconds\": 5, \"soft_seconds\": 5}}" \
+	"soft_seconds equal to wall_seconds"
+job extract parser "{$R, \"code\": \"\", \"extract\": [\"a.tar\"]}" "extract of a handle not in input_handles"
+job decimals parser "{$R, \"code\": \"\", \"limits\": {\"cpu_cores\": 0.0001}}" "cpu_cores with four decimals"
+job dupkey parser "{$R, \"code\": \"\", \"code\": \"x\"}" "a duplicate key"
+schemas batch <"$B"
+
+# Broken manifests: what a consumer must be able to reject.
+: >"$B"
+good=$J/min.manifest
+if jq -e '.status == "refused"' "$good" >/dev/null 2>&1; then
+	badman() { # NAME JQ-FILTER WHAT
+		jq -c "$2" "$good" >"$J/$1.bad.json" && add invalid manifest "$J/$1.bad.json" "manifest.schema.json refuses $3"
+	}
+	badman status '.status = "done"' 'status "done"'
+	badman unknown '. + {"extra": 1}' "an unknown member"
+	badman nosig 'del(.signature)' "a manifest without signature"
+	badman exit '.exit = {"code": "0"}' "an exit code that is a string"
+	badman runid '.run_id = "RUN-1"' "a malformed run_id"
+	badman refusedran '.stdout = {"bytes": 0, "sha256": ("0" * 64), "truncated": false, "excerpt": ""}' \
+		"a refused job with a stdout record"
+	badman art '.artifacts = [{"path": "a.txt", "size": 1, "sha256": null, "media_type": null,
+		"status": "accepted", "reason": null, "partial": false, "formula_cells": false, "flags": []}]' \
+		'an artifact status "accepted"'
+	schemas batch <"$B"
+else
+	not_ok "no refused manifest to break (see the parser checks above)"
+fi
+
+# ---- manifests of real runs ---------------------------------------------------------
+if [ "$ROOT" = 1 ]; then
+	make_probe_catalog
+	# The shell profile, allowed the example egress profile.
+	jq '.network_profiles = ["disabled", "egress-example"] | .description = "test only: shell with egress"' \
+		"$SBX_SRCDIR/policy/profiles/shell.json" >"$POLICY/profiles/shell-net.json"
+	chmod -R a+rX "$POLICY"
+	for mode in root user; do
+		setup_mode "$mode"
+		: >"$B"
+		# run NAME WANT-RC JQ-CHECK WHAT JOB-ARGS...: one run, its
+		# manifest checked with the schema and JQ-CHECK for what it
+		# must have exercised.
+		run() {
+			local name=$1 want=$2 check=$3 what=$4
+			shift 4
+			mkjob "$M/$name.json" "$@"
+			sbx_run "$M/$name.json"
+			expect_rc "$want" "$MODE: $what"
+			if jq -e "$check" "$OUT" >/dev/null 2>&1; then ok "$MODE: $what: manifest has $check"
+			else not_ok "$MODE: $what: manifest lacks $check"; diag "$(head -c 1500 "$OUT")"; fi
+			add manifest "$RC" "$OUT" "$MODE: $what: manifest matches manifest.schema.json"
+		}
+		run ok 0 '[.artifacts[].status] == ["promoted", "promoted"]' "succeeded, two promoted" shell \
+			'printf "hello\n" >/work/out/a.txt; printf "x,y\n1,2\n" >/work/out/t.csv; echo done' \
+			'{allowed_outputs: ["text/plain", "text/csv"], required_outputs: ["a.txt"]}'
+		run fail 1 '.exit.code == 3 and ([.artifacts[].status] | sort) == ["promoted", "rejected"]' \
+			"failed, one promoted and one rejected" shell \
+			'printf "not a png" >/work/out/fake.png; echo ok >/work/out/ok.txt; echo oops >&2; exit 3' \
+			'{allowed_outputs: ["text/plain", "image/png"]}'
+		run slow 124 '.artifacts[0].partial == true and .artifacts[0].status == "promoted"' \
+			"timed out, a partial output retained" shell \
+			'echo part >/work/out/p.txt; exec sleep 30' \
+			'{limits: {wall_seconds: 1, grace_seconds: 1}, partial_outputs: "retain"}'
+		run hog 137 '.artifacts[0].status == "discarded" and .usage.oom_kills > 0' \
+			"out of memory, an output discarded" probe \
+			'echo x >/work/out/d.txt; exec /opt/sbx-probe memhog 256' '{limits: {memory_mib: 32}}'
+		run refused 77 '.limits == null and .exit == null' "refused, over the profile's maximum" shell \
+			'echo never' '{limits: {memory_mib: 100000}}'
+		run invalid 65 '.profile.sha256 == null' "invalid, an unknown key" shell 'echo never' '{lots: 1}'
+		run net 0 '.network.connections_refused >= 1 and .network.decisions[0].decision == "refused"' \
+			"egress, a request the proxy refuses" shell-net \
+			'curl -s -o /dev/null -w "%{http_code}\n" --max-time 10 http://refused.sbx-test/' \
+			'{network_profile: "egress-example"}'
+		schemas batch <"$B"
+		check "$MODE: nothing left behind" nothing_left
+	done
+elif [ "${SBX_TEST_NO_SKIP:-0}" = 1 ]; then
+	not_ok "real runs need root (a run needs a delegated cgroup as another user); SBX_TEST_NO_SKIP=1 forbids skipping"
+else
+	skip "real runs need root (a run needs a delegated cgroup as another user)"
+fi
+
+# ---- every manifest the e2e suite saw ------------------------------------------------
+if [ -n "${SBX_E2E_MANIFESTS:-}" ]; then
+	if [ -s "$SBX_E2E_MANIFESTS" ]; then
+		schemas lines "$SBX_E2E_MANIFESTS"
+	elif [ "${SBX_TEST_NO_SKIP:-0}" = 1 ]; then
+		not_ok "SBX_E2E_MANIFESTS=$SBX_E2E_MANIFESTS holds no manifest (did the e2e tests run first?)"
+	else
+		skip "SBX_E2E_MANIFESTS=$SBX_E2E_MANIFESTS holds no manifest (make check-manifests runs the e2e suite first)"
+	fi
+fi
+finish
