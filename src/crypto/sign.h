@@ -135,10 +135,11 @@ int sbx_sign_verify_bytes(EVP_PKEY *key, const void *msg, size_t len, const char
 /**
  * sbx_manifest_finish() - sign @manifest and render its final line.
  * @manifest: a JSON object, changed in place: any "signature" member is
- *            replaced, and any string that is not clean (control
- *            characters, DEL, invalid UTF-8) is cleaned with
- *            sbx_canonjson_clean_string() without truncation, so that a
- *            builder's slip costs a U+FFFD, never the manifest.
+ *            replaced, and any string that holds NUL, DEL or invalid
+ *            UTF-8 is cleaned with sbx_canonjson_clean_text() without
+ *            truncation, so that a builder's slip costs a U+FFFD, never
+ *            the manifest (other control characters are escaped, as jq
+ *            escapes them).
  * @key: the private key.
  * @line: on success the canonical manifest with its signature, followed by
  *        "\n" and a NUL, owned by the caller.

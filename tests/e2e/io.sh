@@ -86,9 +86,8 @@ refused_never_ran() {
 invalid_never_ran() {
 	[ "$RC" -eq 65 ] && [ "$(jqm .status)" = invalid ] && never_ran && signature_ok
 }
-# The captured stdout: the manifest's excerpt shows each control character
-# (newlines too) as U+FFFD.
-stdout_text() { jq -r '.stdout.excerpt | gsub("\ufffd"; "\n")' "$OUT"; }
+# The captured stdout, as the manifest's excerpt shows it.
+stdout_text() { jq -r '.stdout.excerpt' "$OUT"; }
 # artifact PATH FIELD: a field of one artifact of the last manifest.
 artifact() { jq -r --arg p "$1" ".artifacts[] | select(.path == \$p) | $2" "$OUT"; }
 rejected_because() { # PATH REGEX

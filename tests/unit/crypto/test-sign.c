@@ -550,7 +550,7 @@ static void test_manifest_finish_cleans_and_refuses(void **state)
 	json_array_append_new(json_object_get(m, "names"), json_string_nocheck("bad\xff"));
 	assert_int_equal(sbx_manifest_finish(m, key, &line, &len, &err), 0);
 	assert_string_equal(json_string_value(json_object_get(m, "excerpt")),
-			    "a\xef\xbf\xbd[2J\xef\xbf\xbd\xef\xbf\xbd" "b");
+			    "a\x1b[2J\xef\xbf\xbd\xef\xbf\xbd" "b");
 	assert_string_equal(json_string_value(json_array_get(json_object_get(m, "names"), 1)),
 			    "bad\xef\xbf\xbd");
 	assert_false(sbx_has_control(line, len - 1));
