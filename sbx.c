@@ -30,7 +30,8 @@ static const char usage_text[] =
 	"\n"
 	"Options accepted by every subcommand: --config FILE, --policy DIR, -q, -v.\n"
 	"sbx run options: --principal NAME, --store DIR, --artifacts DIR, --key FILE,\n"
-	"                 --events FILE|-, --queue-timeout SECONDS\n"
+	"                 --events FILE|-, --queue-timeout SECONDS,\n"
+	"                 --stdout FILE, --stderr FILE\n"
 	"See sbx(1).\n";
 
 enum {
@@ -43,6 +44,8 @@ enum {
 	OPT_EVENTS,
 	OPT_QUEUE_TIMEOUT,
 	OPT_PUBKEY,
+	OPT_STDOUT,
+	OPT_STDERR,
 };
 
 static const struct option long_options[] = {
@@ -55,6 +58,8 @@ static const struct option long_options[] = {
 	{ "events", required_argument, NULL, OPT_EVENTS },
 	{ "queue-timeout", required_argument, NULL, OPT_QUEUE_TIMEOUT },
 	{ "pubkey", required_argument, NULL, OPT_PUBKEY },
+	{ "stdout", required_argument, NULL, OPT_STDOUT },
+	{ "stderr", required_argument, NULL, OPT_STDERR },
 	{ "output", required_argument, NULL, 'o' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -134,6 +139,8 @@ static int parse_options(const char *cmd, unsigned accept, int argc, char **argv
 		case OPT_KEY:
 		case OPT_EVENTS:
 		case OPT_QUEUE_TIMEOUT:
+		case OPT_STDOUT:
+		case OPT_STDERR:
 			if (!(accept & ACCEPT_RUN))
 				goto not_here;
 			if (c == OPT_PRINCIPAL)
@@ -146,6 +153,10 @@ static int parse_options(const char *cmd, unsigned accept, int argc, char **argv
 				p->run.key = optarg;
 			else if (c == OPT_EVENTS)
 				p->run.events = optarg;
+			else if (c == OPT_STDOUT)
+				p->run.stdout_file = optarg;
+			else if (c == OPT_STDERR)
+				p->run.stderr_file = optarg;
 			else if (parse_seconds_ms(optarg, &p->run.queue_timeout_ms) < 0)
 				return usage_error(cmd, "--queue-timeout: expected seconds (0..86400), got '%s'",
 						   optarg);

@@ -21,7 +21,7 @@ skip() {
 # What each subcommand accepts, beside the common options.
 common="--config --policy --quiet --verbose --help"
 declare -A opts=(
-	[run]="--principal --store --artifacts --key --events --queue-timeout"
+	[run]="--principal --store --artifacts --key --events --queue-timeout --stdout --stderr"
 	[verify]="--pubkey --artifacts"
 	[keygen]="--output"
 	[check]="" [profiles]="" [cancel]="" [gc]=""

@@ -190,7 +190,9 @@ int sbx_manifest_check_line(const char *name, const char *data, size_t len, EVP_
  * sbx_verify_unlisted() - the entries of an artifacts directory that
  * @manifest does not list as promoted: every file, symlink or other
  * non-directory whose path relative to @dirfd is no promoted artifact's
- * `path`, and every directory with no promoted artifact below it.  Each is
+ * `path` (nor .sbx/stdout or .sbx/stderr, the captures sbx run leaves there,
+ * when the manifest's stdout or stderr is an object), and every directory
+ * with nothing listed below it.  Each is
  * named on stderr (the first few), and counted in *@unlisted.  Nothing is
  * followed: symlinks are entries, not ways in.
  * Return: 0, or -1 with SBX_EXIT_FAILED when DIR cannot be read.

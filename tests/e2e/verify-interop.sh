@@ -17,7 +17,7 @@ set -u
 SBX="$SBX_BUILDDIR/sbx"
 SIGN="$SBX_BUILDDIR/tests/unit/crypto/sign-tool"
 
-echo "1..38"
+echo "1..41"
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); echo "not ok $n - $1"; }
@@ -218,3 +218,26 @@ check "an unlisted symlink in DIR: exit 1, named" \
 	eval 'exits 1 "$SBX" verify --pubkey "$tmp/k.pub" --artifacts "$tmp/art3" "$tmp/m" &&
 		grep -q "alias.csv: not listed in the manifest" "$tmp/err"'
 
+# 39-41: the stream captures beside the artifacts, DIR/.sbx/stdout and
+# DIR/.sbx/stderr, are checked against the manifest's stdout and stderr.
+mkdir -p "$tmp/art4/out/sub" "$tmp/art4/.sbx"
+cp "$tmp/art/out/a.csv" "$tmp/art4/out/a.csv"
+cp "$tmp/art/out/sub/b.txt" "$tmp/art4/out/sub/b.txt"
+printf 'Traceback (most recent call last):\n\tx\033[0m\n' > "$tmp/art4/.sbx/stderr"
+: > "$tmp/art4/.sbx/stdout"
+jq -c --arg e "$(sha256sum < "$tmp/art4/.sbx/stderr" | cut -d' ' -f1)" \
+	--arg o "$(sha256sum < "$tmp/art4/.sbx/stdout" | cut -d' ' -f1)" \
+	'.stdout = {bytes: 0, sha256: $o, truncated: false, excerpt: ""} |
+	 .stderr = {bytes: 42, sha256: $e, truncated: false, excerpt: "Traceback (most recent call last):\n\tx\u001b[0m\n"}' \
+	"$tmp/m.json" > "$tmp/s.json"
+"$SIGN" "$tmp/k" "$tmp/s.json" > "$tmp/s"
+check "stream files in DIR/.sbx: sbx verify --artifacts checks them" \
+	eval 'exits 0 "$SBX" verify --pubkey "$tmp/k.pub" --artifacts "$tmp/art4" "$tmp/s" &&
+		grep -q "manifest OK (2 artifacts, stdout and stderr checked)" "$tmp/err"'
+printf 'x' >> "$tmp/art4/.sbx/stdout"
+check "a changed DIR/.sbx/stdout: exit 1, named" \
+	eval 'exits 1 "$SBX" verify --pubkey "$tmp/k.pub" --artifacts "$tmp/art4" "$tmp/s" &&
+		grep -q "stdout: .sbx/stdout: size 1 differs from the manifest.s 0" "$tmp/err"'
+check "DIR/.sbx/stdout where the manifest has no streams: not listed, exit 1" \
+	eval 'exits 1 "$SBX" verify --pubkey "$tmp/k.pub" --artifacts "$tmp/art4" "$tmp/m" &&
+		grep -q ".sbx/: not listed in the manifest" "$tmp/err"'
