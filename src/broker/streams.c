@@ -38,6 +38,12 @@ static int open_target(const char *opt, const char *path, struct sbx_stream_targ
 	const char *name = slash ? slash + 1 : path;
 	struct stat st;
 
+	/* "-" would be a file of that name: standard output is the
+	 * manifest's, and a capture on standard error would garble both. */
+	if (!strcmp(path, "-"))
+		return sbx_error_set(err, SBX_EXIT_USAGE, 0,
+				     "%s: \"-\" is not supported (standard output carries the manifest); name a file",
+				     opt);
 	if (!*name || dot_or_dotdot(name))
 		return sbx_error_set(err, SBX_EXIT_USAGE, 0, "%s: \"%s\": must end in a file name",
 				     opt, path);

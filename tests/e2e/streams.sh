@@ -186,6 +186,9 @@ echo ok > /work/out/ok.txt'
 		check "user: --stderr in a directory the caller cannot write: 64 before the run" \
 			eval '[ $RC -eq 64 ] && [ ! -s "$OUT" ] && grep -q "cannot create a file in .*rootonly: Permission denied" "$ERR"'
 	fi
+	sbx_run "$M/two.json" --stderr -
+	check "$mode: --stderr -: 64, no file named - made" \
+		eval '[ $RC -eq 64 ] && [ ! -e ./- ] && grep -q "^sbx: --stderr: \"-\" is not supported" "$ERR"'
 	sbx_run "$M/two.json" --stdout "$M/same.txt" --stderr "$M/./same.txt"
 	check "$mode: --stdout and --stderr naming one file: 64" \
 		eval '[ $RC -eq 64 ] && [ ! -e "$M/same.txt" ] && grep -q "same file" "$ERR"'
