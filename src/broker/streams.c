@@ -186,7 +186,8 @@ static int artifacts_root(const struct sbx_artifacts_dir *ad, struct sbx_error *
 
 	if (ad->base_fd < 0)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, EBADF, "--artifacts: not opened");
-	cur = *rel ? dup(ad->base_fd) : openat(ad->base_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cur = *rel ? fcntl(ad->base_fd, F_DUPFD_CLOEXEC, 0) :
+		     openat(ad->base_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cur < 0)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "--artifacts: %s", ad->shown);
 	for (; *comp; comp = next) {
