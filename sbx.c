@@ -49,6 +49,8 @@ enum {
 	OPT_DRY_RUN,
 	OPT_VERSION,
 	OPT_JSON,
+	OPT_STDOUT,
+	OPT_STDERR,
 };
 
 static const struct option long_options[] = {
@@ -71,6 +73,8 @@ static const struct option long_options[] = {
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "pubkey", required_argument, NULL, OPT_PUBKEY },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "stdout", required_argument, NULL, OPT_STDOUT },
+	{ "stderr", required_argument, NULL, OPT_STDERR },
 	{ "output", required_argument, NULL, 'o' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -97,6 +101,7 @@ static unsigned option_owners(int val)
 	case OPT_PRINCIPAL: case OPT_STORE: case OPT_KEY: case OPT_EVENTS:
 	case OPT_QUEUE_TIMEOUT: case 'p': case 'n': case 'i': case OPT_LIMIT:
 	case OPT_ALLOW: case OPT_REQUIRE: case 'c': case OPT_PRINT_JOB: case OPT_DRY_RUN:
+	case OPT_STDOUT: case OPT_STDERR:
 		return FOR_RUN;
 	case OPT_ARTIFACTS:
 		return FOR_RUN | FOR_VERIFY;
@@ -141,6 +146,10 @@ static const struct optdoc optdocs[] = {
 	{ FOR_RUN, "--key FILE", "Ed25519 signing key (default: config signing_key, else\n"
 				 "a per-user key)" },
 	{ FOR_RUN, "--events FILE|-", "lifecycle events as JSON Lines (- = stderr)" },
+	{ FOR_RUN, "--stdout FILE", "keep the payload's captured stdout in FILE, a new file\n"
+				   "(default DIR/.sbx/stdout beside the artifacts)" },
+	{ FOR_RUN, "--stderr FILE", "keep the payload's captured stderr in FILE, a new file\n"
+				   "(default DIR/.sbx/stderr beside the artifacts)" },
 	{ FOR_RUN, "--queue-timeout SECONDS", "how long admission may wait for capacity (default 0)" },
 	{ FOR_VERIFY, "--pubkey FILE", "the public key (default: the one the manifest names)" },
 	{ FOR_KEYGEN, "-o, --output FILE", "where the key goes (FILE.pub beside it)" },
@@ -414,6 +423,12 @@ static int parse_options(const struct subcommand *sc, int argc, char **argv, str
 			break;
 		case OPT_JSON:
 			p->run.common.json = true;
+			break;
+		case OPT_STDOUT:
+			p->run.stdout_file = optarg;
+			break;
+		case OPT_STDERR:
+			p->run.stderr_file = optarg;
 			break;
 		case 'o':
 			p->out = optarg;

@@ -24,7 +24,7 @@ skip() {
 common="--config --policy --quiet --verbose --help"
 declare -A opts=(
 	[run]="--principal --store --artifacts --key --events --queue-timeout --profile --network
-		--input --limit --allow --require --code --print-job --dry-run"
+		--input --limit --allow --require --code --print-job --dry-run --stdout --stderr"
 	[verify]="--pubkey --artifacts"
 	[keygen]="--output"
 	[check]="--json" [profiles]="--json" [cancel]="" [gc]=""

@@ -25,6 +25,8 @@ struct sbx_run_opts {
 	const char *principal;
 	const char *store;
 	const char *artifacts;
+	const char *stdout_file;  /* --stdout FILE, or NULL: beside the artifacts */
+	const char *stderr_file;  /* --stderr FILE */
 	const char *key;
 	const char *events;
 	uint64_t queue_timeout_ms;

@@ -5,7 +5,9 @@
  * Every field is always present (null where it does not apply), so that a
  * consumer can rely on the shape for refused and failed runs too.  Strings
  * that came from the job or the payload go through
- * sbx_canonjson_clean_string(): valid UTF-8, no control characters, bounded.
+ * sbx_canonjson_clean_string(): valid UTF-8, no control characters, bounded;
+ * the stdout and stderr excerpts through sbx_canonjson_clean_text(), which
+ * keeps their newlines, tabs and escape sequences (escaped in the JSON).
  * Signing and canonical serialization happen in manifest-sign.c.
  */
 #include "config.h"
@@ -18,7 +20,9 @@
 #include "run.h"
 #include "validate.h"
 
-#define MANIFEST_VERSION 1
+/* 2: excerpts keep C0 control characters (escaped); in 1 they were
+ * U+FFFD, and a consumer could print an excerpt to a terminal as it was. */
+#define MANIFEST_VERSION 2
 #define EXCERPT_BYTES 2048
 #define REASON_BYTES 512
 
@@ -34,6 +38,15 @@ static json_t *clean(const char *s, size_t len, size_t max)
 	j = json_string(c ? c : "");
 	free(c);
 	return j;
+}
+
+/* The first bytes of a stream, as text: lines and tabs kept. */
+static json_t *excerpt(const struct sbx_stream *s)
+{
+	size_t n = s->len < EXCERPT_BYTES ? s->len : EXCERPT_BYTES;
+	_cleanup_free_ char *c = sbx_canonjson_clean_text(s->buf, n, EXCERPT_BYTES, NULL);
+
+	return json_string(c);
 }
 
 static json_t *cstr(const char *s)
@@ -133,8 +146,7 @@ static json_t *stream(const struct sbx_run *run, const struct sbx_stream *s)
 	if (!run->ran)
 		return json_null();
 	return json_pack("{s:I,s:s,s:b,s:o}", "bytes", (json_int_t)s->bytes, "sha256", s->sha256,
-			 "truncated", s->truncated, "excerpt",
-			 clean(s->buf, s->len < EXCERPT_BYTES ? s->len : EXCERPT_BYTES, EXCERPT_BYTES));
+			 "truncated", s->truncated, "excerpt", excerpt(s));
 }
 
 static json_t *isolation(const struct sbx_run *run)

@@ -29,7 +29,9 @@
  *                                            terminating, exited
  *   collection      /work/out walked through its fd into quarantine
  *                                                          -> collected
- *   validation      media types checked, artifacts promoted -> validated
+ *   validation      media types checked, artifacts promoted -> validated;
+ *                   then the captured stdout and stderr written beside
+ *                   them (or to --stdout/--stderr FILE): streams.c
  *   cleanup         cgroup removed, state entry removed    -> cleaned
  * and finally the signed manifest on stdout.
  */
@@ -719,6 +721,8 @@ static int execute(struct sbx_run *run, int sfd)
 		}
 		run->collected = true;
 		sbx_run_event(run, "collected", NULL);
+		/* DIR/.sbx is where the captures go: never the payload's. */
+		sbx_streams_reserve(&run->coll);
 		if (sbx_collect_validate(&run->coll, run->plan.allowed_outputs, &run->err) < 0 ||
 		    sbx_collect_promote(&run->coll, &run->artifacts, run->partial,
 					run->job.partial_outputs == SBX_PARTIAL_RETAIN, &run->err) < 0) {
@@ -734,6 +738,22 @@ out:
 	stop_proxy(run);
 	sbx_spawn_free(&sp);
 	return r;
+}
+
+/* The captured streams as files, once the artifacts are promoted (the
+ * artifacts directory must be empty until then).  A failure is the run's
+ * error, unless it has one already. */
+static void keep_streams(struct sbx_run *run)
+{
+	const struct sbx_stream *const s[_SBX_STREAM_MAX] = { &run->outcome.out, &run->outcome.err };
+	struct sbx_error e = { 0 };
+
+	if (!run->ran || sbx_streams_keep(&run->streams, &run->artifacts, s, &e) == 0)
+		return;
+	if (run->err.code)
+		sbx_error_print(&e);
+	else
+		run->err = e;
 }
 
 /* Nothing of the run may remain: kill and remove its cgroup (the mounts
@@ -780,9 +800,12 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	 * key file is read and checked here; OpenSSL sees it only once the
 	 * sandbox is starting the payload (sbx_key_pkey below). */
 	if (sbx_artifacts_dir_open(artifacts_dir, &run.artifacts, &run.err) < 0 ||
+	    sbx_streams_open(&run.streams, (const char *const[]){ o->stdout_file, o->stderr_file },
+			     &run.artifacts, &run.err) < 0 ||
 	    sbx_hostconfig_load(&run.cfg, o->common.config, &run.err) < 0 ||
 	    sbx_sign_default_key(o->key, run.cfg.signing_key, &run.key, &run.err) < 0) {
 		sbx_error_print(&run.err);
+		sbx_streams_close(&run.streams);
 		sbx_artifacts_dir_close(&run.artifacts);
 		return run.err.code;
 	}
@@ -795,6 +818,7 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	    sbx_events_open(o->events, run.run_id, &run.ev, &run.err) < 0) {
 		sbx_error_print(&run.err);
 		sbx_key_clear(&run.key);
+		sbx_streams_close(&run.streams);
 		sbx_artifacts_dir_close(&run.artifacts);
 		return run.err.code;
 	}
@@ -806,6 +830,7 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 		if (!run.job_read) {
 			sbx_error_print(&run.err);
 			sbx_key_clear(&run.key);
+			sbx_streams_close(&run.streams);
 			sbx_artifacts_dir_close(&run.artifacts);
 			return run.err.code;
 		}
@@ -843,6 +868,7 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	run.state_dir = state_dir;
 
 	execute(&run, sfd);
+	keep_streams(&run);
 
 done:
 	if (run.err.code) {
@@ -884,6 +910,7 @@ done:
 	sbx_hostconfig_free(&run.cfg);
 	sbx_cgroup_host_free(&run.cg_host);
 	free(run.principal);
+	sbx_streams_close(&run.streams);
 	sbx_artifacts_dir_close(&run.artifacts);
 	return code;
 }

@@ -19,6 +19,7 @@
 #include "sign.h"
 #include "state.h"
 #include "status-line.h"
+#include "streams.h"
 #include "supervisor.h"
 
 struct sbx_events;
@@ -29,6 +30,7 @@ struct sbx_run {
 	char run_id[SBX_RUN_ID_LEN + 1];
 	char *principal;
 	struct sbx_artifacts_dir artifacts; /* --artifacts, opened at the start */
+	struct sbx_streams streams; /* --stdout, --stderr, opened at the start */
 	uint64_t t0_ns;           /* sbx started (monotonic) */
 	uint64_t started_at_ms;   /* sbx started (real time) */
 	uint64_t ended_at_ms;

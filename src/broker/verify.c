@@ -9,7 +9,9 @@
  * only then are the artifacts it lists looked up, each opened beneath
  * --artifacts DIR with openat2 so that a path in a manifest can never name
  * a file outside DIR or follow a symlink, and DIR is walked for entries the
- * manifest does not list.
+ * manifest does not list.  DIR/.sbx/stdout and DIR/.sbx/stderr, the
+ * captures sbx run leaves there, are checked against the manifest's
+ * stdout and stderr when present.
  *
  * Exit status: 0 valid, 1 invalid (or cannot be checked, or DIR holds
  * entries the manifest does not list) with the reason,
@@ -33,6 +35,7 @@
 #include "hostconfig.h"
 #include "json.h"
 #include "sign.h"
+#include "streams.h"
 #include "syscalls.h"
 
 /* A manifest lists at most a few thousand artifacts; 16 MiB is far past
@@ -129,15 +132,15 @@ static int read_manifest(const char *path, char **data, size_t *len, struct sbx_
 }
 
 /*
- * Check one promoted artifact under @dirfd.  Returns 0 when it matches, 1
- * when it does not (reason printed), -1 on an error that stops verification
+ * Check the file @path under @dirfd against @want (hex) and, unless it is
+ * negative, @size.  @label names it in messages ("artifacts[3]", "stdout").
+ * Returns 0 when it matches, 1 when it does not (reason printed), 2 when
+ * @absent_ok and it does not exist, -1 on an error that stops verification
  * (openat2 missing).
  */
-static int check_artifact(int dirfd, size_t idx, const json_t *a, struct sbx_error *err)
+static int check_file(int dirfd, const char *label, const char *path, const char *want,
+		      json_int_t size, bool absent_ok, struct sbx_error *err)
 {
-	const char *path = json_string_value(json_object_get(a, "path"));
-	const char *want = json_string_value(json_object_get(a, "sha256"));
-	const json_t *size = json_object_get(a, "size");
 	struct open_how how = {
 		/* O_NONBLOCK: a fifo planted in DIR must not hang verify. */
 		.flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK,
@@ -149,12 +152,10 @@ static int check_artifact(int dirfd, size_t idx, const json_t *a, struct sbx_err
 	uint64_t got = 0;
 	struct stat st;
 
-	if (!path || !want || !json_is_integer(size) || json_integer_value(size) < 0) {
-		sbx_warn("artifacts[%zu]: expected path, size and sha256", idx);
-		return 1;
-	}
 	shown = sbx_canonjson_clean_string(path, strlen(path), 256, NULL);
 	fd = sbx_openat2(dirfd, path, &how, sizeof(how));
+	if (fd < 0 && errno == ENOENT && absent_ok)
+		return 2;
 	if (fd < 0 && errno == ENOSYS) {
 		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno,
 			      "%s: openat2 is required to open artifacts safely", shown);
@@ -162,30 +163,75 @@ static int check_artifact(int dirfd, size_t idx, const json_t *a, struct sbx_err
 		return -1;
 	}
 	if (fd < 0 && (errno == EXDEV || errno == ELOOP)) {
-		sbx_warn("artifacts[%zu]: %s: leaves the artifacts directory or goes through a symlink",
-			 idx, shown);
+		sbx_warn("%s: %s: leaves the artifacts directory or goes through a symlink", label,
+			 shown);
 		return 1;
 	}
 	if (fd < 0) {
-		sbx_warn("artifacts[%zu]: %s: %s", idx, shown, strerror(errno));
+		sbx_warn("%s: %s: %s", label, shown, strerror(errno));
 		return 1;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		sbx_warn("artifacts[%zu]: %s: not a regular file", idx, shown);
+		sbx_warn("%s: %s: not a regular file", label, shown);
 		return 1;
 	}
 	if (sbx_sha256_fd(fd, hex, &got, err) < 0)
 		return -1;
-	if (got != (uint64_t)json_integer_value(size)) {
-		sbx_warn("artifacts[%zu]: %s: size %" PRIu64 " differs from the manifest's %" JSON_INTEGER_FORMAT,
-			 idx, shown, got, json_integer_value(size));
+	if (size >= 0 && got != (uint64_t)size) {
+		sbx_warn("%s: %s: size %" PRIu64 " differs from the manifest's %" JSON_INTEGER_FORMAT,
+			 label, shown, got, size);
 		return 1;
 	}
 	if (strcmp(hex, want)) {
-		sbx_warn("artifacts[%zu]: %s: sha256 differs from the manifest's", idx, shown);
+		sbx_warn("%s: %s: sha256 differs from the manifest's", label, shown);
 		return 1;
 	}
 	return 0;
+}
+
+/* Check one promoted artifact under @dirfd: check_file()'s result. */
+static int check_artifact(int dirfd, size_t idx, const json_t *a, struct sbx_error *err)
+{
+	const char *path = json_string_value(json_object_get(a, "path"));
+	const char *want = json_string_value(json_object_get(a, "sha256"));
+	const json_t *size = json_object_get(a, "size");
+	char label[32];
+
+	snprintf(label, sizeof(label), "artifacts[%zu]", idx);
+	if (!path || !want || !json_is_integer(size) || json_integer_value(size) < 0) {
+		sbx_warn("%s: expected path, size and sha256", label);
+		return 1;
+	}
+	return check_file(dirfd, label, path, want, json_integer_value(size), false, err);
+}
+
+/*
+ * The capture of stream @name ("stdout", "stderr") at DIR/.sbx/@name, where
+ * sbx run leaves it unless --stdout/--stderr put it elsewhere: its sha256
+ * is the manifest's, and so is its size unless the capture was truncated
+ * (then "bytes" counts what was produced, not kept).  Returns
+ * check_file()'s result; 2 when there is no such file.
+ */
+static int check_stream(int dirfd, const json_t *manifest, const char *name,
+			struct sbx_error *err)
+{
+	const json_t *s = json_object_get(manifest, name);
+	const char *want = json_string_value(json_object_get(s, "sha256"));
+	const json_t *bytes = json_object_get(s, "bytes");
+	_cleanup_free_ char *path = sbx_xasprintf("%s/%s", SBX_STREAMS_DIR, name);
+
+	if (!json_is_object(s)) {
+		/* No capture to check: DIR/.sbx/NAME is then unlisted. */
+		return 2;
+	}
+	if (!want || !json_is_integer(bytes) || json_integer_value(bytes) < 0 ||
+	    !json_is_boolean(json_object_get(s, "truncated"))) {
+		sbx_warn("%s: expected bytes, sha256 and truncated", name);
+		return 1;
+	}
+	return check_file(dirfd, name, path, want,
+			  json_is_true(json_object_get(s, "truncated")) ? -1 : json_integer_value(bytes),
+			  true, err);
 }
 
 /* --- what DIR holds that the manifest does not list ---------------------- */
@@ -284,6 +330,9 @@ static int walk_unlisted(int fd, const char *prefix, unsigned depth, struct list
 	return r;
 }
 
+static const char *const stream_names[] = { "stdout", "stderr" };
+static const char *const stream_paths[] = { SBX_STREAMS_DIR "/stdout", SBX_STREAMS_DIR "/stderr" };
+
 int sbx_verify_unlisted(int dirfd, const json_t *manifest, size_t *unlisted,
 			struct sbx_error *err)
 {
@@ -296,7 +345,7 @@ int sbx_verify_unlisted(int dirfd, const json_t *manifest, size_t *unlisted,
 	*unlisted = 0;
 	if (!json_is_array(list))
 		return sbx_error_set(err, SBX_EXIT_FAILED, 0, "artifacts: missing or not an array");
-	l.v = sbx_xcalloc(json_array_size(list) + 1, sizeof(*l.v));
+	l.v = sbx_xcalloc(json_array_size(list) + ARRAY_SIZE(stream_names) + 1, sizeof(*l.v));
 	json_array_foreach(list, i, a) {
 		const char *status = json_string_value(json_object_get(a, "status"));
 		const char *path = json_string_value(json_object_get(a, "path"));
@@ -304,6 +353,11 @@ int sbx_verify_unlisted(int dirfd, const json_t *manifest, size_t *unlisted,
 		if (status && path && !strcmp(status, "promoted"))
 			l.v[l.n++] = path;
 	}
+	/* The captures sbx run leaves beside the artifacts, for a manifest
+	 * that has them. */
+	for (i = 0; i < ARRAY_SIZE(stream_names); i++)
+		if (json_is_object(json_object_get(manifest, stream_names[i])))
+			l.v[l.n++] = stream_paths[i];
 	if (l.n)
 		qsort(l.v, l.n, sizeof(*l.v), by_string);
 	/* A fresh open: the walk's offset is its own. */
@@ -318,7 +372,7 @@ int sbx_verify_unlisted(int dirfd, const json_t *manifest, size_t *unlisted,
 }
 
 static int check_artifacts(const json_t *manifest, const char *dir, size_t *checked,
-			   struct sbx_error *err)
+			   const char **streams, struct sbx_error *err)
 {
 	const json_t *list = json_object_get(manifest, "artifacts");
 	_cleanup_close_ int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -341,18 +395,28 @@ static int check_artifacts(const json_t *manifest, const char *dir, size_t *chec
 		bad += (size_t)r;
 		(*checked)++;
 	}
+	{
+		int out = check_stream(dirfd, manifest, "stdout", err), e;
+
+		if (out < 0 || (e = check_stream(dirfd, manifest, "stderr", err)) < 0)
+			return -1;
+		bad += (out == 1) + (e == 1);
+		*streams = out == 0 && e == 0 ? ", stdout and stderr checked" :
+			   out == 0	      ? ", stdout checked" :
+			   e == 0	      ? ", stderr checked" :
+						"";
+	}
 	/* DIR is the run's delivery: what the run never produced is as
 	 * wrong as a changed byte. */
 	if (sbx_verify_unlisted(dirfd, manifest, &unlisted, err) < 0)
 		return -1;
 	if (bad && unlisted)
 		return sbx_error_set(err, SBX_EXIT_FAILED, 0,
-				     "%s: %zu of %zu promoted artifacts do not match the manifest, and %zu entries are not listed in it",
-				     dir, bad, *checked, unlisted);
+				     "%s: %zu files do not match the manifest, and %zu entries are not listed in it",
+				     dir, bad, unlisted);
 	if (bad)
 		return sbx_error_set(err, SBX_EXIT_FAILED, 0,
-				     "%s: %zu of %zu promoted artifacts do not match the manifest", dir, bad,
-				     *checked);
+				     "%s: %zu files do not match the manifest", dir, bad);
 	if (unlisted)
 		return sbx_error_set(err, SBX_EXIT_FAILED, 0,
 				     "%s: %zu entries are not listed in the manifest", dir, unlisted);
@@ -367,6 +431,7 @@ int sbx_cmd_verify(const struct sbx_common_opts *o, const char *manifest, const 
 	_cleanup_pkey_ EVP_PKEY *pub = NULL;
 	_cleanup_free_ char *default_pub = NULL, *data = NULL;
 	size_t checked = 0, len = 0;
+	const char *streams = "";
 
 	if (!pubkey) {
 		_cleanup_free_ char *key_path = NULL;
@@ -384,11 +449,14 @@ int sbx_cmd_verify(const struct sbx_common_opts *o, const char *manifest, const 
 	    sbx_manifest_check_line(strcmp(manifest, "-") ? manifest : "(stdin)", data, len, pub, &m,
 				    &err) < 0)
 		return fail(&err);
-	if (artifacts && check_artifacts(m, artifacts, &checked, &err) < 0) {
+	if (artifacts && check_artifacts(m, artifacts, &checked, &streams, &err) < 0) {
 		sbx_error_print(&err);
 		return err.code == SBX_EXIT_UNAVAILABLE || err.code == SBX_EXIT_SOFTWARE ? err.code
 											: SBX_EXIT_FAILED;
 	}
-	sbx_warn("manifest OK (%zu artifacts checked)", checked);
+	if (*streams)
+		sbx_warn("manifest OK (%zu artifacts%s)", checked, streams);
+	else
+		sbx_warn("manifest OK (%zu artifacts checked)", checked);
 	return SBX_EXIT_OK;
 }

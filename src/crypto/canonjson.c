@@ -82,7 +82,19 @@ static size_t utf8_seq(const unsigned char *s, size_t avail, size_t *bad)
 	return n;
 }
 
-char *sbx_canonjson_clean_string(const char *str, size_t len, size_t max_bytes, bool *truncated)
+/* Is the ASCII byte @c replaced?  DEL always (jq writes it as \u007f, JCS
+ * literally); NUL always (many JSON readers, jansson among them, refuse
+ * \u0000, and a C string would end there); other C0 controls unless
+ * @keep_controls, since both escape them alike. */
+static bool replaced(unsigned char c, bool keep_controls)
+{
+	if (c == 0x7f || c == 0)
+		return true;
+	return c < 0x20 && !keep_controls;
+}
+
+static char *clean(const char *str, size_t len, size_t max_bytes, bool *truncated,
+		   bool keep_controls)
 {
 	static const char replacement[] = "\xef\xbf\xbd";
 	const unsigned char *s = (const unsigned char *)str;
@@ -98,7 +110,7 @@ char *sbx_canonjson_clean_string(const char *str, size_t len, size_t max_bytes, 
 		const char *emit = (const char *)s + i;
 		size_t emit_len = n;
 
-		if (n == 0 || (n == 1 && (s[i] < 0x20 || s[i] == 0x7f))) {
+		if (n == 0 || (n == 1 && replaced(s[i], keep_controls))) {
 			emit = replacement;
 			emit_len = 3;
 			n = n ? n : bad;
@@ -115,6 +127,16 @@ char *sbx_canonjson_clean_string(const char *str, size_t len, size_t max_bytes, 
 	if (truncated)
 		*truncated = cut;
 	return out;
+}
+
+char *sbx_canonjson_clean_string(const char *s, size_t len, size_t max_bytes, bool *truncated)
+{
+	return clean(s, len, max_bytes, truncated, false);
+}
+
+char *sbx_canonjson_clean_text(const char *s, size_t len, size_t max_bytes, bool *truncated)
+{
+	return clean(s, len, max_bytes, truncated, true);
 }
 
 /* Next code point of valid UTF-8 at *@p, advancing it. */

@@ -12,10 +12,14 @@
  *     1e+20 or rounds; JCS forbids them anyway (I-JSON);
  *   - object keys with characters above U+FFFF: JCS sorts keys by UTF-16
  *     code units, jq by code points, and the two orders differ there.
- * sbx_canonjson_clean_string() takes care of the first (and of control
- * characters and invalid UTF-8) for every string that comes from outside;
- * sbx_canonjson_dump() refuses the second; the manifest signer refuses the
- * third (manifest keys are names sbx chose).
+ * sbx_canonjson_clean_string() and sbx_canonjson_clean_text() take care of
+ * the first (and of invalid UTF-8) for every string that comes from
+ * outside; sbx_canonjson_dump() refuses the second; the manifest signer
+ * refuses the third (manifest keys are names sbx chose).  C0 control
+ * characters need no cleaning for jq's sake: both write \b \t \n \f \r
+ * and \u00XX (lower-case hex) for the rest, so text such as a traceback
+ * keeps its lines (sbx_canonjson_clean_text()); names, where a control
+ * character is only ever a trick, go through sbx_canonjson_clean_string().
  */
 #ifndef SBX_CANONJSON_H
 #define SBX_CANONJSON_H
@@ -65,5 +69,19 @@ int sbx_canonjson_dump(const json_t *v, char **out, size_t *len, struct sbx_erro
  * Return: a NUL-terminated string owned by the caller; never NULL.
  */
 char *sbx_canonjson_clean_string(const char *s, size_t len, size_t max_bytes, bool *truncated);
+
+/**
+ * sbx_canonjson_clean_text() - sbx_canonjson_clean_string() for text that
+ * keeps its layout: the payload's stdout and stderr excerpts.
+ *
+ * The same, except that C0 control characters other than NUL (newline,
+ * tab, carriage return, ESC, ...) are kept as they are; the canonical
+ * writer escapes them as RFC 8785 and jq both do.  NUL, DEL and ill-formed
+ * UTF-8 still become U+FFFD.  A consumer that prints the result to a
+ * terminal must escape it itself: an ESC sequence is kept.
+ *
+ * Return: a NUL-terminated string owned by the caller; never NULL.
+ */
+char *sbx_canonjson_clean_text(const char *s, size_t len, size_t max_bytes, bool *truncated);
 
 #endif

@@ -2,9 +2,10 @@
 /*
  * manifest-sign.c - the signed manifest line, and its verification.
  *
- * Signing: clean every string, drop any old "signature", canonicalize
- * (RFC 8785), sign those bytes with Ed25519, add the signature object and
- * canonicalize again.  Verifying reverses it: remove "signature",
+ * Signing: clean every string (NUL, DEL and invalid UTF-8 become U+FFFD;
+ * other control characters stay, to be escaped), drop any old
+ * "signature", canonicalize (RFC 8785), sign those bytes with Ed25519,
+ * add the signature object and canonicalize again.  Verifying reverses it: remove "signature",
  * canonicalize, check.  jq -cjS 'del(.signature)' computes the same bytes,
  * which is what lets a user verify with jq and openssl alone.
  */
@@ -68,9 +69,11 @@ static int prepare(json_t *v, unsigned depth, struct sbx_error *err)
 		size_t len = json_string_length(v);
 		_cleanup_free_ char *clean = NULL;
 
-		if (sbx_utf8_valid(s, len) && !sbx_has_control(s, len))
+		/* C0 controls are left to the writer's escapes (jq's too);
+		 * what jq would write otherwise, or not read, is replaced. */
+		if (sbx_utf8_valid(s, len) && !memchr(s, 0, len) && !memchr(s, 0x7f, len))
 			return 0;
-		clean = sbx_canonjson_clean_string(s, len, SIZE_MAX, NULL);
+		clean = sbx_canonjson_clean_text(s, len, SIZE_MAX, NULL);
 		if (json_string_setn_nocheck(v, clean, strlen(clean)) < 0)
 			return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0, "manifest: out of memory");
 		return 0;

@@ -135,10 +135,11 @@ int sbx_sign_verify_bytes(EVP_PKEY *key, const void *msg, size_t len, const char
 /**
  * sbx_manifest_finish() - sign @manifest and render its final line.
  * @manifest: a JSON object, changed in place: any "signature" member is
- *            replaced, and any string that is not clean (control
- *            characters, DEL, invalid UTF-8) is cleaned with
- *            sbx_canonjson_clean_string() without truncation, so that a
- *            builder's slip costs a U+FFFD, never the manifest.
+ *            replaced, and any string that holds NUL, DEL or invalid
+ *            UTF-8 is cleaned with sbx_canonjson_clean_text() without
+ *            truncation, so that a builder's slip costs a U+FFFD, never
+ *            the manifest (other control characters are escaped, as jq
+ *            escapes them).
  * @key: the private key.
  * @line: on success the canonical manifest with its signature, followed by
  *        "\n" and a NUL, owned by the caller.
@@ -189,7 +190,9 @@ int sbx_manifest_check_line(const char *name, const char *data, size_t len, EVP_
  * sbx_verify_unlisted() - the entries of an artifacts directory that
  * @manifest does not list as promoted: every file, symlink or other
  * non-directory whose path relative to @dirfd is no promoted artifact's
- * `path`, and every directory with no promoted artifact below it.  Each is
+ * `path` (nor .sbx/stdout or .sbx/stderr, the captures sbx run leaves there,
+ * when the manifest's stdout or stderr is an object), and every directory
+ * with nothing listed below it.  Each is
  * named on stderr (the first few), and counted in *@unlisted.  Nothing is
  * followed: symlinks are entries, not ways in.
  * Return: 0, or -1 with SBX_EXIT_FAILED when DIR cannot be read.

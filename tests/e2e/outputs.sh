@@ -144,7 +144,7 @@ PY
 	check "$mode: an HTML page behind a PDF header: rejected" rejected_because page.pdf 'not a PDF object'
 	check "$mode: an HTML page named .pdf: rejected" rejected_because page-named.pdf 'extension says application/pdf'
 	check "$mode: only the matplotlib files reach --artifacts" \
-		test "$(cd "$ART" && find . -type f | sort | tr '\n' ' ')" = "./plot.jpg ./plot.pdf ./plot.png "
+		test "$(cd "$ART" && find . -path ./.sbx -prune -o -type f -print | sort | tr '\n' ' ')" = "./plot.jpg ./plot.pdf ./plot.png "
 	check "$mode: nothing left behind" nothing_left
 done
 

@@ -17,7 +17,7 @@ set -u
 SBX="$SBX_BUILDDIR/sbx"
 SIGN="$SBX_BUILDDIR/tests/unit/crypto/sign-tool"
 
-echo "1..36"
+echo "1..41"
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); echo "not ok $n - $1"; }
@@ -155,19 +155,28 @@ sed 's/^{/{"run_id":"r-43",/' "$tmp/m" > "$tmp/m.dup"
 check "a duplicated member is refused, exit 1" \
 	exits 1 "$SBX" verify --pubkey "$tmp/k.pub" "$tmp/m.dup"
 
-# 24-26: tricky strings: non-ASCII, U+2028/2029, emoji, quotes, backslashes,
-# and control characters and DEL, which the signer replaces with U+FFFD.
+# 24-28: tricky strings: non-ASCII, U+2028/2029, emoji, quotes, backslashes;
+# C0 control characters, which stay and are escaped as RFC 8785 and jq
+# both do (\n, \t, \u001b ...), so an excerpt keeps its lines; NUL, DEL and
+# invalid UTF-8, which the signer replaces with U+FFFD.
 cat > "$tmp/t.json" <<'JSON'
 {"stdout":{"excerpt":"caf\u00e9 \u2028\u2029 \ud83d\ude00 \"q\" \\b\\ / \u0007\u001b[2J\u007f tab\there\nnl \u00ad\ufeff\uffff \u0080\u009f <&>"},
+ "stderr":{"excerpt":"Traceback (most recent call last):\n  File \"/work/main.py\", line 1, in <module>\n    raise ValueError(\"boom\")\nValueError: boom\n\r\f\b\u0001\u001f\u007f\u001b]52;c;eA==\u0007"},
  "reason":"\u0000nul","path":"\ud83d\ude00/\u00e9.csv","z":"","\u00e9":"key","\u2028":1}
 JSON
 check "tricky strings: sign-tool signs them" exits 0 "$SIGN" "$tmp/k" "$tmp/t.json"
 cp "$tmp/out" "$tmp/t"
 check "tricky strings: jq + openssl accept the signature" jq_openssl_verify "$tmp/t" "$tmp/k.pub"
-check "tricky strings: jq -cjS reproduces the line, no control characters left" \
+check "tricky strings: jq -cjS reproduces the line, no raw control character in it" \
 	eval 'jq_reproduces "$tmp/t" && ! LC_ALL=C grep -q "$(printf "[\001-\037\177]")" "$tmp/line"'
+check "tricky strings: newlines, tabs, ESC kept and escaped; NUL and DEL are U+FFFD" \
+	eval 'grep -qF "\\u0007\\u001b[2J$(printf "\357\277\275") tab\\there\\nnl" "$tmp/line" &&
+		grep -qF "\"reason\":\"$(printf "\357\277\275")nul\"" "$tmp/line" &&
+		[ "$(jq -r .stderr.excerpt "$tmp/t" | sed -n 4p)" = "ValueError: boom" ] &&
+		grep -qF "\\n\\r\\f\\b\\u0001\\u001f$(printf "\357\277\275")\\u001b]52" "$tmp/line"'
+check "tricky strings: sbx verify accepts them" exits 0 "$SBX" verify --pubkey "$tmp/k.pub" "$tmp/t"
 
-# 27-29: the default key, and usage errors
+# 29-31: the default key, and usage errors
 check "sbx keygen without -o creates the per-user key" \
 	eval 'exits 0 "$SBX" keygen && test -f "$XDG_CONFIG_HOME/sbx/signing.key.pub"'
 "$SIGN" "$XDG_CONFIG_HOME/sbx/signing.key" "$tmp/m.json" > "$tmp/m.default"
@@ -175,7 +184,7 @@ check "sbx verify without --pubkey uses the default key's .pub" \
 	eval 'exits 0 "$SBX" verify "$tmp/m.default" && grep -q "signing.key.pub" "$tmp/err"'
 check "sbx verify without a manifest is a usage error (64)" exits 64 "$SBX" verify
 
-# 30-32: the bytes as given are what is verified: the same JSON value,
+# 32-34: the bytes as given are what is verified: the same JSON value,
 # written otherwise, is not the signed line.
 jq . "$tmp/m" > "$tmp/m.pretty"
 check "pretty-printed manifest: sbx verify exits 1 naming the canonical form" \
@@ -187,7 +196,7 @@ check "\\u0065 in place of e: the same value to jq, sbx verify exits 1" \
 head -c -1 "$tmp/m" > "$tmp/m.nonl"
 check "the line without its newline still verifies" exits 0 "$SBX" verify --pubkey "$tmp/k.pub" "$tmp/m.nonl"
 
-# 33-36: --artifacts DIR holding what the run never produced
+# 35-38: --artifacts DIR holding what the run never produced
 cp -r "$tmp/art" "$tmp/art3"
 printf 'x\n' > "$tmp/art3/out/extra.txt"
 check "an unlisted file in DIR: exit 1, named" \
@@ -208,3 +217,27 @@ ln -s "$tmp/art/out/a.csv" "$tmp/art3/alias.csv"
 check "an unlisted symlink in DIR: exit 1, named" \
 	eval 'exits 1 "$SBX" verify --pubkey "$tmp/k.pub" --artifacts "$tmp/art3" "$tmp/m" &&
 		grep -q "alias.csv: not listed in the manifest" "$tmp/err"'
+
+# 39-41: the stream captures beside the artifacts, DIR/.sbx/stdout and
+# DIR/.sbx/stderr, are checked against the manifest's stdout and stderr.
+mkdir -p "$tmp/art4/out/sub" "$tmp/art4/.sbx"
+cp "$tmp/art/out/a.csv" "$tmp/art4/out/a.csv"
+cp "$tmp/art/out/sub/b.txt" "$tmp/art4/out/sub/b.txt"
+printf 'Traceback (most recent call last):\n\tx\033[0m\n' > "$tmp/art4/.sbx/stderr"
+: > "$tmp/art4/.sbx/stdout"
+jq -c --arg e "$(sha256sum < "$tmp/art4/.sbx/stderr" | cut -d' ' -f1)" \
+	--arg o "$(sha256sum < "$tmp/art4/.sbx/stdout" | cut -d' ' -f1)" \
+	'.stdout = {bytes: 0, sha256: $o, truncated: false, excerpt: ""} |
+	 .stderr = {bytes: 42, sha256: $e, truncated: false, excerpt: "Traceback (most recent call last):\n\tx\u001b[0m\n"}' \
+	"$tmp/m.json" > "$tmp/s.json"
+"$SIGN" "$tmp/k" "$tmp/s.json" > "$tmp/s"
+check "stream files in DIR/.sbx: sbx verify --artifacts checks them" \
+	eval 'exits 0 "$SBX" verify --pubkey "$tmp/k.pub" --artifacts "$tmp/art4" "$tmp/s" &&
+		grep -q "manifest OK (2 artifacts, stdout and stderr checked)" "$tmp/err"'
+printf 'x' >> "$tmp/art4/.sbx/stdout"
+check "a changed DIR/.sbx/stdout: exit 1, named" \
+	eval 'exits 1 "$SBX" verify --pubkey "$tmp/k.pub" --artifacts "$tmp/art4" "$tmp/s" &&
+		grep -q "stdout: .sbx/stdout: size 1 differs from the manifest.s 0" "$tmp/err"'
+check "DIR/.sbx/stdout where the manifest has no streams: not listed, exit 1" \
+	eval 'exits 1 "$SBX" verify --pubkey "$tmp/k.pub" --artifacts "$tmp/art4" "$tmp/m" &&
+		grep -q ".sbx/: not listed in the manifest" "$tmp/err"'

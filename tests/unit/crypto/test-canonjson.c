@@ -204,6 +204,86 @@ static void test_clean_table(void **state)
 	}
 }
 
+/* Text keeps its C0 controls; NUL, DEL and bad UTF-8 still go. */
+static const struct clean_case text_cases[] = {
+	{ "plain", "abc", 3, 100, "abc", false },
+	{ "newline and tab kept", "a\nb\tc\r\n", 7, 100, "a\nb\tc\r\n", false },
+	{ "traceback", "Traceback (most recent call last):\n  File \"x\", line 1\nValueError: boom\n",
+	  71, 100, "Traceback (most recent call last):\n  File \"x\", line 1\nValueError: boom\n", false },
+	{ "ESC and BEL kept", "\x1b[31m\x07", 6, 100, "\x1b[31m\x07", false },
+	{ "every C0 but NUL kept", "\x01\x02\x08\x0b\x0c\x0e\x1f", 7, 100,
+	  "\x01\x02\x08\x0b\x0c\x0e\x1f", false },
+	{ "NUL replaced", "a\0b", 3, 100, "a" FFFD "b", false },
+	{ "DEL replaced", "x\x7fy", 3, 100, "x" FFFD "y", false },
+	{ "C1 kept", "\xc2\x9b", 2, 100, "\xc2\x9b", false },
+	{ "invalid UTF-8 replaced", "\n\xff\xc0\xaf\n", 5, 100, "\n" FFFD FFFD FFFD "\n", false },
+	{ "cut after a newline", "ab\ncd", 5, 3, "ab\n", true },
+	{ "controls count one byte", "\n\n\n", 3, 2, "\n\n", true },
+	{ "replacement counts three", "\n\x7f", 2, 3, "\n", true },
+};
+
+static void test_clean_text_table(void **state)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(text_cases); i++) {
+		const struct clean_case *c = &text_cases[i];
+		bool truncated = !c->truncated;
+		char *out = sbx_canonjson_clean_text(c->in, c->len, c->max, &truncated);
+
+		if (strcmp(out, c->out))
+			fail_msg("%s: got \"%s\", want \"%s\"", c->name, out, c->out);
+		if (truncated != c->truncated)
+			fail_msg("%s: truncated %d, want %d", c->name, truncated, c->truncated);
+		assert_true(strlen(out) <= c->max);
+		assert_true(sbx_utf8_valid(out, strlen(out)));
+		assert_null(strchr(out, 0x7f));
+		free(out);
+	}
+}
+
+/* For any bytes, clean_text gives valid UTF-8 without NUL or DEL, and
+ * differs from clean_string only where clean_string put U+FFFD for a C0
+ * control. */
+static void test_clean_text_invariants(void **state)
+{
+	unsigned seed = 4242;
+	char in[64];
+
+	for (int round = 0; round < 20000; round++) {
+		size_t len = (size_t)(rand_r(&seed) % sizeof(in));
+		bool truncated;
+		char *text, *str;
+
+		for (size_t k = 0; k < len; k++)
+			in[k] = (char)(rand_r(&seed) % 256);
+		text = sbx_canonjson_clean_text(in, len, 4 * sizeof(in), &truncated);
+		str = sbx_canonjson_clean_string(in, len, 4 * sizeof(in), NULL);
+		assert_false(truncated);
+		assert_true(sbx_utf8_valid(text, strlen(text)));
+		assert_null(strchr(text, 0x7f));
+		/* Valid input without NUL or DEL comes back as is. */
+		if (sbx_utf8_valid(in, len) && !memchr(in, 0, len) && !memchr(in, 0x7f, len))
+			assert_memory_equal(text, in, len);
+		/* Map each kept control to U+FFFD: clean_string's result. */
+		{
+			char *mapped = sbx_xmalloc(3 * strlen(text) + 1), *o = mapped;
+
+			for (const char *p = text; *p; p++) {
+				if ((unsigned char)*p < 0x20) {
+					memcpy(o, FFFD, 3);
+					o += 3;
+				} else {
+					*o++ = *p;
+				}
+			}
+			*o = '\0';
+			assert_string_equal(mapped, str);
+			free(mapped);
+		}
+		free(text);
+		free(str);
+	}
+}
+
 /* Whatever the bytes, the cleaner's output is valid UTF-8 without controls
  * and within budget: every single byte, and pseudo-random strings. */
 static void test_clean_invariants(void **state)
@@ -315,6 +395,66 @@ static void test_jq_reproduces_cleaned(void **state)
 	json_decref(obj);
 }
 
+/*
+ * The excerpts' side of the promise: text with every C0 control, tabs,
+ * CRLF, ESC sequences, a traceback, as sbx_canonjson_clean_text() leaves
+ * it, is printed by jq -cjS exactly as sbx_canonjson_dump() prints it, as
+ * a value and inside a signed-looking object; and each control is written
+ * in the RFC 8785 form (\b \t \n \f \r, else \u00xx in lower case).
+ */
+static void test_jq_reproduces_text(void **state)
+{
+#define S(x) { x, sizeof(x) - 1 }
+	static const struct {
+		const char *s;
+		size_t len;
+	} tricky[] = {
+		S("Traceback (most recent call last):\n  File \"/work/main.py\", line 1, in <module>\n"
+		  "    raise ValueError(\"boom\")\nValueError: boom\n"),
+		S("col1\tcol2\r\nrow\tx\r\n"), S("\x1b[31mred\x1b[0m\x07"), S("\x1b]52;c;eA==\x07"),
+		S("\x7f DEL and \0 NUL"), S("\xff\xfe bad \xc0\xaf"), S("\\n literally, \"quoted\""),
+		S("\xe2\x80\xa8\n\xc2\x85\n"), S("\b\f\v"),
+	};
+#undef S
+	struct sbx_error err = { 0 };
+	json_t *obj = json_object(), *arr = json_array();
+	char *text = NULL, *jq, *s;
+	char all[32];
+	size_t len = 0;
+
+	for (int b = 0; b < 32; b++)
+		all[b] = (char)b;
+	for (int b = 0; b < 256; b++) {
+		char c = (char)b;
+
+		s = sbx_canonjson_clean_text(&c, 1, 16, NULL);
+		json_array_append_new(arr, json_string(s));
+		free(s);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(tricky); i++) {
+		s = sbx_canonjson_clean_text(tricky[i].s, tricky[i].len, 1024, NULL);
+		json_array_append_new(arr, json_string(s));
+		free(s);
+	}
+	s = sbx_canonjson_clean_text(all, sizeof(all), 1024, NULL);
+	json_object_set_new(obj, "c0", json_string(s));
+	free(s);
+	json_object_set_new(obj, "excerpts", arr);
+	json_object_set_new(obj, "signature", json_pack("{s:s}", "alg", "ed25519"));
+
+	assert_int_equal(sbx_canonjson_dump(obj, &text, &len, &err), 0);
+	assert_non_null(strstr(text, "\"c0\":\"" FFFD "\\u0001\\u0002\\u0003\\u0004\\u0005\\u0006"
+				     "\\u0007\\b\\t\\n\\u000b\\f\\r\\u000e\\u000f\\u0010"
+				     "\\u0011\\u0012\\u0013\\u0014\\u0015\\u0016\\u0017\\u0018"
+				     "\\u0019\\u001a\\u001b\\u001c\\u001d\\u001e\\u001f\""));
+	jq = run_jq(text, len);
+	if (strcmp(jq, text))
+		fail_msg("jq -cjS differs:\n jq  %s\n sbx %s", jq, text);
+	free(jq);
+	free(text);
+	json_decref(obj);
+}
+
 /* The reasons the cleaner exists, pinned: jq prints DEL escaped and orders
  * supplementary keys by code point, so raw JCS output would not survive. */
 static void test_jq_differs_without_cleaning(void **state)
@@ -349,7 +489,10 @@ int main(void)
 		cmocka_unit_test(test_dump_nul_in_key),
 		cmocka_unit_test(test_clean_table),
 		cmocka_unit_test(test_clean_invariants),
+		cmocka_unit_test(test_clean_text_table),
+		cmocka_unit_test(test_clean_text_invariants),
 		cmocka_unit_test(test_jq_reproduces_cleaned),
+		cmocka_unit_test(test_jq_reproduces_text),
 		cmocka_unit_test(test_jq_differs_without_cleaning),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

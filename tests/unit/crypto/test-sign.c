@@ -527,6 +527,38 @@ static void test_verify_unlisted(void **state)
 	assert_int_equal(sbx_verify_unlisted(fd, m, &n, &err), 0);
 	assert_int_equal(n, 5);
 
+	/* The stream captures in .sbx/ are listed when the manifest has
+	 * those streams, and only then. */
+	{
+		_cleanup_free_ char *root2 = tmp_path("art2");
+		_cleanup_close_ int fd2 = -1;
+
+		mkdir_rel("art2");
+		mkdir_rel("art2/sub");
+		mkdir_rel("art2/sub/deep");
+		mkdir_rel("art2/.sbx");
+		touch("art2/a.txt");
+		touch("art2/sub/deep/b.txt");
+		touch("art2/.sbx/stdout");
+		touch("art2/.sbx/stderr");
+		fd2 = open(root2, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		assert_true(fd2 >= 0);
+		assert_int_equal(sbx_verify_unlisted(fd2, m, &n, &err), 0);
+		assert_int_equal(n, 1); /* .sbx/ */
+		json_object_set_new(m, "stdout", json_pack("{s:s}", "sha256", "00"));
+		assert_int_equal(sbx_verify_unlisted(fd2, m, &n, &err), 0);
+		assert_int_equal(n, 1); /* .sbx/stderr */
+		json_object_set_new(m, "stderr", json_pack("{s:s}", "sha256", "00"));
+		assert_int_equal(sbx_verify_unlisted(fd2, m, &n, &err), 0);
+		assert_int_equal(n, 0);
+		touch("art2/.sbx/other");
+		assert_int_equal(sbx_verify_unlisted(fd2, m, &n, &err), 0);
+		assert_int_equal(n, 1);
+		json_object_set_new(m, "stderr", json_null());
+		assert_int_equal(sbx_verify_unlisted(fd2, m, &n, &err), 0);
+		assert_int_equal(n, 2);
+	}
+
 	/* A manifest without an artifacts array cannot be checked. */
 	json_object_del(m, "artifacts");
 	err = (struct sbx_error){ 0 };
@@ -550,7 +582,7 @@ static void test_manifest_finish_cleans_and_refuses(void **state)
 	json_array_append_new(json_object_get(m, "names"), json_string_nocheck("bad\xff"));
 	assert_int_equal(sbx_manifest_finish(m, key, &line, &len, &err), 0);
 	assert_string_equal(json_string_value(json_object_get(m, "excerpt")),
-			    "a\xef\xbf\xbd[2J\xef\xbf\xbd\xef\xbf\xbd" "b");
+			    "a\x1b[2J\xef\xbf\xbd\xef\xbf\xbd" "b");
 	assert_string_equal(json_string_value(json_array_get(json_object_get(m, "names"), 1)),
 			    "bad\xef\xbf\xbd");
 	assert_false(sbx_has_control(line, len - 1));
