@@ -247,8 +247,10 @@ int sbx_streams_keep(const struct sbx_streams *st, const struct sbx_artifacts_di
 		_cleanup_free_ char *shown = NULL;
 
 		/* A capture the supervisor never finished has no sha256 to
-		 * match: nothing to keep. */
-		if (!s[i]->sha256[0])
+		 * match, and an empty one nothing to read: nothing to keep.
+		 * (So a run that printed nothing and wrote no outputs - most
+		 * runs of a service - makes no directory and no file.) */
+		if (!s[i]->sha256[0] || s[i]->len == 0)
 			continue;
 		if (t->dir_fd >= 0) {
 			if (write_capture(t->dir_fd, t->name, t->shown, option[i], s[i], err) < 0)
