@@ -139,11 +139,17 @@ for mode in root user; do
 	mkjob "$M/shm-a.json" shell 'echo marker > /dev/shm/sbx-marker; sleep 3; cat /dev/shm/sbx-marker'
 	mkjob "$M/shm-b.json" shell 'sleep 1; ls /dev/shm'
 	sbx_run "$M/shm-a.json" & apid=$!
+	# That run took the next number in its subshell: this one must not
+	# share its manifest, stderr and artifacts directory.
+	RUNS=$((RUNS + 1))
+	a_out="$M/out.$RUNS.json"
 	sleep 0.5
 	sbx_run "$M/shm-b.json"
 	b_out=$(jqm .stdout.excerpt)
+	b_rc=$RC
 	wait $apid
-	check "$mode: /dev/shm is not shared between concurrent runs" test -z "$b_out"
+	check "$mode: /dev/shm is not shared between concurrent runs" \
+		eval '[ $b_rc -eq 0 ] && [ -z "$b_out" ] && [ "$(jq -r .stdout.excerpt "$a_out")" = marker ]'
 	check "$mode: nothing left behind after concurrent runs" nothing_left
 done
 
