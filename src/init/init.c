@@ -211,6 +211,7 @@ void sbx_init_main(int sock, int out_fd, int err_fd)
 	sigset_t mask;
 	int landlock_abi;
 	struct sbx_report rep;
+	char cpus[256];
 	pid_t pid;
 
 	report_sock = sock;
@@ -253,6 +254,9 @@ void sbx_init_main(int sock, int out_fd, int err_fd)
 	setup_root(spec);
 	setup_binds(spec);
 	setup_etc(spec);
+	pin_cpus(spec, cpus, sizeof(cpus));
+	if (cpus[0])
+		setup_sys_cpus(cpus);
 	setup_dev(spec);
 	setup_proc(spec);
 	setup_work(spec);

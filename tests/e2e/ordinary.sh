@@ -76,6 +76,14 @@ def chown_other():
 t("chown0", chown_other)
 t("write_usr", lambda: open("/usr/sbx-ordinary", "w") and "written")
 t("write_services", lambda: open("/etc/services", "a") and "written")
+def mount_opts(path):
+    for l in open("/proc/self/mountinfo"):
+        f = l.split()
+        if f[4] == path:
+            return ",".join(o for o in f[5].split(",") if o in ("ro", "rw", "nosuid", "nodev", "noexec"))
+    return "not a mount"
+for path in ("/etc/services", "/etc/fonts", "/tmp", "/work", "/work/in", "/work/out"):
+    t("mount" + path, lambda: mount_opts(path))
 t("new_etc", lambda: open("/etc/sbx-ordinary", "w") and "written")
 PY
 
@@ -126,7 +134,16 @@ for mode in root user; do
 	want pty "error FileNotFoundError 2"
 	want chown0 "error OSError 22"
 	want write_usr "error OSError 30"
-	want write_services "error OSError 30"
+	# The host's file, owned by an unmapped id: EACCES before the
+	# read-only mount's EROFS; the bind is read-only all the same.
+	want write_services "error PermissionError 13"
+	want mount/etc/services ro,nosuid,nodev
+	want mount/etc/fonts ro,nosuid,nodev
+	# The workspace may exec in this profile; inputs and outputs never.
+	want mount/tmp rw,nosuid,nodev
+	want mount/work rw,nosuid,nodev
+	want mount/work/in ro,nosuid,nodev,noexec
+	want mount/work/out rw,nosuid,nodev,noexec
 	want new_etc "error OSError 30"
 	check "$mode: nothing left behind" nothing_left
 
