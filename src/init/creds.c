@@ -95,15 +95,16 @@ static void landlock_allow(int ruleset, const char *path, uint64_t access)
 
 /*
  * Landlock, as defense in depth behind the mounts: the whole tree is
- * readable and executable, only the scratch mounts (/tmp, /work with
- * /work/out, /dev/shm) may be written, /dev and /proc files may be opened
- * for writing (/dev/null, /proc/self/...), and device nodes can be made
- * nowhere.  The mounts already say the same; this holds even if a mount
- * were wrong.  Best effort by ABI version: a kernel without Landlock runs
- * without it (the policy does not require it) and the manifest says null.
- * Returns the ABI applied, or 0.
+ * readable, only the profile's binds are executable - and /tmp and /work
+ * where the profile's workspace_exec says so - only the scratch mounts
+ * (/tmp, /work with /work/out, /dev/shm) may be written, /dev and /proc
+ * files may be opened for writing (/dev/null, /proc/self/...), and device
+ * nodes can be made nowhere.  The mounts already say the same; this
+ * holds even if a mount were wrong.  Best effort by ABI version: a kernel
+ * without Landlock runs without it (the policy does not require it) and
+ * the manifest says null.  Returns the ABI applied, or 0.
  */
-int apply_landlock(void)
+int apply_landlock(const struct sbx_spec *spec)
 {
 	const uint64_t read = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE |
 			      LANDLOCK_ACCESS_FS_READ_DIR;
@@ -132,10 +133,19 @@ int apply_landlock(void)
 	ruleset = sbx_landlock_create_ruleset(&attr, sizeof(attr), 0);
 	if (ruleset < 0)
 		fail(SBX_STAGE_LANDLOCK, "landlock ruleset");
-	landlock_allow(ruleset, "/", read);
+	landlock_allow(ruleset, "/", read & ~LANDLOCK_ACCESS_FS_EXECUTE);
+	/* Where the programs are.  A rule on a file takes only the rights
+	 * of a file (a bound program, like the probe of the tests). */
+	for (size_t i = 0; i < spec->n_binds; i++)
+		landlock_allow(ruleset, spec->binds[i].dst,
+			       spec->binds[i].is_dir ? read
+						     : LANDLOCK_ACCESS_FS_EXECUTE |
+							       LANDLOCK_ACCESS_FS_READ_FILE);
+	if (!spec->workspace_exec)
+		scratch &= ~LANDLOCK_ACCESS_FS_EXECUTE;
 	landlock_allow(ruleset, "/tmp", scratch);
 	landlock_allow(ruleset, "/work", scratch);
-	landlock_allow(ruleset, "/dev/shm", scratch);
+	landlock_allow(ruleset, "/dev/shm", scratch & ~LANDLOCK_ACCESS_FS_EXECUTE);
 	landlock_allow(ruleset, "/dev", dev);
 	landlock_allow(ruleset, "/proc", dev);
 	if (sbx_landlock_restrict_self(ruleset, 0) < 0)

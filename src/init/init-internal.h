@@ -108,7 +108,7 @@ void drop_credentials(void);
  * apply_landlock() - restrict the init (and so the payload) with Landlock,
  * best effort by ABI.  Returns the ABI applied, or 0 without Landlock.
  */
-int apply_landlock(void);
+int apply_landlock(const struct sbx_spec *spec);
 void load_seccomp(const struct sbx_spec *spec);
 void setup_rlimits(const struct sbx_spec *spec);
 /**

@@ -266,7 +266,7 @@ void sbx_init_main(int sock, int out_fd, int err_fd)
 	setup_pivot();
 	close_inherited((int[4]){ sock, out_fd, err_fd, oom_adj_fd });
 	drop_credentials();
-	landlock_abi = apply_landlock();
+	landlock_abi = apply_landlock(spec);
 	load_seccomp(spec);
 
 	/* Signals are taken synchronously by the reaper; the payload gets the
