@@ -104,8 +104,26 @@ want() {
 	fi
 }
 
+# A catalog whose profile binds a host device and a fifo: nothing to read
+# there, so the run is refused before it starts.
+BADPOL="$T/badpolicy"
+cp -r "$SBX_SRCDIR/policy" "$BADPOL"
+mkfifo "$T/fifo"
+for what in dev:/dev/null fifo:$T/fifo; do
+	jq --arg s "${what#*:}" '.binds += [{"src": $s, "dst": "/opt/x"}]' \
+		"$SBX_SRCDIR/policy/profiles/shell.json" > "$BADPOL/profiles/bad-${what%%:*}.json"
+done
+chmod -R a+rX "$T"
+
 for mode in root user; do
 	setup_mode $mode
+
+	for what in dev fifo; do
+		mkjob "$M/bad-$what.json" bad-$what 'echo ran'
+		POLICY=$BADPOL sbx_run "$M/bad-$what.json"
+		expect_rc 69 "$mode: a bind of a host $what is refused"
+		check "$mode: the refusal names the bind" grep -q "binds: .* is neither a directory nor a file" "$ERR"
+	done
 
 	mkjob "$M/py.json" python-analysis "$PY" '{limits: {cpu_cores: 1, workspace_mib: 256}}'
 	sbx_run "$M/py.json"
