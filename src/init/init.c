@@ -18,7 +18,8 @@
  *      a new cgroup namespace rooted at that cgroup,
  *   2. builds the new root: a tmpfs with the profile's read-only binds
  *      (the host's site trees in them covered unless named), a
- *      generated /etc, a minimal /dev, a fresh /proc with sensitive entries
+ *      generated /etc, the CPUs it pins itself to (and so the payload)
+ *      in /sys/devices/system/cpu/online, a minimal /dev, a fresh /proc with sensitive entries
  *      masked, tmpfs /tmp, /work, /work/in (filled, then read-only) and
  *      /work/out, and pivots into it,
  *   3. hands directory fds of /work/in and /work/out to the broker, which
