@@ -145,6 +145,8 @@ struct sbx_spec {
 	size_t n_symlinks;
 	struct sbx_spec_file etc[8];
 	size_t n_etc;
+	/* The profile's workspace_exec: /tmp and /work without noexec. */
+	bool workspace_exec;
 	char workspace_opts[128];   /* tmpfs options for /tmp, /work, /dev/shm */
 	char out_opts[128];         /* tmpfs options for /work/out */
 	char in_opts[128];          /* tmpfs options for /work/in */
@@ -162,6 +164,10 @@ struct sbx_spec {
 	/* The profile's kernel_quotas: the run's user namespace limits
 	 * (/proc/sys/user/max_*) and the payload's rlimits of the same name. */
 	struct sbx_kernel_quotas quotas;
+	/* CPUs the payload is pinned to (the job's cpu_cores rounded up), set
+	 * by the init from its own affinity and shown in
+	 * /sys/devices/system/cpu/online; 0 leaves the affinity alone. */
+	uint32_t n_cpus;
 
 	/* Network: an egress profile's proxy listener on 127.0.0.1:3128 in the
 	 * new namespace, created by the init and handed to the broker. */

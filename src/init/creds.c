@@ -19,7 +19,9 @@
 #include <fcntl.h>
 #include <linux/prctl.h>
 #include <linux/seccomp.h>
+#include <sched.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -93,15 +95,16 @@ static void landlock_allow(int ruleset, const char *path, uint64_t access)
 
 /*
  * Landlock, as defense in depth behind the mounts: the whole tree is
- * readable and executable, only the scratch mounts (/tmp, /work with
- * /work/out, /dev/shm) may be written, /dev and /proc files may be opened
- * for writing (/dev/null, /proc/self/...), and device nodes can be made
- * nowhere.  The mounts already say the same; this holds even if a mount
- * were wrong.  Best effort by ABI version: a kernel without Landlock runs
- * without it (the policy does not require it) and the manifest says null.
- * Returns the ABI applied, or 0.
+ * readable, only the profile's binds are executable - and /tmp and /work
+ * where the profile's workspace_exec says so - only the scratch mounts
+ * (/tmp, /work with /work/out, /dev/shm) may be written, /dev and /proc
+ * files may be opened for writing (/dev/null, /proc/self/...), and device
+ * nodes can be made nowhere.  The mounts already say the same; this
+ * holds even if a mount were wrong.  Best effort by ABI version: a kernel
+ * without Landlock runs without it (the policy does not require it) and
+ * the manifest says null.  Returns the ABI applied, or 0.
  */
-int apply_landlock(void)
+int apply_landlock(const struct sbx_spec *spec)
 {
 	const uint64_t read = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE |
 			      LANDLOCK_ACCESS_FS_READ_DIR;
@@ -130,10 +133,19 @@ int apply_landlock(void)
 	ruleset = sbx_landlock_create_ruleset(&attr, sizeof(attr), 0);
 	if (ruleset < 0)
 		fail(SBX_STAGE_LANDLOCK, "landlock ruleset");
-	landlock_allow(ruleset, "/", read);
+	landlock_allow(ruleset, "/", read & ~LANDLOCK_ACCESS_FS_EXECUTE);
+	/* Where the programs are.  A rule on a file takes only the rights
+	 * of a file (a bound program, like the probe of the tests). */
+	for (size_t i = 0; i < spec->n_binds; i++)
+		landlock_allow(ruleset, spec->binds[i].dst,
+			       spec->binds[i].is_dir ? read
+						     : LANDLOCK_ACCESS_FS_EXECUTE |
+							       LANDLOCK_ACCESS_FS_READ_FILE);
+	if (!spec->workspace_exec)
+		scratch &= ~LANDLOCK_ACCESS_FS_EXECUTE;
 	landlock_allow(ruleset, "/tmp", scratch);
 	landlock_allow(ruleset, "/work", scratch);
-	landlock_allow(ruleset, "/dev/shm", scratch);
+	landlock_allow(ruleset, "/dev/shm", scratch & ~LANDLOCK_ACCESS_FS_EXECUTE);
 	landlock_allow(ruleset, "/dev", dev);
 	landlock_allow(ruleset, "/proc", dev);
 	if (sbx_landlock_restrict_self(ruleset, 0) < 0)
@@ -191,6 +203,66 @@ void setup_rlimits(const struct sbx_spec *spec)
 	lower_rlimit(RLIMIT_SIGPENDING, spec->quotas.sigpending, "sigpending");
 	lower_rlimit(RLIMIT_MSGQUEUE, spec->quotas.msgqueue_bytes, "msgqueue");
 	lower_rlimit(RLIMIT_MEMLOCK, spec->quotas.memlock_bytes, "memlock");
+}
+
+/* Append "a" or "a-b" to @list (with a comma after the first). */
+static void list_range(char *list, size_t len, int a, int b)
+{
+	size_t used = strlen(list);
+
+	snprintf(list + used, len - used, a == b ? "%s%d" : "%s%d-%d", used ? "," : "", a, b);
+}
+
+/*
+ * The CPUs the payload sees (cpus.c in the broker says why): spec->n_cpus
+ * of those the init may run on - its cgroup's cpuset, as it is already in
+ * the run's cgroup - starting at the CPU it runs on now, which the
+ * scheduler chose as a free one, so that concurrent runs spread out.
+ * Before the seccomp filter, which denies changing pid 1's affinity.
+ */
+void pin_cpus(const struct sbx_spec *spec, char *list, size_t len)
+{
+	cpu_set_t have, pick;
+	int cpu = sched_getcpu(), first = -1, last = -1;
+	uint32_t n = 0;
+
+	list[0] = '\0';
+	if (!spec->n_cpus)
+		return;
+	if (sched_getaffinity(0, sizeof(have), &have) < 0) {
+		/* More CPUs than a cpu_set_t holds (1024): left alone, the
+		 * pinning is a hint and the quota still holds. */
+		if (errno == EINVAL)
+			return;
+		fail(SBX_STAGE_RLIMITS, "sched_getaffinity");
+	}
+	if (cpu < 0 || cpu >= CPU_SETSIZE)
+		cpu = 0;
+	CPU_ZERO(&pick);
+	for (int i = 0; i < CPU_SETSIZE && n < spec->n_cpus; i++) {
+		int c = (cpu + i) % CPU_SETSIZE;
+
+		if (CPU_ISSET(c, &have)) {
+			CPU_SET(c, &pick);
+			n++;
+		}
+	}
+	if (sched_setaffinity(0, sizeof(pick), &pick) < 0)
+		fail(SBX_STAGE_RLIMITS, "sched_setaffinity");
+	/* In ascending order, as the kernel writes its own lists. */
+	for (int c = 0; c <= CPU_SETSIZE; c++) {
+		if (c < CPU_SETSIZE && CPU_ISSET(c, &pick)) {
+			if (first < 0)
+				first = c;
+			last = c;
+		} else if (first >= 0) {
+			list_range(list, len, first, last);
+			first = -1;
+		}
+	}
+	/* A newline, as the kernel ends it. */
+	if (strlen(list) + 1 < len)
+		strcat(list, "\n");
 }
 
 /*

@@ -68,6 +68,8 @@ void setup_root(const struct sbx_spec *spec);
 /* The profile's read-only binds, the masks over site trees, the symlinks. */
 void setup_binds(const struct sbx_spec *spec);
 void setup_etc(const struct sbx_spec *spec);
+/* /sys/devices/system/cpu/online holding @online (pin_cpus()). */
+void setup_sys_cpus(const char *online);
 void setup_dev(const struct sbx_spec *spec);
 /* A fresh /proc, masked; sets the user namespace's quotas meanwhile. */
 void setup_proc(const struct sbx_spec *spec);
@@ -106,9 +108,15 @@ void drop_credentials(void);
  * apply_landlock() - restrict the init (and so the payload) with Landlock,
  * best effort by ABI.  Returns the ABI applied, or 0 without Landlock.
  */
-int apply_landlock(void);
+int apply_landlock(const struct sbx_spec *spec);
 void load_seccomp(const struct sbx_spec *spec);
 void setup_rlimits(const struct sbx_spec *spec);
+/**
+ * pin_cpus() - pin the init (and so the payload) to spec->n_cpus of the
+ * CPUs it may run on, starting at the one it runs on; their list
+ * ("0-1,3") into @list of @len bytes, "" when spec->n_cpus is 0.
+ */
+void pin_cpus(const struct sbx_spec *spec, char *list, size_t len);
 
 /* --- reaper.c: steps 5 and 6 ----------------------------------------------- */
 

@@ -18,7 +18,8 @@
  *      a new cgroup namespace rooted at that cgroup,
  *   2. builds the new root: a tmpfs with the profile's read-only binds
  *      (the host's site trees in them covered unless named), a
- *      generated /etc, a minimal /dev, a fresh /proc with sensitive entries
+ *      generated /etc, the CPUs it pins itself to (and so the payload)
+ *      in /sys/devices/system/cpu/online, a minimal /dev, a fresh /proc with sensitive entries
  *      masked, tmpfs /tmp, /work, /work/in (filled, then read-only) and
  *      /work/out, and pivots into it,
  *   3. hands directory fds of /work/in and /work/out to the broker, which
@@ -211,6 +212,7 @@ void sbx_init_main(int sock, int out_fd, int err_fd)
 	sigset_t mask;
 	int landlock_abi;
 	struct sbx_report rep;
+	char cpus[256];
 	pid_t pid;
 
 	report_sock = sock;
@@ -253,6 +255,9 @@ void sbx_init_main(int sock, int out_fd, int err_fd)
 	setup_root(spec);
 	setup_binds(spec);
 	setup_etc(spec);
+	pin_cpus(spec, cpus, sizeof(cpus));
+	if (cpus[0])
+		setup_sys_cpus(cpus);
 	setup_dev(spec);
 	setup_proc(spec);
 	setup_work(spec);
@@ -262,7 +267,7 @@ void sbx_init_main(int sock, int out_fd, int err_fd)
 	setup_pivot();
 	close_inherited((int[4]){ sock, out_fd, err_fd, oom_adj_fd });
 	drop_credentials();
-	landlock_abi = apply_landlock();
+	landlock_abi = apply_landlock(spec);
 	load_seccomp(spec);
 
 	/* Signals are taken synchronously by the reaper; the payload gets the

@@ -88,7 +88,8 @@ static void set_attr(enum sbx_stage stage, const char *path, bool recursive, uin
 
 static void mount_tmpfs(enum sbx_stage stage, const char *path, unsigned long flags, const char *opts)
 {
-	/* Every writable mount: no setuid, no device nodes, no execution.  The
+	/* Every writable mount: no setuid, no device nodes, and no execution
+	 * but where a profile's workspace_exec asks for it (@flags).  The
 	 * kernel also locks these flags against the payload, which lacks
 	 * CAP_SYS_ADMIN anyway. */
 	if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | flags, opts) < 0)
@@ -211,6 +212,21 @@ void setup_etc(const struct sbx_spec *spec)
 			fail(SBX_STAGE_ETC, "writing %s", spec->etc[i].path);
 }
 
+void setup_sys_cpus(const char *online)
+{
+	char path[512];
+
+	/* The one file of /sys: glibc counts the online CPUs there first
+	 * (sysconf(_SC_NPROCESSORS_ONLN), os.cpu_count()), and without it
+	 * it counts the host's in /proc/stat.  On the read-only root, so
+	 * nothing else of /sys can appear. */
+	if (mkdir_p(in_root(path, sizeof(path), "/sys/devices/system/cpu"), 0755) < 0)
+		fail(SBX_STAGE_ETC, "mkdir /sys/devices/system/cpu");
+	if (write_file(in_root(path, sizeof(path), "/sys/devices/system/cpu/online"), online,
+		       strlen(online), 0444) < 0)
+		fail(SBX_STAGE_ETC, "writing /sys/devices/system/cpu/online");
+}
+
 void setup_dev(const struct sbx_spec *spec)
 {
 	/* Device nodes cannot be created in a user namespace; the few harmless
@@ -309,18 +325,23 @@ void setup_work(const struct sbx_spec *spec)
 {
 	char path[512];
 
+	/* The workspace is noexec unless the profile says otherwise
+	 * (workspace_exec, sbx-policy(5)); /work/in and /work/out hold data
+	 * only, and are noexec in every profile. */
+	unsigned long ws_exec = spec->workspace_exec ? 0 : MS_NOEXEC;
+
 	/* /tmp: scratch, sized by the workspace limit. */
 	in_root(path, sizeof(path), "/tmp");
 	if (mkdir(path, 01777) < 0)
 		fail(SBX_STAGE_WORK, "mkdir /tmp");
-	mount_tmpfs(SBX_STAGE_WORK, path, MS_NOEXEC, spec->workspace_opts);
+	mount_tmpfs(SBX_STAGE_WORK, path, ws_exec, spec->workspace_opts);
 
 	/* /work: the code file and scratch space; /work/in and /work/out are
 	 * mounts of their own so that each gets its own size and inode cap. */
 	in_root(path, sizeof(path), "/work");
 	if (mkdir(path, 0755) < 0)
 		fail(SBX_STAGE_WORK, "mkdir /work");
-	mount_tmpfs(SBX_STAGE_WORK, path, MS_NOEXEC, spec->workspace_opts);
+	mount_tmpfs(SBX_STAGE_WORK, path, ws_exec, spec->workspace_opts);
 	if (mkdir(in_root(path, sizeof(path), "/work/in"), 0755) < 0 ||
 	    mkdir(in_root(path, sizeof(path), "/work/out"), 0755) < 0)
 		fail(SBX_STAGE_WORK, "mkdir /work/in, /work/out");

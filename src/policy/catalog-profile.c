@@ -85,7 +85,8 @@ static bool media_type_valid(const char *s)
 static const char *const profile_keys[] = {
 	"description", "argv", "code_file", "binds", "symlinks", "env", "env_allow", "seccomp",
 	"defaults", "minimums", "maximums", "input_bytes_max", "stream_bytes_max",
-	"allowed_outputs", "network_profiles", "kernel_quotas", NULL,
+	"allowed_outputs", "network_profiles", "kernel_quotas", "workspace_exec", "thread_env",
+	NULL,
 };
 
 /*
@@ -375,6 +376,20 @@ int parse_profile(const struct sbx_jctx *c, const json_t *root, struct sbx_profi
 	pr->network_profiles = cat_name;
 	if (!cat_name[0])
 		return sbx_json_error(c, "network_profiles", "expected at least one network profile");
+	/* Whether the payload may run what it writes to /tmp and /work
+	 * (sbx-policy(5) says why that is the profile's choice). */
+	if ((v = json_object_get(root, "workspace_exec")) &&
+	    sbx_json_bool(c, "workspace_exec", v, &pr->workspace_exec) < 0)
+		return -1;
+	/* Variables sbx sets to the run's CPU count (OMP_NUM_THREADS...);
+	 * the same rule as env_allow, as they end up in the same place. */
+	if ((v = json_object_get(root, "thread_env"))) {
+		if (sbx_json_strv(c, "thread_env", v, CATALOG_MAX_ENTRIES, 128, env_allow_valid,
+				  "a variable name not starting with LD_", true, &pr->thread_env) < 0)
+			return -1;
+	} else {
+		pr->thread_env = sbx_xcalloc(1, sizeof(char *));
+	}
 	return parse_quotas(c, json_object_get(root, "kernel_quotas"), &pr->quotas);
 }
 
@@ -401,4 +416,5 @@ void profile_free(struct sbx_profile *pr)
 	free(pr->seccomp);
 	sbx_strv_free(pr->allowed_outputs);
 	sbx_strv_free(pr->network_profiles);
+	sbx_strv_free(pr->thread_env);
 }

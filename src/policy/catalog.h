@@ -51,6 +51,8 @@ struct sbx_profile {
 	char **allowed_outputs;
 	char **network_profiles;
 	struct sbx_kernel_quotas quotas; /* every key set (defaults filled in) */
+	bool workspace_exec;     /* /tmp and /work without noexec */
+	char **thread_env;       /* variables set to the run's CPU count */
 };
 
 enum sbx_net_kind { SBX_NET_DISABLED, SBX_NET_EGRESS };

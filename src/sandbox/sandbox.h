@@ -54,6 +54,7 @@ char *sbx_seccomp_cache_key(const struct sbx_seccomp_policy *pol, size_t *len);
 struct sbx_spawn {
 	struct sbx_spec spec;
 	char **argv;
+	char **envp;     /* the plan's env with the profile's thread_env */
 	const char *code;
 	size_t code_len;
 	pid_t pid;       /* host pid of the sandbox's init */

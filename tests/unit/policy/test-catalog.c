@@ -81,6 +81,16 @@ static void test_shipped(void **state)
 		assert_int_equal(p->quotas.msgqueue_bytes, 0);
 		assert_int_equal(p->quotas.memlock_bytes, 65536);
 	}
+	/* What ordinary code needs (sbx-policy(5)): exec in the workspace,
+	 * the thread-count variables and room for threads in the analysis
+	 * profile; the shell keeps a noexec workspace. */
+	assert_true(py->workspace_exec);
+	assert_false(sh->workspace_exec);
+	assert_int_equal(sbx_strv_length(py->thread_env), 3);
+	assert_string_equal(py->thread_env[0], "OMP_NUM_THREADS");
+	assert_int_equal(sbx_strv_length(sh->thread_env), 0);
+	assert_int_equal(py->defaults.v[SBX_LIMIT_PIDS], 256);
+	assert_int_equal(sh->defaults.v[SBX_LIMIT_PIDS], 128);
 	assert_string_equal(py->argv[0], "/usr/bin/python3");
 	assert_string_equal(py->code_file, "main.py");
 	assert_int_equal(sbx_strv_length(py->allowed_outputs), 6);
@@ -468,6 +478,15 @@ static const struct broken broken[] = {
 	  "profiles/p.json: image: unknown key" },
 	{ "kernel quotas ok", NULL, NULL, "kernel_quotas\":", "{\"fanotify_groups\":1,\"sigpending\":0}",
 	  "strict", "10", NULL },
+	{ "workspace_exec ok", NULL, NULL, "workspace_exec\":", "true", "strict", "10", NULL },
+	{ "workspace_exec not a boolean", NULL, NULL, "workspace_exec\":", "\"yes\"", "strict",
+	  "10", "profiles/p.json: workspace_exec: expected true or false" },
+	{ "thread_env ok", NULL, NULL, "thread_env\":", "[\"OMP_NUM_THREADS\"]", "strict", "10",
+	  NULL },
+	{ "thread_env LD_ name", NULL, NULL, "thread_env\":", "[\"LD_PRELOAD\"]", "strict", "10",
+	  "profiles/p.json: thread_env[0]: expected a variable name not starting with LD_" },
+	{ "thread_env duplicate", NULL, NULL, "thread_env\":", "[\"A\",\"A\"]", "strict", "10",
+	  "profiles/p.json: thread_env" },
 	{ "kernel quotas unknown key", NULL, NULL, "kernel_quotas\":", "{\"inotify\":1}", "strict",
 	  "10", "profiles/p.json: kernel_quotas.inotify: unknown key" },
 	{ "kernel quotas above bound", NULL, NULL, "kernel_quotas\":", "{\"sigpending\":65537}",
