@@ -24,12 +24,14 @@
  *     ("billion laughs") and no external DTD of the file's choosing;
  * and it refuses what runs or fetches:
  *   - elements (local name, any case, any prefix) script, foreignObject,
- *     handler, listener, and the HTML ones that run or load (iframe,
- *     frame, embed, object, applet, link, meta, base, html, body);
+ *     handler, listener, and the HTML ones that run, load or submit
+ *     (iframe, frame, embed, object, applet, link, meta, base, html, body,
+ *     form, input, button, textarea, select, audio, video, source, track);
  *   - attributes on* (event handlers) and xml:base; href and src (with any
- *     prefix, so xlink:href) other than a same-document "#fragment" or a
- *     data:image/png or data:image/jpeg URI; attributeName naming href or
- *     src (an animation that sets a reference);
+ *     prefix, so xlink:href), and the HTML attributes that fetch (srcset,
+ *     action, formaction, poster, ...) other than a same-document
+ *     "#fragment" or a data:image/png or data:image/jpeg URI;
+ *     attributeName naming href or src (an animation that sets one);
  *   - javascript: and vbscript: anywhere in an attribute value (after
  *     character references are decoded; whitespace and controls inside
  *     the word do not hide it);
@@ -103,10 +105,11 @@ struct svg {
 	char attrs[SBX_MEDIA_SVG_MAX_ATTRS][SBX_MEDIA_SVG_MAX_NAME + 1];
 	unsigned char quote;
 	bool need_ws; /* after a value: whitespace before the next attribute */
-	enum { V_PLAIN, V_HREF, V_ATTRNAME, V_STYLE } vkind;
+	enum { V_PLAIN, V_HREF, V_ATTRNAME } vkind;
 	char vhead[40]; /* first characters of the value, leading spaces skipped */
 	size_t vhlen;
-	struct pat pat;
+	struct pat pat; /* of the attribute value being read */
+	struct pat css; /* of the text of the open <style> */
 
 	/* comments, CDATA, PIs, DOCTYPE */
 	char bang[10];
@@ -184,8 +187,7 @@ static bool win_ends(const char *w, const char *pat)
 	return memcmp(w + 16 - n, pat, n) == 0;
 }
 
-/* One decoded character @cp of a value or of style text; @css: the
- * backslash and @import rules apply. */
+/* One decoded character @cp of an attribute value or of style text. */
 static int pat_feed(struct svg *s, struct pat *p, uint32_t cp, uint64_t at,
 		    struct sbx_media_report *rep)
 {
@@ -219,6 +221,13 @@ static int pat_feed(struct svg *s, struct pat *p, uint32_t cp, uint64_t at,
 
 /* --- attributes ------------------------------------------------------------------ */
 
+/* Attributes that name a resource to fetch, in SVG or in the HTML that an
+ * XHTML namespace brings in: the href rule applies to all. */
+static const char *const reference_attrs[] = {
+	"href", "src", "srcset", "action", "formaction", "poster", "background", "data",
+	"ping", "codebase", "cite", "longdesc", "usemap", "manifest", "lowsrc", "dynsrc",
+};
+
 static int attr_name_done(struct svg *s, uint64_t at, struct sbx_media_report *rep)
 {
 	const char *ln;
@@ -238,14 +247,12 @@ static int attr_name_done(struct svg *s, uint64_t at, struct sbx_media_report *r
 			     "more than " STR(SBX_MEDIA_SVG_MAX_ATTRS) " attributes in one element",
 			     NULL);
 	memcpy(s->attrs[s->nattrs++], s->name, s->nlen + 1);
-	if (strcasecmp(ln, "href") == 0 || strcasecmp(ln, "src") == 0)
-		s->vkind = V_HREF;
-	else if (strcasecmp(ln, "attributename") == 0)
+	s->vkind = V_PLAIN;
+	for (size_t i = 0; i < ARRAY_SIZE(reference_attrs); i++)
+		if (strcasecmp(ln, reference_attrs[i]) == 0)
+			s->vkind = V_HREF;
+	if (strcasecmp(ln, "attributename") == 0)
 		s->vkind = V_ATTRNAME;
-	else if (strcasecmp(ln, "style") == 0)
-		s->vkind = V_STYLE;
-	else
-		s->vkind = V_PLAIN;
 	s->vhlen = 0;
 	memset(&s->pat, 0, sizeof(s->pat));
 	return 0;
@@ -288,7 +295,8 @@ static int start_tag_name_done(struct svg *s, uint64_t at, struct sbx_media_repo
 {
 	static const char *const refused[] = {
 		"script", "foreignobject", "handler", "listener", "iframe", "frame", "embed",
-		"object", "applet", "link", "meta", "base", "html", "body",
+		"object", "applet", "link", "meta", "base", "html", "body", "form", "input",
+		"button", "textarea", "select", "audio", "video", "source", "track",
 	};
 	const char *ln;
 
@@ -309,7 +317,7 @@ static int start_tag_name_done(struct svg *s, uint64_t at, struct sbx_media_repo
 	memcpy(s->stack[s->depth++], s->name, s->nlen + 1);
 	if (!s->style_depth && strcasecmp(ln, "style") == 0) {
 		s->style_depth = s->depth;
-		memset(&s->pat, 0, sizeof(s->pat));
+		memset(&s->css, 0, sizeof(s->css));
 	}
 	s->nattrs = 0;
 	return 0;
@@ -328,7 +336,7 @@ static int end_tag_done(struct svg *s, uint64_t at, struct sbx_media_report *rep
 {
 	if (s->depth == 0 || strcmp(s->stack[s->depth - 1], s->name) != 0)
 		return xfail(s, at, rep, "end tag does not match the open element", s->name);
-	if (s->style_depth == s->depth && s->pat.url_open)
+	if (s->style_depth == s->depth && s->css.url_open)
 		return xfail(s, at, rep, "unterminated CSS url(", NULL);
 	s->depth--;
 	element_closed(s);
@@ -341,7 +349,7 @@ static int text_cp(struct svg *s, uint32_t cp, uint64_t at, struct sbx_media_rep
 	if (s->depth == 0 && !xml_ws(cp < 0x80 ? (unsigned char)cp : 'x'))
 		return xfail(s, at, rep, "text outside the root element", NULL);
 	if (s->style_depth && s->depth == s->style_depth)
-		return pat_feed(s, &s->pat, cp, at, rep);
+		return pat_feed(s, &s->css, cp, at, rep);
 	return 0;
 }
 

@@ -164,6 +164,11 @@ static const struct mcase mcases[] = {
 	    "script URI"),
 	BAD("svg set href", SV, SVG("<set attributeName=\"xlink:href\" to=\"#a\"/>"),
 	    "animation of a reference"),
+	BAD("svg style url after a child element", SV,
+	    SVG("<style>g{fill:url(<g a=\"\"/>http://e/x)}</style>"), "external reference"),
+	BAD("svg xhtml form", SV,
+	    SVG("<form xmlns=\"http://www.w3.org/1999/xhtml\"><p>x</p></form>"), "refused element"),
+	BAD("svg formaction", SV, SVG("<g formaction=\"http://e/\"/>"), "external reference"),
 	BAD("svg xml:base", SV, SVG("<g xml:base=\"http://evil.example/\"/>"), "xml:base"),
 	/* SVG: CSS */
 	BAD("svg css url to http", SV, SVG("<g style=\"fill: url(http://evil.example/x)\"/>"),
