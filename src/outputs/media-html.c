@@ -158,6 +158,11 @@ void sbx_media_active_feed(struct sbx_media_active *a, const unsigned char *p, s
 				ent_done(a, 0, flags);
 				continue;
 			}
+			/* Browsers take any number of leading zeros: keep none, so
+			 * that "&#0000000000106;" still fits. */
+			if (c == '0' && a->elen >= 1 && a->ent[0] == '#' &&
+			    (a->elen == 1 || (a->elen == 2 && (a->ent[1] | 0x20) == 'x')))
+				continue;
 			if ((is_alnum(c) || (c == '#' && a->elen == 0)) && a->elen < sizeof(a->ent) - 1) {
 				a->ent[a->elen++] = (char)c;
 				continue;

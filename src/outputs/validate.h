@@ -12,15 +12,19 @@
  *
  * Extensions (case-insensitive):
  *   .png -> image/png        .jpg .jpeg -> image/jpeg   .pdf -> application/pdf
- *   .csv -> text/csv         .json -> application/json
- *   .txt .log .md -> text/plain
+ *   .csv -> text/csv         .tsv .tab -> text/tab-separated-values
+ *   .json -> application/json  .ndjson .jsonl -> application/x-ndjson
+ *   .txt .log -> text/plain  .md .markdown -> text/markdown
+ *   .svg -> image/svg+xml    .html .htm -> text/html
  * A name without one of these extensions is rejected: the extension is what
- * the next program uses to pick a parser, so an unknown one (.html, .svg,
- * .sh, none) is refused rather than guessed.
+ * the next program uses to pick a parser, so an unknown one (.sh, .xml,
+ * none) is refused rather than guessed.  (collect.c keeps .md as
+ * text/plain where only text/plain is allowed, as before text/markdown.)
  *
  * Text content has no magic, so detection reports the text type that the
- * extension names (text/csv for .csv, ...) or text/plain; the validator then
- * decides whether the content really is CSV or JSON.
+ * extension names (text/csv for .csv, image/svg+xml for .svg, ...) or
+ * text/plain; the validator then decides whether the content really is
+ * CSV, JSON or SVG.
  *
  * Validators read the file through a small buffered pread() reader with
  * fixed buffers; they never map or allocate by a size taken from the file,
