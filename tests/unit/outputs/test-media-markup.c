@@ -169,6 +169,11 @@ static const struct mcase mcases[] = {
 	BAD("svg xhtml form", SV,
 	    SVG("<form xmlns=\"http://www.w3.org/1999/xhtml\"><p>x</p></form>"), "refused element"),
 	BAD("svg formaction", SV, SVG("<g formaction=\"http://e/\"/>"), "external reference"),
+	BAD("svg url after numbers", SV, SVG("<g fill=\"1 2.5 -3 url(http://e/x)\"/>"),
+	    "external reference"),
+	BAD("svg url( then numbers", SV, SVG("<g fill=\"url( 12#a)\"/>"), "external reference"),
+	BAD("svg javascript after numbers", SV, SVG("<g to=\"0 0 1 javascript:x\"/>"),
+	    "script URI"),
 	BAD("svg xml:base", SV, SVG("<g xml:base=\"http://evil.example/\"/>"), "xml:base"),
 	/* SVG: CSS */
 	BAD("svg css url to http", SV, SVG("<g style=\"fill: url(http://evil.example/x)\"/>"),
