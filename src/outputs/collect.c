@@ -467,6 +467,12 @@ static int validate_one(struct sbx_collection *c, struct sbx_artifact *a, char *
 
 	type = sbx_media_detect(head, (size_t)n, base);
 	by_name = sbx_media_type_for_name(base);
+	/* .md was text/plain before text/markdown existed: where only
+	 * text/plain is allowed it still is, with text/plain's rules. */
+	if (type && by_name && strcmp(by_name, "text/markdown") == 0 &&
+	    strcmp(type, by_name) == 0 && !type_allowed(allowed, by_name) &&
+	    type_allowed(allowed, "text/plain"))
+		type = by_name = "text/plain";
 	if (type)
 		a->media_type = sbx_xstrdup(type);
 	if (!type) {

@@ -113,6 +113,7 @@ struct json {
 
 	/* where we are, for messages */
 	uint64_t line, line_start;
+	const char *what; /* "json" or "ndjson" */
 };
 
 static const uint64_t HASH_SEED = 0xcbf29ce484222325ull;
@@ -136,7 +137,7 @@ static uint64_t hash_final(uint64_t h)
 
 static int jfail(struct json *j, uint64_t at, struct sbx_media_report *rep, const char *what)
 {
-	return sbx_media_fail(rep, "json: line %llu column %llu: %s",
+	return sbx_media_fail(rep, "%s: line %llu column %llu: %s", j->what ? j->what : "json",
 			      (unsigned long long)j->line + 1,
 			      (unsigned long long)(at - j->line_start + 1), what);
 }
@@ -187,7 +188,8 @@ static int cmp_u64(const void *a, const void *b)
 static int push(struct json *j, char kind, struct sbx_media_report *rep)
 {
 	if (j->depth >= SBX_MEDIA_JSON_MAX_DEPTH)
-		return sbx_media_fail(rep, "json: nesting deeper than %d", SBX_MEDIA_JSON_MAX_DEPTH);
+		return sbx_media_fail(rep, "%s: nesting deeper than %d", j->what ? j->what : "json",
+				      SBX_MEDIA_JSON_MAX_DEPTH);
 	j->stack[++j->depth] = kind;
 	j->key_start[j->depth] = j->nkeys;
 	j->state = kind == '[' ? J_VALUE_OR_CLOSE : J_KEY_OR_CLOSE;
@@ -634,6 +636,106 @@ int sbx_media_json_validate(int fd, uint64_t size, struct sbx_media_report *rep)
 	}
 	if (j->state != J_DONE)
 		ret = jfail(j, size, rep, size == 0 ? "empty document" : "premature end of input");
+out:
+	free(j->keys);
+	return ret;
+}
+
+/* --- application/x-ndjson ----------------------------------------------------------- */
+
+/*
+ * JSON Lines: every line is one JSON value, checked by the machine above
+ * with the same rules (the state is reset at each line break, which a
+ * valid value cannot hold outside whitespace); a line break ends the last
+ * value or the file just ends after it.  An empty line is refused (readers
+ * disagree on it), and so is a line longer than SBX_MEDIA_NDJSON_MAX_LINE,
+ * so that no consumer that reads a line into memory is made to hold the
+ * whole file.  An empty file holds no records and is valid.
+ */
+static int ndjson_line_end(struct json *j, uint64_t at, struct sbx_media_report *rep)
+{
+	if (j->state == J_NUMBER && num_end(j, at, rep) < 0)
+		return -1;
+	if (j->state == J_VALUE)
+		return jfail(j, at, rep, "empty line");
+	if (j->state != J_DONE)
+		return jfail(j, at, rep, "the line ends inside a value");
+	return 0;
+}
+
+static void ndjson_reset(struct json *j, uint64_t line_start)
+{
+	j->state = J_VALUE;
+	j->depth = 0;
+	j->nkeys = 0;
+	j->line++;
+	j->line_start = line_start;
+}
+
+int sbx_media_ndjson_validate(int fd, uint64_t size, struct sbx_media_report *rep)
+{
+	_cleanup_free_ struct sbx_media_reader *r = sbx_media_reader_new(fd, size);
+	_cleanup_free_ struct json *j = sbx_xcalloc(1, sizeof(*j));
+	struct sbx_media_utf8 u = { 0 };
+	unsigned char prev = 0;
+	uint64_t records = 0;
+	int ret = 0;
+
+	j->what = "ndjson";
+	j->state = J_VALUE;
+	for (;;) {
+		uint64_t at = sbx_media_reader_tell(r);
+		const unsigned char *p;
+		ssize_t k = sbx_media_reader_chunk(r, &p, SIZE_MAX);
+		size_t i = 0;
+
+		if (k < 0) {
+			ret = sbx_media_fail(rep, "ndjson: read error");
+			goto out;
+		}
+		if (k == 0)
+			break;
+		if (sbx_media_text_feed("ndjson", &u, p, (size_t)k, at, rep) < 0) {
+			ret = -1;
+			goto out;
+		}
+		while (i < (size_t)k) {
+			const unsigned char *nl = memchr(p + i, '\n', (size_t)k - i);
+			size_t end = nl ? (size_t)(nl - p) : (size_t)k;
+
+			if (json_chunk(j, p + i, end - i, at + i, &prev, rep) < 0) {
+				ret = -1;
+				goto out;
+			}
+			if (at + end - j->line_start > SBX_MEDIA_NDJSON_MAX_LINE) {
+				ret = jfail(j, at + end, rep, "line longer than 16 MiB");
+				goto out;
+			}
+			if (!nl)
+				break;
+			if (ndjson_line_end(j, at + end, rep) < 0) {
+				ret = -1;
+				goto out;
+			}
+			records++;
+			ndjson_reset(j, at + end + 1);
+			prev = '\n';
+			i = end + 1;
+		}
+	}
+	if (sbx_media_text_end("ndjson", &u, rep) < 0) {
+		ret = -1;
+		goto out;
+	}
+	/* The last line without a line break still counts. */
+	if (size > j->line_start) {
+		if (ndjson_line_end(j, size, rep) < 0) {
+			ret = -1;
+			goto out;
+		}
+		records++;
+	}
+	rep->rows = records;
 out:
 	free(j->keys);
 	return ret;

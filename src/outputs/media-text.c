@@ -178,7 +178,7 @@ static int ctl_end(const char *what, const struct ctl *t, struct sbx_media_repor
  * and CSV that start so are refused: a page with <script> named .txt is
  * still a page.  (Markdown must not open with an HTML tag.)
  */
-static const char *sniffs_as_markup(const unsigned char *p, size_t n)
+const char *sbx_media_sniffs_as_markup(const unsigned char *p, size_t n)
 {
 	static const struct {
 		const char *pat;
@@ -228,9 +228,9 @@ int sbx_media_text_validate(int fd, uint64_t size, struct sbx_media_report *rep)
 			return sbx_media_fail(rep, "text: read error");
 		if (k == 0)
 			return sbx_media_text_end("text", &u, rep) < 0 ? -1 : ctl_end("text", &t, rep);
-		if (at == 0 && sniffs_as_markup(p, (size_t)k))
+		if (at == 0 && sbx_media_sniffs_as_markup(p, (size_t)k))
 			return sbx_media_fail(rep, "text: starts like an HTML or XML document (%s)",
-					      sniffs_as_markup(p, (size_t)k));
+					      sbx_media_sniffs_as_markup(p, (size_t)k));
 		if (sbx_media_text_feed("text", &u, p, (size_t)k, at, rep) < 0 ||
 		    ctl_feed("text", &t, p, (size_t)k, at, rep) < 0)
 			return -1;
@@ -260,6 +260,7 @@ enum csv_lead {
 };
 
 struct csv {
+	const char *what; /* "csv" or "tsv", for messages */
 	enum csv_state state;
 	enum csv_lead lead;
 	unsigned char sep;
@@ -331,7 +332,7 @@ static int csv_end_record(struct csv *s, struct sbx_media_report *rep)
 	if (s->rows == 0)
 		s->columns = s->fields;
 	else if (s->fields != s->columns)
-		return sbx_media_fail(rep, "csv: record %llu has %llu fields, expected %llu",
+		return sbx_media_fail(rep, "%s: record %llu has %llu fields, expected %llu", s->what,
 				      (unsigned long long)s->rows + 1, (unsigned long long)s->fields,
 				      (unsigned long long)s->columns);
 	s->rows++;
@@ -380,7 +381,7 @@ static inline int csv_byte(struct csv *s, unsigned char c, uint64_t at,
 	switch (s->state) {
 	case CSV_CR:
 		if (c != '\n')
-			return sbx_media_fail(rep, "csv: bare CR at offset %llu",
+			return sbx_media_fail(rep, "%s: bare CR at offset %llu", s->what,
 					      (unsigned long long)at - 1);
 		return csv_end_record(s, rep);
 	case CSV_FIELD_START:
@@ -399,7 +400,7 @@ static inline int csv_byte(struct csv *s, unsigned char c, uint64_t at,
 		} else if (c == '\r') {
 			s->state = CSV_CR;
 		} else if (c == '"') {
-			return sbx_media_fail(rep, "csv: quote inside an unquoted field at offset %llu",
+			return sbx_media_fail(rep, "%s: quote inside an unquoted field at offset %llu", s->what,
 					      (unsigned long long)at);
 		} else if (c == ',' || c == ';' || c == '\t') {
 			/* Another candidate separator: a cell starts here for a
@@ -430,7 +431,7 @@ static inline int csv_byte(struct csv *s, unsigned char c, uint64_t at,
 		} else if (c == '\r') {
 			s->state = CSV_CR;
 		} else {
-			return sbx_media_fail(rep, "csv: text after a closing quote at offset %llu",
+			return sbx_media_fail(rep, "%s: text after a closing quote at offset %llu", s->what,
 					      (unsigned long long)at);
 		}
 		return 0;
@@ -459,8 +460,11 @@ static size_t csv_skip(const struct csv *s, const unsigned char *p, size_t n)
 	return i;
 }
 
-int sbx_media_csv_validate(int fd, uint64_t size, struct sbx_media_report *rep)
+/* text/csv, or with @tsv text/tab-separated-values: the same rules with
+ * TAB as the separator whatever the first line holds. */
+static int csv_validate(int fd, uint64_t size, bool tsv, struct sbx_media_report *rep)
 {
+	const char *what = tsv ? "tsv" : "csv";
 	_cleanup_free_ struct sbx_media_reader *r = sbx_media_reader_new(fd, size);
 	_cleanup_free_ struct csv *s = sbx_xcalloc(1, sizeof(*s));
 	struct sbx_media_utf8 u = { 0 };
@@ -475,24 +479,28 @@ int sbx_media_csv_validate(int fd, uint64_t size, struct sbx_media_report *rep)
 		size_t i = 0;
 
 		if (k < 0) {
-			ret = sbx_media_fail(rep, "csv: read error");
+			ret = sbx_media_fail(rep, "%s: read error", what);
 			break;
 		}
 		if (first) {
 			unsigned char sep;
 
 			/* The first chunk holds the first line (or 64 KiB of it). */
-			i = csv_pick_sep(p, k > 0 ? (size_t)k : 0, &sep);
+			if (tsv)
+				sep = '\t';
+			else
+				i = csv_pick_sep(p, k > 0 ? (size_t)k : 0, &sep);
 			csv_init(s, sep);
+			s->what = what;
 			first = false;
-			if (k > 0 && sniffs_as_markup(p, (size_t)k))
-				return sbx_media_fail(rep, "csv: starts like an HTML or XML document (%s)",
-						      sniffs_as_markup(p, (size_t)k));
+			if (k > 0 && sbx_media_sniffs_as_markup(p, (size_t)k))
+				return sbx_media_fail(rep, "%s: starts like an HTML or XML document (%s)", s->what,
+						      sbx_media_sniffs_as_markup(p, (size_t)k));
 		}
 		if (k == 0)
 			break;
-		if (sbx_media_text_feed("csv", &u, p, (size_t)k, at, rep) < 0 ||
-		    ctl_feed("csv", &t, p, (size_t)k, at, rep) < 0)
+		if (sbx_media_text_feed(what, &u, p, (size_t)k, at, rep) < 0 ||
+		    ctl_feed(what, &t, p, (size_t)k, at, rep) < 0)
 			return -1;
 		for (; i < (size_t)k; i++) {
 			i += csv_skip(s, p + i, (size_t)k - i);
@@ -504,12 +512,12 @@ int sbx_media_csv_validate(int fd, uint64_t size, struct sbx_media_report *rep)
 			}
 		}
 	}
-	if (ret == 0 && sbx_media_text_end("csv", &u, rep) < 0)
+	if (ret == 0 && sbx_media_text_end(what, &u, rep) < 0)
 		ret = -1;
 	else if (ret == 0 && s->state == CSV_QUOTED)
-		ret = sbx_media_fail(rep, "csv: unterminated quoted field");
+		ret = sbx_media_fail(rep, "%s: unterminated quoted field", s->what);
 	else if (ret == 0 && s->state == CSV_CR)
-		ret = sbx_media_fail(rep, "csv: bare CR at the end");
+		ret = sbx_media_fail(rep, "%s: bare CR at the end", s->what);
 	/* A last record without a line break still counts. */
 	else if (ret == 0 && !(s->state == CSV_FIELD_START && s->fields == 0 && s->cell_start))
 		ret = csv_end_record(s, rep);
@@ -518,4 +526,26 @@ out:
 	rep->rows = s->rows;
 	rep->columns = s->columns;
 	return ret;
+}
+
+int sbx_media_csv_validate(int fd, uint64_t size, struct sbx_media_report *rep)
+{
+	return csv_validate(fd, size, false, rep);
+}
+
+int sbx_media_tsv_validate(int fd, uint64_t size, struct sbx_media_report *rep)
+{
+	return csv_validate(fd, size, true, rep);
+}
+
+/* The text/csv control rule for the other text types (media-html.c). */
+int sbx_media_controls_feed(const char *what, unsigned char *prev, const unsigned char *p,
+			    size_t n, uint64_t at, struct sbx_media_report *rep)
+{
+	struct ctl t = { .colours_ok = false, .prev = *prev };
+
+	if (ctl_feed(what, &t, p, n, at, rep) < 0)
+		return -1;
+	*prev = t.prev;
+	return 0;
 }

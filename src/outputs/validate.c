@@ -21,7 +21,10 @@ static const struct {
 } extensions[] = {
 	{ "png", "image/png" },   { "jpg", "image/jpeg" },	 { "jpeg", "image/jpeg" },
 	{ "pdf", "application/pdf" }, { "csv", "text/csv" },	 { "json", "application/json" },
-	{ "txt", "text/plain" },  { "log", "text/plain" },	 { "md", "text/plain" },
+	{ "txt", "text/plain" },  { "log", "text/plain" },	 { "md", "text/markdown" },
+	{ "markdown", "text/markdown" }, { "svg", "image/svg+xml" }, { "tsv", "text/tab-separated-values" },
+	{ "tab", "text/tab-separated-values" }, { "ndjson", "application/x-ndjson" },
+	{ "jsonl", "application/x-ndjson" }, { "html", "text/html" }, { "htm", "text/html" },
 };
 
 static const struct {
@@ -34,6 +37,11 @@ static const struct {
 	{ "text/plain", sbx_media_text_validate },
 	{ "text/csv", sbx_media_csv_validate },
 	{ "application/json", sbx_media_json_validate },
+	{ "text/tab-separated-values", sbx_media_tsv_validate },
+	{ "application/x-ndjson", sbx_media_ndjson_validate },
+	{ "image/svg+xml", sbx_media_svg_validate },
+	{ "text/html", sbx_media_html_validate },
+	{ "text/markdown", sbx_media_markdown_validate },
 };
 
 const char *sbx_media_type_for_name(const char *name)
@@ -51,7 +59,10 @@ const char *sbx_media_type_for_name(const char *name)
 
 static bool is_text_family(const char *type)
 {
-	return type && (strncmp(type, "text/", 5) == 0 || strcmp(type, "application/json") == 0);
+	/* SVG is XML, text by content: its validator decides. */
+	return type && (strncmp(type, "text/", 5) == 0 || strcmp(type, "application/json") == 0 ||
+			strcmp(type, "application/x-ndjson") == 0 ||
+			strcmp(type, "image/svg+xml") == 0);
 }
 
 /*
@@ -248,6 +259,7 @@ const char *sbx_media_flag_name(unsigned i)
 		"terminal_colors",
 		"embedded_signature",
 		"pdf_active_content",
+		"active_content",
 	};
 
 	return i < SBX_MEDIA_FLAG_COUNT ? names[i] : NULL;

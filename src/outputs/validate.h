@@ -12,15 +12,19 @@
  *
  * Extensions (case-insensitive):
  *   .png -> image/png        .jpg .jpeg -> image/jpeg   .pdf -> application/pdf
- *   .csv -> text/csv         .json -> application/json
- *   .txt .log .md -> text/plain
+ *   .csv -> text/csv         .tsv .tab -> text/tab-separated-values
+ *   .json -> application/json  .ndjson .jsonl -> application/x-ndjson
+ *   .txt .log -> text/plain  .md .markdown -> text/markdown
+ *   .svg -> image/svg+xml    .html .htm -> text/html
  * A name without one of these extensions is rejected: the extension is what
- * the next program uses to pick a parser, so an unknown one (.html, .svg,
- * .sh, none) is refused rather than guessed.
+ * the next program uses to pick a parser, so an unknown one (.sh, .xml,
+ * none) is refused rather than guessed.  (collect.c keeps .md as
+ * text/plain where only text/plain is allowed, as before text/markdown.)
  *
  * Text content has no magic, so detection reports the text type that the
- * extension names (text/csv for .csv, ...) or text/plain; the validator then
- * decides whether the content really is CSV or JSON.
+ * extension names (text/csv for .csv, image/svg+xml for .svg, ...) or
+ * text/plain; the validator then decides whether the content really is
+ * CSV, JSON or SVG.
  *
  * Validators read the file through a small buffered pread() reader with
  * fixed buffers; they never map or allocate by a size taken from the file,
@@ -48,6 +52,14 @@
 /* Keys of the JSON objects open at once (their 64-bit hashes are kept to
  * refuse duplicates: at most 8 MiB). */
 #define SBX_MEDIA_JSON_MAX_KEYS (1u << 20)
+/* image/svg+xml: largest file, deepest element nesting, most attributes
+ * of one element, longest element or attribute name. */
+#define SBX_MEDIA_SVG_MAX_BYTES (64ull << 20)
+#define SBX_MEDIA_SVG_MAX_DEPTH 256
+#define SBX_MEDIA_SVG_MAX_ATTRS 128
+#define SBX_MEDIA_SVG_MAX_NAME 64
+/* application/x-ndjson: longest line (one JSON value). */
+#define SBX_MEDIA_NDJSON_MAX_LINE (16u << 20)
 /* Bytes of the head that detection looks at. */
 #define SBX_MEDIA_HEAD 512
 
@@ -64,8 +76,11 @@ enum {
 	SBX_MEDIA_FLAG_EMBEDDED = 1u << 2,
 	/* a PDF names JavaScript, auto-actions, launches or embedded files */
 	SBX_MEDIA_FLAG_PDF_ACTIVE = 1u << 3,
+	/* text/html or text/markdown holds scripts, event handlers, script
+	 * URIs or elements that load other resources */
+	SBX_MEDIA_FLAG_ACTIVE = 1u << 4,
 };
-#define SBX_MEDIA_FLAG_COUNT 4
+#define SBX_MEDIA_FLAG_COUNT 5
 
 /* Manifest name of flag bit @i (0-based), or NULL. */
 const char *sbx_media_flag_name(unsigned i);
@@ -233,5 +248,39 @@ int sbx_media_text_end(const char *what, const struct sbx_media_utf8 *u,
 int sbx_media_text_validate(int fd, uint64_t size, struct sbx_media_report *rep);
 int sbx_media_csv_validate(int fd, uint64_t size, struct sbx_media_report *rep);
 int sbx_media_json_validate(int fd, uint64_t size, struct sbx_media_report *rep);
+int sbx_media_tsv_validate(int fd, uint64_t size, struct sbx_media_report *rep);
+int sbx_media_ndjson_validate(int fd, uint64_t size, struct sbx_media_report *rep);
+int sbx_media_svg_validate(int fd, uint64_t size, struct sbx_media_report *rep);
+int sbx_media_html_validate(int fd, uint64_t size, struct sbx_media_report *rep);
+int sbx_media_markdown_validate(int fd, uint64_t size, struct sbx_media_report *rep);
+
+/* The text/plain rule against a file a sniffer takes for HTML or XML: the
+ * pattern its first bytes match, or NULL. */
+const char *sbx_media_sniffs_as_markup(const unsigned char *p, size_t n);
+
+/*
+ * Active content in HTML or Markdown, fed in any split (media-html.c):
+ * the scan sets SBX_MEDIA_FLAG_ACTIVE in @flags on the first script,
+ * event handler, script URI or element that loads a resource.
+ */
+struct sbx_media_active {
+	bool in_tag;        /* between '<' + letter and its '>' */
+	unsigned char quote; /* inside a quoted attribute value of that tag */
+	bool attr_start;    /* an attribute name may start here */
+	char attr[8];       /* its first bytes, lowercased */
+	size_t alen;
+	unsigned char prev;
+	char ent[12];       /* a character reference being read */
+	size_t elen;
+	bool in_ent;
+	char win[16];       /* last decoded characters, lowercased */
+	char dense[16];     /* the same without whitespace and controls */
+};
+void sbx_media_active_feed(struct sbx_media_active *a, const unsigned char *p, size_t n,
+			   unsigned *flags);
+/* The C0/DEL/C1 rule of text/csv, with the previous byte kept in *@prev;
+ * -1 with a reason naming @what. */
+int sbx_media_controls_feed(const char *what, unsigned char *prev, const unsigned char *p,
+			    size_t n, uint64_t at, struct sbx_media_report *rep);
 
 #endif

@@ -25,6 +25,8 @@
 
 static const char *const media_types[] = {
 	"text/csv", "text/plain", "application/json", "image/png", "image/jpeg", "application/pdf",
+	"image/svg+xml", "text/tab-separated-values", "application/x-ndjson", "text/markdown",
+	"text/html",
 };
 
 bool sbx_media_type_known(const char *type)

@@ -297,6 +297,7 @@ static void build_hostile_tree(void)
 	xwrite_str(outfd, "report.pdf", "%PDF-1.4\n1 0 obj\n<<>>\nendobj\nstartxref\n9\n%%EOF\n");
 	xwrite_str(outfd, "ragged.csv", "a,b\n1\n");
 	xwrite_str(outfd, "page.html", "<html></html>\n");
+	xwrite_str(outfd, "notes.md", "# Notes\n");
 	sub = xmkdir(outfd, "sub");
 	fd = xmkdir(sub, "dir");
 	xwrite_str(fd, "report.txt", "hello\n");
@@ -420,6 +421,8 @@ static void test_hostile_tree(void **state)
 	expect_promoted(&c, "good.csv", "text/csv");
 	expect_promoted(&c, "img.png", "image/png");
 	expect_promoted(&c, "sub/dir/report.txt", "text/plain");
+	/* text/markdown is not allowed here, text/plain is: .md is text. */
+	expect_promoted(&c, "notes.md", "text/plain");
 	expect_promoted(&c, "formula.csv", "text/csv");
 	assert_true(find(&c, "formula.csv")->formula_cells);
 	assert_false(find(&c, "good.csv")->formula_cells);
@@ -432,7 +435,7 @@ static void test_hostile_tree(void **state)
 	expect_rejected(&c, "misleading.csv", "content is image/png but the extension says text/csv");
 	expect_rejected(&c, "report.pdf", "not in allowed_outputs");
 	expect_rejected(&c, "ragged.csv", "record 2 has 1 fields");
-	expect_rejected(&c, "page.html", "extension");
+	expect_rejected(&c, "page.html", "media type text/html is not in allowed_outputs");
 
 	sha256_hex("a,b\n1,2\n", 8, hex);
 	assert_string_equal(find(&c, "good.csv")->sha256, hex);
@@ -441,12 +444,12 @@ static void test_hostile_tree(void **state)
 	assert_int_equal(sbx_collect_check_artifacts_dir(art, &err), 0);
 	assert_int_equal(promote_to(&c, art, false, false, &err), 0);
 
-	/* Exactly the five valid files, 0644, same bytes. */
+	/* Exactly the six valid files, 0644, same bytes. */
 	afd = open(art, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(afd >= 0);
 	files = 0;
 	assert_false(tree_contains(afd, CANARY, &files));
-	assert_int_equal(files, 5);
+	assert_int_equal(files, 6);
 	assert_int_equal(fstatat(afd, "sub/dir/report.txt", &st, AT_SYMLINK_NOFOLLOW), 0);
 	assert_true(S_ISREG(st.st_mode));
 	assert_int_equal(st.st_mode & 07777, 0644);

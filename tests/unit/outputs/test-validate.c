@@ -26,7 +26,8 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 static const struct vcase vcases[] = {
-	{ "unknown type", "text/html", mk_text, 0, -1, "no validator for media type text/html",
+	{ "unknown type", "text/x-shellscript", mk_text, 0, -1,
+	  "no validator for media type text/x-shellscript",
 	  -1 },
 };
 #pragma GCC diagnostic pop
@@ -106,9 +107,12 @@ static const struct dcase dcases[] = {
 	{ "t.json", mk_text, 19, "application/json", "application/json" },
 	{ "t.txt", mk_text, 0, "text/plain", "text/plain" },
 	{ "t.log", mk_text, 0, "text/plain", "text/plain" },
-	{ "t.md", mk_text, 0, "text/plain", "text/plain" },
+	{ "t.md", mk_text, 0, "text/markdown", "text/markdown" },
+	{ "c.svg", mk_text, 0, "image/svg+xml", "image/svg+xml" },
+	{ "t.jsonl", mk_text, 0, "application/x-ndjson", "application/x-ndjson" },
 	{ "fake.png", mk_text, 0, "text/plain", "image/png" },
-	{ "page.html", mk_text, 0, "text/plain", NULL },
+	{ "page.html", mk_text, 0, "text/html", "text/html" },
+	{ "run.sh", mk_text, 0, "text/plain", NULL },
 	{ "noext", mk_text, 0, "text/plain", NULL },
 	{ ".png", mk_text, 0, "text/plain", NULL },
 	{ "x.csv", mk_text, 1, NULL, "text/csv" },  /* NUL: not text */

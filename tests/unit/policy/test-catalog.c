@@ -93,7 +93,11 @@ static void test_shipped(void **state)
 	assert_int_equal(sh->defaults.v[SBX_LIMIT_PIDS], 128);
 	assert_string_equal(py->argv[0], "/usr/bin/python3");
 	assert_string_equal(py->code_file, "main.py");
-	assert_int_equal(sbx_strv_length(py->allowed_outputs), 6);
+	assert_int_equal(sbx_strv_length(py->allowed_outputs), 10);
+	assert_string_equal(py->allowed_outputs[6], "image/svg+xml");
+	/* HTML leaves only where a catalog says so (sbx-policy(5)). */
+	for (char **t = py->allowed_outputs; *t; t++)
+		assert_string_not_equal(*t, "text/html");
 	assert_int_equal(sbx_strv_length(sh->allowed_outputs), 4);
 	assert_string_equal(py->binds[0].src, "/usr");
 	assert_string_equal(py->binds[0].dst, "/usr");
@@ -518,8 +522,9 @@ static const struct broken broken[] = {
 	{ "duplicate json key", NULL, NULL, "seccomp\":", "\"strict\"", NULL, NULL,
 	  "profiles/p.json: line 1 column" },
 	{ "unknown output type", NULL, NULL, NULL, NULL, NULL, NULL,
-	  "profiles/p.json: allowed_outputs[0]: expected a media type sbx validates, got \"text/html\"",
-	  NULL, "[\"text/html\"]" },
+	  "profiles/p.json: allowed_outputs[0]: expected a media type sbx validates, got "
+	  "\"application/zip\"",
+	  NULL, "[\"application/zip\"]" },
 	{ "bad syscall name", "seccomp/strict.json",
 	  "{\"description\":\"d\",\"deny\":[{\"syscalls\":[\"bpf\",\"frobnicate\"],"
 	  "\"errno\":\"EPERM\",\"why\":\"typo catcher\"}]}",
@@ -826,7 +831,14 @@ static void test_media_and_names(void **state)
 {
 	assert_true(sbx_media_type_known("text/csv"));
 	assert_true(sbx_media_type_known("application/pdf"));
-	assert_false(sbx_media_type_known("text/html"));
+	assert_true(sbx_media_type_known("image/svg+xml"));
+	assert_true(sbx_media_type_known("text/tab-separated-values"));
+	assert_true(sbx_media_type_known("application/x-ndjson"));
+	assert_true(sbx_media_type_known("text/markdown"));
+	/* Validated, so a profile may list it; no shipped one does. */
+	assert_true(sbx_media_type_known("text/html"));
+	assert_false(sbx_media_type_known("application/zip"));
+	assert_false(sbx_media_type_known("image/svg"));
 	assert_false(sbx_media_type_known("TEXT/CSV"));
 	assert_true(sbx_catalog_name_valid("python-analysis"));
 	assert_true(sbx_catalog_name_valid("a_1"));
