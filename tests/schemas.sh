@@ -121,7 +121,7 @@ badcat prof-relbind profile "$P/profiles/shell.json" '.binds += ["usr/lib"]' "a 
 badcat prof-workbind profile "$P/profiles/shell.json" '.binds += [{"src": "/srv", "dst": "/work/x"}]' "a bind into /work"
 badcat prof-ldenv profile "$P/profiles/shell.json" '.env_allow += ["LD_PRELOAD"]' "LD_PRELOAD in env_allow"
 badcat prof-nomax profile "$P/profiles/shell.json" 'del(.maximums.pids)' "maximums without pids"
-badcat prof-media profile "$P/profiles/shell.json" '.allowed_outputs += ["text/html"]' "a media type sbx does not validate"
+badcat prof-media profile "$P/profiles/shell.json" '.allowed_outputs += ["text/x-script"]' "a media type sbx does not validate"
 badcat prof-codefile profile "$P/profiles/shell.json" '.code_file = "out"' 'code_file "out"'
 badcat net-kind network "$P/network/disabled.json" '.kind = "open"' 'kind "open"'
 badcat net-disallow network "$P/network/disabled.json" '. + {"allow": []}' "an allow list on a disabled profile"
