@@ -175,44 +175,6 @@ void sbx_streams_reserve(struct sbx_collection *c)
 	}
 }
 
-/* The artifacts directory, made below the fd opened at the start as
- * promotion makes it (mkdirat, then openat2 without following a symlink),
- * but not required to be empty: it may hold the artifacts by now. */
-static int artifacts_root(const struct sbx_artifacts_dir *ad, struct sbx_error *err)
-{
-	_cleanup_free_ char *rel = sbx_xstrdup(ad->rest);
-	_cleanup_close_ int cur = -1;
-	char *comp = rel, *next;
-
-	if (ad->base_fd < 0)
-		return sbx_error_set(err, SBX_EXIT_SOFTWARE, EBADF, "--artifacts: not opened");
-	cur = *rel ? fcntl(ad->base_fd, F_DUPFD_CLOEXEC, 0) :
-		     openat(ad->base_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (cur < 0)
-		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "--artifacts: %s", ad->shown);
-	for (; *comp; comp = next) {
-		struct open_how how = {
-			.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-			.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-		};
-		int fd;
-
-		next = strchr(comp, '/');
-		next = next ? (*next = '\0', next + 1) : comp + strlen(comp);
-		if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST)
-			return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "--artifacts: %s",
-					     ad->shown);
-		fd = sbx_openat2(cur, comp, &how, sizeof(how));
-		if (fd < 0)
-			return sbx_error_set(err, errno == ENOSYS ? SBX_EXIT_UNAVAILABLE : SBX_EXIT_SOFTWARE,
-					     errno, "--artifacts: %s: \"%s\" (a symbolic link is not followed)",
-					     ad->shown, comp);
-		close(cur);
-		cur = fd;
-	}
-	return TAKE_FD(cur);
-}
-
 /* Create @name beneath @dirfd, new, and fill it with @s's capture. */
 static int write_capture(int dirfd, const char *name, const char *shown, const char *opt,
 			 const struct sbx_stream *s, struct sbx_error *err)
@@ -258,7 +220,7 @@ int sbx_streams_keep(const struct sbx_streams *st, const struct sbx_artifacts_di
 			continue;
 		}
 		if (dir < 0) {
-			root = artifacts_root(ad, err);
+			root = sbx_artifacts_dir_make(ad, false, err);
 			if (root < 0)
 				return -1;
 			shown_dir = sbx_xasprintf("%s/%s", ad->shown, SBX_STREAMS_DIR);

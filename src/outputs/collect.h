@@ -135,6 +135,18 @@ struct sbx_artifacts_dir {
 };
 
 /*
+ * sbx_artifacts_dir_make() - make the artifacts directory below the fd
+ * opened at the start (mkdirat, then openat2 without following a symlink,
+ * one component at a time), and open it.  With @must_be_empty, a directory
+ * that was made and filled by someone else since the start is refused (64);
+ * without, it may hold the artifacts by now (the captured streams are
+ * written after them).
+ * Return: a close-on-exec read fd of it, or -1 with @err set.
+ */
+int sbx_artifacts_dir_make(const struct sbx_artifacts_dir *ad, bool must_be_empty,
+			   struct sbx_error *err);
+
+/*
  * sbx_artifacts_dir_open() - open --artifacts DIR for the run.  The path up
  * to DIR's parent is resolved as the caller wrote it (symlinks there are the
  * caller's own choice); DIR itself must not be a symlink.

@@ -188,18 +188,20 @@ int sbx_collect_check_artifacts_dir(const char *dir, struct sbx_error *err)
 	return r;
 }
 
-/* The artifacts directory, made below the fd opened at the start; a dirfd
- * of it (read access, for the emptiness check and the *at calls). */
-static int make_artifacts_dir(const struct sbx_artifacts_dir *ad, struct sbx_error *err)
+int sbx_artifacts_dir_make(const struct sbx_artifacts_dir *ad, bool must_be_empty,
+			   struct sbx_error *err)
 {
-	_cleanup_free_ char *rel = sbx_xstrdup(ad->rest);
+	_cleanup_free_ char *rel = NULL;
 	_cleanup_close_ int cur = -1;
-	char *comp = rel, *next;
+	char *comp, *next;
 	bool empty;
 
 	if (ad->base_fd < 0)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, EBADF, "--artifacts: not opened");
-	cur = *rel ? dup(ad->base_fd) : openat(ad->base_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	rel = sbx_xstrdup(ad->rest);
+	comp = rel;
+	cur = *rel ? fcntl(ad->base_fd, F_DUPFD_CLOEXEC, 0) :
+		     openat(ad->base_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cur < 0)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "--artifacts: %s", ad->shown);
 	for (; *comp; comp = next) {
@@ -221,6 +223,8 @@ static int make_artifacts_dir(const struct sbx_artifacts_dir *ad, struct sbx_err
 		close(cur);
 		cur = fd;
 	}
+	if (!must_be_empty)
+		return TAKE_FD(cur);
 	/* It may have been made, and filled, since the start. */
 	if (dir_empty(cur, &empty) < 0)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "--artifacts: %s", ad->shown);
@@ -322,7 +326,7 @@ int sbx_collect_promote(struct sbx_collection *c, const struct sbx_artifacts_dir
 	_cleanup_close_ int rootfd = -1;
 	int ret = 0;
 
-	rootfd = make_artifacts_dir(ad, err);
+	rootfd = sbx_artifacts_dir_make(ad, true, err);
 	if (rootfd < 0) {
 		/* Nothing can be delivered: the listing says so, per file. */
 		for (size_t i = 0; i < c->n; i++) {
