@@ -26,6 +26,7 @@ static const char usage_text[] =
 	"       sbx profiles [--policy DIR]\n"
 	"       sbx cancel RUN_ID\n"
 	"       sbx gc\n"
+	"       sbx ps [--json]\n"
 	"       sbx --version | --help\n"
 	"\n"
 	"Options accepted by every subcommand: --config FILE, --policy DIR, -q, -v.\n"
@@ -43,6 +44,7 @@ enum {
 	OPT_EVENTS,
 	OPT_QUEUE_TIMEOUT,
 	OPT_PUBKEY,
+	OPT_JSON,
 };
 
 static const struct option long_options[] = {
@@ -55,6 +57,7 @@ static const struct option long_options[] = {
 	{ "events", required_argument, NULL, OPT_EVENTS },
 	{ "queue-timeout", required_argument, NULL, OPT_QUEUE_TIMEOUT },
 	{ "pubkey", required_argument, NULL, OPT_PUBKEY },
+	{ "json", no_argument, NULL, OPT_JSON },
 	{ "output", required_argument, NULL, 'o' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -67,12 +70,14 @@ enum {
 	ACCEPT_RUN = 1 << 0,
 	ACCEPT_VERIFY = 1 << 1,
 	ACCEPT_KEYGEN = 1 << 2,
+	ACCEPT_JSON = 1 << 3,
 };
 
 struct parsed {
 	struct sbx_run_opts run;
 	const char *pubkey;
 	const char *out;
+	bool json;
 	char **operands;
 	int n_operands;
 };
@@ -155,6 +160,11 @@ static int parse_options(const char *cmd, unsigned accept, int argc, char **argv
 				goto not_here;
 			p->pubkey = optarg;
 			break;
+		case OPT_JSON:
+			if (!(accept & ACCEPT_JSON))
+				goto not_here;
+			p->json = true;
+			break;
 		case 'o':
 			if (!(accept & ACCEPT_KEYGEN))
 				goto not_here;
@@ -235,6 +245,12 @@ static int do_gc(struct parsed *p)
 	return r ? r : sbx_cmd_gc(&p->run.common);
 }
 
+static int do_ps(struct parsed *p)
+{
+	int r = operands("ps", p, 0, 0);
+	return r ? r : sbx_cmd_ps(&p->run.common, p->json);
+}
+
 static const struct subcommand {
 	const char *name;
 	unsigned accept;
@@ -247,6 +263,7 @@ static const struct subcommand {
 	{ "profiles", 0, do_profiles },
 	{ "cancel", 0, do_cancel },
 	{ "gc", 0, do_gc },
+	{ "ps", ACCEPT_JSON, do_ps },
 };
 
 /*
