@@ -25,8 +25,9 @@ declare -A opts=(
 	[verify]="--pubkey --artifacts"
 	[keygen]="--output"
 	[check]="" [profiles]="" [cancel]="" [gc]=""
+	[ps]="--json"
 )
-cmds="run verify keygen check profiles cancel gc"
+cmds="run verify keygen check profiles cancel gc ps"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/sbx-completions.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
