@@ -155,7 +155,30 @@ for mode in root user; do
 			(map(select(.run_id == $id)) | .[0].state == "running")'
 	rm -rf "${M:?}/state/runs/$fake"
 
-	# 6. Once the run ends it is gone from the list.
+	# 6. A run waiting for capacity is listed as queued, and sbx cancel
+	#    reaches it there (the long run holds the only slot).
+	jq '.max_concurrent = 1' "$M/config.json" > "$M/config1.json"
+	chmod 0644 "$M/config1.json"
+	mkjob "$M/quick.json" shell 'echo never'
+	(as_mode timeout -k 5 120 "$SBX" run --config "$M/config1.json" --key "$KEY" \
+		--policy "$SBX_SRCDIR/policy" --store "$M/store" --artifacts "$M/q.art" \
+		--events "$M/q.ev" --queue-timeout 60 "$M/quick.json" >"$M/q.out" 2>"$M/q.err"
+	 echo $? >"$M/q.rc") &
+	qbg=$!
+	BGS="$BGS $qbg"
+	wait_for 20 has_event q queued
+	qid=$(jq -r 'select(.event=="queued") | .run_id' "$M/q.ev" 2>/dev/null | head -1)
+	sbx_ps --json > "$M/ps.json" 2>"$M/ps.err"
+	check "$mode: a run waiting for a slot is listed as queued" \
+		eval '[ -n "$qid" ] && jqf "$M/ps.json" --arg id "$qid" "map(select(.run_id == \$id)) | .[0].state == \"queued\""'
+	as_mode timeout 10 "$SBX" cancel --config "$M/config.json" "$qid" 2>"$M/qc.err"
+	qcrc=$?
+	wait $qbg 2>/dev/null
+	check "$mode: sbx cancel of the queued run: exit 0, the run ends cancelled (130), never admitted" \
+		eval '[ $qcrc -eq 0 ] && [ "$(cat "$M/q.rc")" = 130 ] && [ "$(jq -r .status "$M/q.out")" = cancelled ] && ! has_event q admitted'
+	[ -n "$qid" ] && echo "$qid" >> "$T/run-ids"
+
+	# 7. Once the run ends it is gone from the list.
 	as_mode timeout 10 "$SBX" cancel --config "$M/config.json" "$id" 2>/dev/null
 	eval "wait \$BG_long_$mode" 2>/dev/null
 	echo "$id" >> "$T/run-ids" # for nothing_left, once it has ended
@@ -168,7 +191,7 @@ for mode in root user; do
 	check "$mode: sbx ps: unexpected operand is a usage error (64)" \
 		eval 'sbx_ps extra >/dev/null 2>&1; [ $? -eq 64 ]'
 
-	# 7. -v: the run id, then one line per stage, all starting "sbx: ";
+	# 8. -v: the run id, then one line per stage, all starting "sbx: ";
 	#    a rejected artifact is named on stderr; stdout is the manifest.
 	mkjob "$M/rej.json" shell 'printf "\033[2Jhidden\n" > /work/out/clear.txt; echo fine > /work/out/ok.txt
 		echo x > "/work/out/$(printf "e\033]0;owned\007.txt")"'
@@ -191,7 +214,7 @@ for mode in root user; do
 	sbx_run "$M/rej.json"
 	check "$mode: without -v, off a terminal: stderr stays empty" eval '[ $RC -eq 0 ] && [ ! -s "$ERR" ]'
 
-	# 8. On a terminal: the status line carries the run id; at the end a
+	# 9. On a terminal: the status line carries the run id; at the end a
 	#    summary with status, time, counts and the artifacts directory,
 	#    and the rejected artifact.  stdout (a file here) is the manifest.
 	mkjob "$M/slow.json" shell 'sleep 1; printf "\033[2Jx\n" > /work/out/clear.txt; echo a > /work/out/a.txt'
