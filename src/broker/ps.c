@@ -366,6 +366,78 @@ char *sbx_ps_table(const struct sbx_ps_list *l, uint64_t now_ms)
 	return out;
 }
 
+/* --- root: every user's default state directory ------------------------------- */
+
+/* "<prefix><uid>" -> uid; false for anything else (leading zeros too). */
+static bool uid_name(const char *name, const char *prefix, uid_t *uid)
+{
+	size_t pl = strlen(prefix);
+	const char *d = name + pl;
+	unsigned long long v = 0;
+
+	if (strncmp(name, prefix, pl) != 0 || !*d || (d[0] == '0' && d[1]) || strlen(d) > 10)
+		return false;
+	for (const char *c = d; *c; c++) {
+		if (*c < '0' || *c > '9')
+			return false;
+		v = v * 10 + (unsigned)(*c - '0');
+	}
+	if (v == 0 || v >= UINT32_MAX)
+		return false;
+	*uid = (uid_t)v;
+	return true;
+}
+
+/*
+ * Where `sbx run` puts a user's state directory by default:
+ * /run/user/<uid>/sbx ($XDG_RUNTIME_DIR under systemd-logind) and
+ * /tmp/sbx-<uid>.  Each must be a directory, reached without following a
+ * link, owned by the uid its name gives and writable by no one else: a
+ * user can make /tmp/sbx-<someone else's uid>, but not one owned by that
+ * uid, so no user can pass runs off as another's.  Root's own directory
+ * (@own) is not listed twice.
+ */
+static void scan_users(const struct stat *own, struct sbx_ps_list *l)
+{
+	static const struct {
+		const char *base, *prefix, *sub;
+	} places[] = {
+		{ "/run/user", "", "sbx" },
+		{ "/tmp", "sbx-", NULL },
+	};
+
+	for (size_t p = 0; p < ARRAY_SIZE(places); p++) {
+		int bfd = open(places[p].base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		DIR *d = bfd >= 0 ? fdopendir(bfd) : NULL;
+		struct dirent *de;
+
+		if (!d) {
+			if (bfd >= 0)
+				close(bfd);
+			continue;
+		}
+		while ((de = readdir(d))) {
+			_cleanup_close_ int ufd = -1, sfd = -1;
+			struct stat st;
+			uid_t uid;
+
+			if (!uid_name(de->d_name, places[p].prefix, &uid))
+				continue;
+			ufd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (ufd < 0)
+				continue;
+			sfd = places[p].sub ? openat(ufd, places[p].sub,
+						     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) :
+					      TAKE_FD(ufd);
+			if (sfd < 0 || fstat(sfd, &st) < 0 || st.st_uid != uid || (st.st_mode & 022) ||
+			    (st.st_dev == own->st_dev && st.st_ino == own->st_ino))
+				continue;
+			sbx_ps_scan(sfd, uid, l, NULL);
+		}
+		closedir(d);
+	}
+}
+
 /* --- sbx ps -------------------------------------------------------------------- */
 
 int sbx_cmd_ps(const struct sbx_common_opts *o, bool json)
@@ -399,6 +471,13 @@ int sbx_cmd_ps(const struct sbx_common_opts *o, bool json)
 		sbx_error_prefix(&err, "%s/", dir);
 		sbx_error_print(&err);
 		return err.code;
+	}
+	/* Root sees every user's runs, as `sudo docker ps` or ps(1) would
+	 * show them: those in the users' default state directories. */
+	if (geteuid() == 0) {
+		struct stat own;
+		if (fstat(fd, &own) == 0)
+			scan_users(&own, &l);
 	}
 	sbx_ps_sort(&l);
 	for (size_t i = 0; i < l.n; i++) {

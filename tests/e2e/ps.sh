@@ -23,8 +23,12 @@ cleanup_ps() {
 		eval "id=\${ID_$m:-}"
 		[ -n "$id" ] && (use_mode $m; as_mode timeout 10 "$SBX" cancel --config "$M/config.json" "$id") >/dev/null 2>&1
 	done
+	[ -n "${ID_def:-}" ] && (use_mode user; as_mode env -u XDG_RUNTIME_DIR timeout 10 "$SBX" cancel \
+		--config "$M/config-def.json" "$ID_def") >/dev/null 2>&1
 	for p in ${BGS:-}; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
+	[ -n "${fake:-}" ] && rm -rf "/tmp/sbx-$(id -u "$OTHER")"
+	[ "${DEF_EXISTED:-1}" = 0 ] && rm -rf "/tmp/sbx-$SBX_TEST_UID"
 	userdel "$OTHER" 2>/dev/null
 	[ -n "${T:-}" ] && rm -rf "$T"
 	exit $rc
@@ -119,12 +123,51 @@ PY
 	check "$mode: sbx ps --json: current memory of the run's cgroup is read" \
 		jqf "$M/ps.json" --arg id "$id" '.[] | select(.run_id == $id) | .memory_bytes > 0'
 
-	# 3. Not another user's runs.
-	check "$mode: sbx ps does not list the other mode's live run" \
+	# 3. Not another user's runs.  (Root searches only the places sbx
+	#    puts a user's state dir by default, not a configured state_dir.)
+	[ $mode = user ] && what="root's live run" || what="the user's run in a configured state_dir"
+	check "$mode: sbx ps does not list $what" \
 		eval '[ -n "$otherid" ] && ! grep -q "$otherid" "$M/ps.txt" "$M/ps.json"'
 done
 
-# 4. Another unprivileged user sees nothing of the test user's run, and
+# 4. Root sees a user's run in that user's default state dir
+#    (/tmp/sbx-<uid> without XDG_RUNTIME_DIR), as that user's.
+use_mode user
+DEF_DIR=/tmp/sbx-$SBX_TEST_UID
+[ -e "$DEF_DIR" ] && DEF_EXISTED=1 || DEF_EXISTED=0
+OTHER_UID=$(id -u "$OTHER")
+FORGED=/tmp/sbx-$OTHER_UID
+jq 'del(.state_dir)' "$M/config.json" > "$M/config-def.json"
+chmod 0644 "$M/config-def.json"
+(as_mode env -u XDG_RUNTIME_DIR timeout -k 5 900 "$SBX" run --config "$M/config-def.json" --key "$KEY" \
+	--policy "$SBX_SRCDIR/policy" --store "$M/store" --artifacts "$M/def.art" \
+	--events "$M/def.ev" "$M/long.json" >"$M/def.out" 2>"$M/def.err"
+ echo $? >"$M/def.rc") &
+defbg=$!
+BGS="$BGS $defbg"
+wait_for 20 has_event def started
+ID_def=$(run_id_of def)
+# The test user makes a state dir named for the other user, with an
+# entry in it: it is not the other user's and root must not list it.
+if [ ! -e "$FORGED" ]; then
+	fake=${ID_def:0:12}11111111111111111111
+	runuser -u "$SBX_TEST_USER" -- sh -c 'umask 077; mkdir -p "$1/runs/$2" && : > "$1/runs/$2/lock" &&
+		jq --arg f "$2" --argjson u "$3" ".run_id = \$f | .uid = \$u" "$4" > "$1/runs/$2/state.json"' \
+		_ "$FORGED" "$fake" "$OTHER_UID" "$DEF_DIR/runs/$ID_def/state.json"
+fi
+use_mode root
+sbx_ps --json > "$M/ps.json" 2>"$M/ps.err"
+check "root: sbx ps lists the user's run from the user's default state dir, as the user's, running" \
+	jqf "$M/ps.json" --arg id "$ID_def" --argjson u "$SBX_TEST_UID" --arg n "$SBX_TEST_USER" \
+		'map(select(.run_id == $id)) | length == 1 and .[0].uid == $u and .[0].user == $n and .[0].state == "running" and .[0].profile == "shell"'
+check "root: a state dir named for one user but owned by another is not read" \
+	eval '[ -n "${fake:-}" ] && [ -f "$FORGED/runs/$fake/state.json" ] && ! grep -q "$fake" "$M/ps.json"'
+use_mode user
+sbx_ps --json > "$M/ps.json" 2>"$M/ps.err"
+check "user: its run in the default state dir is not in the list of its configured one, root's neither" \
+	jqf "$M/ps.json" --arg id "$ID_def" --arg r "$ID_root" 'map(select(.run_id == $id or .run_id == $r)) | length == 0'
+
+# 5. Another unprivileged user sees nothing of the test user's runs, and
 #    cannot point sbx ps at that user's state directory.
 use_mode user
 as_other timeout 20 "$SBX" ps --json > "$T/other/ps.json" 2>"$T/other/ps.err"
@@ -138,11 +181,21 @@ orc=$?
 check "other user: sbx ps on the test user's state dir: refused (69), nothing listed" \
 	eval '[ $orc -eq 69 ] && [ ! -s "$T/other/ps2.txt" ] && grep -q "^sbx: " "$T/other/ps2.err"'
 
+# The default-dir run ends and is gone from root's list.
+use_mode user
+as_mode env -u XDG_RUNTIME_DIR timeout 10 "$SBX" cancel --config "$M/config-def.json" "$ID_def" 2>/dev/null
+wait $defbg 2>/dev/null
+echo "$ID_def" >> "$T/run-ids"
+use_mode root
+sbx_ps --json > "$M/ps.json" 2>"$M/ps.err"
+check "root: the user's run ended (cancelled: $(cat "$T/user/def.rc")), it is gone from root's list" \
+	eval '[ "$(cat "$T/user/def.rc")" = 130 ] && jqf "$M/ps.json" --arg id "$ID_def" "map(select(.run_id == \$id)) | length == 0"'
+
 for mode in root user; do
 	use_mode $mode
 	eval "id=\$ID_$mode"
 
-	# 5. An entry whose sbx is gone (its lock is free) is "stale", never
+	# 6. An entry whose sbx is gone (its lock is free) is "stale", never
 	#    "running": a copy of the live entry with an unlocked lock file.
 	fake=${id:0:12}00000000000000000000
 	mkdir "$M/state/runs/$fake"
@@ -155,7 +208,7 @@ for mode in root user; do
 			(map(select(.run_id == $id)) | .[0].state == "running")'
 	rm -rf "${M:?}/state/runs/$fake"
 
-	# 6. A run waiting for capacity is listed as queued, and sbx cancel
+	# 7. A run waiting for capacity is listed as queued, and sbx cancel
 	#    reaches it there (the long run holds the only slot).
 	jq '.max_concurrent = 1' "$M/config.json" > "$M/config1.json"
 	chmod 0644 "$M/config1.json"
@@ -178,7 +231,7 @@ for mode in root user; do
 		eval '[ $qcrc -eq 0 ] && [ "$(cat "$M/q.rc")" = 130 ] && [ "$(jq -r .status "$M/q.out")" = cancelled ] && ! has_event q admitted'
 	[ -n "$qid" ] && echo "$qid" >> "$T/run-ids"
 
-	# 7. Once the run ends it is gone from the list.
+	# 8. Once the run ends it is gone from the list.
 	as_mode timeout 10 "$SBX" cancel --config "$M/config.json" "$id" 2>/dev/null
 	eval "wait \$BG_long_$mode" 2>/dev/null
 	echo "$id" >> "$T/run-ids" # for nothing_left, once it has ended
@@ -191,7 +244,7 @@ for mode in root user; do
 	check "$mode: sbx ps: unexpected operand is a usage error (64)" \
 		eval 'sbx_ps extra >/dev/null 2>&1; [ $? -eq 64 ]'
 
-	# 8. -v: the run id, then one line per stage, all starting "sbx: ";
+	# 9. -v: the run id, then one line per stage, all starting "sbx: ";
 	#    a rejected artifact is named on stderr; stdout is the manifest.
 	mkjob "$M/rej.json" shell 'printf "\033[2Jhidden\n" > /work/out/clear.txt; echo fine > /work/out/ok.txt
 		echo x > "/work/out/$(printf "e\033]0;owned\007.txt")"'
@@ -214,7 +267,7 @@ for mode in root user; do
 	sbx_run "$M/rej.json"
 	check "$mode: without -v, off a terminal: stderr stays empty" eval '[ $RC -eq 0 ] && [ ! -s "$ERR" ]'
 
-	# 9. On a terminal: the status line carries the run id; at the end a
+	# 10. On a terminal: the status line carries the run id; at the end a
 	#    summary with status, time, counts and the artifacts directory,
 	#    and the rejected artifact.  stdout (a file here) is the manifest.
 	mkjob "$M/slow.json" shell 'sleep 1; printf "\033[2Jx\n" > /work/out/clear.txt; echo a > /work/out/a.txt'
