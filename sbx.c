@@ -29,6 +29,7 @@ enum {
 	FOR_PROFILES = 1 << 4,
 	FOR_CANCEL = 1 << 5,
 	FOR_GC = 1 << 6,
+	FOR_PS = 1 << 7,
 	FOR_ALL = 0xff,
 };
 
@@ -108,7 +109,7 @@ static unsigned option_owners(int val)
 	case OPT_PUBKEY:
 		return FOR_VERIFY;
 	case OPT_JSON:
-		return FOR_CHECK | FOR_PROFILES;
+		return FOR_CHECK | FOR_PROFILES | FOR_PS;
 	case 'o':
 		return FOR_KEYGEN;
 	default:
@@ -154,6 +155,7 @@ static const struct optdoc optdocs[] = {
 	{ FOR_VERIFY, "--pubkey FILE", "the public key (default: the one the manifest names)" },
 	{ FOR_KEYGEN, "-o, --output FILE", "where the key goes (FILE.pub beside it)" },
 	{ FOR_CHECK | FOR_PROFILES, "--json", "one JSON object on one line instead of text" },
+	{ FOR_PS, "--json", "a JSON array, one object per run, instead of the table" },
 	{ FOR_ALL, "--config FILE", "host configuration (default $SBX_CONFIG, else\n"
 				    SYSCONFDIR "/sbx/sbx.json)" },
 	{ FOR_ALL, "--policy DIR", "the catalog (default: config, else the installed one)" },
@@ -518,6 +520,12 @@ static int do_gc(struct parsed *p)
 	return r ? r : sbx_cmd_gc(&p->run.common);
 }
 
+static int do_ps(struct parsed *p)
+{
+	int r = operands("ps", p, 0, 0);
+	return r ? r : sbx_cmd_ps(&p->run.common, p->run.common.json);
+}
+
 static const struct subcommand subcommands[] = {
 	{ "run", FOR_RUN,
 	  "sbx run [options] JOB\n"
@@ -538,6 +546,9 @@ static const struct subcommand subcommands[] = {
 	{ "cancel", FOR_CANCEL, "sbx cancel RUN_ID",
 	  "Cancel a running job (from another shell).", do_cancel },
 	{ "gc", FOR_GC, "sbx gc", "Reap what crashed runs left behind.", do_gc },
+	{ "ps", FOR_PS, "sbx ps [--json]",
+	  "List the live runs the caller may see: run id, user, principal, profile,\n"
+	  "stage, elapsed time, memory.", do_ps },
 };
 static const size_t n_subcommands = ARRAY_SIZE(subcommands);
 

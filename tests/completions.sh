@@ -28,8 +28,9 @@ declare -A opts=(
 	[verify]="--pubkey --artifacts"
 	[keygen]="--output"
 	[check]="--json" [profiles]="--json" [cancel]="" [gc]=""
+	[ps]="--json"
 )
-cmds="run verify keygen check profiles cancel gc"
+cmds="run verify keygen check profiles cancel gc ps"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/sbx-completions.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT

@@ -43,5 +43,7 @@ int sbx_cmd_verify(const struct sbx_common_opts *o, const char *manifest, const 
 int sbx_cmd_keygen(const struct sbx_common_opts *o, const char *out);
 int sbx_cmd_cancel(const struct sbx_common_opts *o, const char *run_id);
 int sbx_cmd_gc(const struct sbx_common_opts *o);
+/* ps.c: the live runs the caller may see, as a table or (@json) a JSON array. */
+int sbx_cmd_ps(const struct sbx_common_opts *o, bool json);
 
 #endif

@@ -54,6 +54,7 @@
 #include "digest.h"
 #include "events.h"
 #include "proxy.h"
+#include "report.h"
 #include "rootids.h"
 #include "run.h"
 #include "sign.h"
@@ -72,6 +73,7 @@ void sbx_run_event(struct sbx_run *run, const char *event, const char *detail)
 	if (detail)
 		json_object_set_new(e, "detail", json_string(detail));
 	json_array_append_new(run->events, e);
+	sbx_report_event(run, event, detail, t);
 	if (run->ev)
 		sbx_events_emit(run->ev, event,
 				detail ? json_pack("{s:s}", "detail", detail) : NULL);
@@ -81,14 +83,17 @@ static void on_supervisor_event(void *ud, const char *name, const char *detail)
 {
 	struct sbx_run *run = ud;
 
-	if (!strcmp(name, "started"))
+	if (!strcmp(name, "started")) {
 		run->stage = "running";
-	else if (!strcmp(name, "soft_timeout"))
+		sbx_state_set_stage(run->state, "running");
+	} else if (!strcmp(name, "soft_timeout")) {
 		run->stage = "running (slow)";
-	else if (!strcmp(name, "terminating"))
+	} else if (!strcmp(name, "terminating")) {
 		run->stage = "terminating";
-	else if (!strcmp(name, "exited"))
+		sbx_state_set_stage(run->state, "terminating");
+	} else if (!strcmp(name, "exited")) {
 		run->stage = "exited";
+	}
 	sbx_run_event(run, name, detail);
 }
 
@@ -687,6 +692,7 @@ static int execute(struct sbx_run *run, int sfd)
 	r = sbx_supervise(&sp, &so, &run->outcome, &run->err);
 	stop_proxy(run);
 	sbx_status_line_clear(&run->status_line);
+	sbx_state_set_stage(run->state, "collecting");
 	run->ran = true;
 	run->seccomp_applied = run->outcome.started;
 	if (sbx_cgroup_stats(run->cg, &run->stats, NULL) == 0)
@@ -845,6 +851,15 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 		goto done;
 	/* Reap what crashed runs left behind; cheap when there is nothing. */
 	sbx_state_gc(state_dir, NULL, NULL);
+	/* The entry before admission, so that a queued run is listed by
+	 * `sbx ps` and can be cancelled by `sbx cancel`. */
+	if (sbx_state_create_run(state_dir, run.run_id, run.principal, run.plan.profile->name, &state,
+				 &run.err) < 0)
+		goto done;
+	run.state = state;
+	run.state_dir = state_dir;
+	sbx_state_set_stage(state, "queued");
+	sbx_report_started(&run);
 	{
 		struct sbx_admission_limits lim;
 		if (sbx_admission_limits_default(&lim, run.cfg.max_concurrent, run.cfg.memory_budget_mib,
@@ -856,25 +871,24 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 			goto done;
 	}
 	/* Root's sandbox gets a host id of its own, tied to the slot just
-	 * taken: no other live run can hold the same.  Before any state
-	 * exists, so a refusal leaves nothing to clean. */
+	 * taken: no other live run can hold the same.  Before any cgroup or
+	 * temp dir exists, so a refusal leaves only the entry to remove. */
 	if (sbx_root_ids_choose(run.cfg.root_ids_first, run.cfg.root_ids_count,
 				sbx_admission_slot(slot), &run.host_id, &run.err) < 0)
 		goto done;
+	sbx_state_set_stage(state, "materializing");
 	sbx_run_event(&run, "admitted", NULL);
-	if (sbx_state_create(state_dir, run.run_id, run.principal, &state, &run.err) < 0)
-		goto done;
-	run.state = state;
-	run.state_dir = state_dir;
 
 	execute(&run, sfd);
 	keep_streams(&run);
 
 done:
 	if (run.err.code) {
+		sbx_status_line_clear(&run.status_line);
 		sbx_error_print(&run.err);
 		fail_run(&run);
 	}
+	sbx_state_set_stage(state, "cleaning");
 	cleanup(&run);
 	sbx_run_event(&run, "cleaned", NULL);
 	run.ended_at_ms = sbx_now_real_ms();
@@ -890,6 +904,7 @@ done:
 		fwrite(line, 1, len, stdout);
 		fflush(stdout);
 		code = sbx_status_exit(run.status);
+		sbx_report_end(&run);
 	}
 	json_decref(manifest);
 	sbx_outcome_free(&run.outcome);

@@ -8,7 +8,8 @@
  *   <state>/gc.lock                serializes gc against entry creation
  *   <state>/admission.lock         see admission.h
  *   <state>/slots/<n>.lock         see admission.h
- *   <state>/runs/<run_id>/lock     flock(LOCK_EX) held by the run's sbx
+ *   <state>/runs/<run_id>/lock     flock(LOCK_EX) held by the run's sbx;
+ *                                  its content is the run's stage
  *   <state>/runs/<run_id>/state.json
  *
  * A run is live exactly while its lock is held: flock is released by the
@@ -65,6 +66,19 @@ struct sbx_run_state;
  */
 int sbx_state_create(const char *state_dir, const char *run_id, const char *principal,
 		     struct sbx_run_state **st, struct sbx_error *err);
+/* The same, recording the run's runtime profile too (may be NULL). */
+int sbx_state_create_run(const char *state_dir, const char *run_id, const char *principal,
+			 const char *profile, struct sbx_run_state **st, struct sbx_error *err);
+
+/*
+ * sbx_state_set_stage() - record the run's stage for `sbx ps` (one of the
+ * SBX_STAGE_* words) in the entry's lock file, as a fixed-size record of
+ * SBX_STATE_STAGE_LEN bytes (the word, padded with spaces, then "\n")
+ * rewritten in place.  Best effort: a failed write costs only the display.
+ * NULL @st is a no-op.
+ */
+#define SBX_STATE_STAGE_LEN 16
+void sbx_state_set_stage(struct sbx_run_state *st, const char *stage);
 
 /*
  * sbx_state_add_cgroup() - record a cgroup directory (absolute, under

@@ -14,6 +14,10 @@ struct sbx_status_line {
 	int fd;         /* -1: disabled */
 	bool shown;     /* something is on the line now */
 	uint64_t t0_ns; /* elapsed time counts from here (monotonic) */
+	unsigned cols;  /* the terminal's width when it started */
+	char run_id[33];          /* "" until known */
+	uint64_t wall_seconds;    /* limits shown beside the values; 0: none */
+	uint64_t memory_mib;
 };
 
 /*
@@ -22,12 +26,17 @@ struct sbx_status_line {
  */
 void sbx_status_line_init(struct sbx_status_line *sl, int fd, int verbosity, uint64_t t0_ns);
 
+/* The run's id and limits, once admitted (copied). */
+void sbx_status_line_set_run(struct sbx_status_line *sl, const char *run_id,
+			     uint64_t wall_seconds, uint64_t memory_mib);
+
 /* True when the status line is drawn at all. */
 bool sbx_status_line_enabled(const struct sbx_status_line *sl);
 
 /*
- * sbx_status_line_show() - redraw the line: "sbx: @stage 1.2s, memory
- * 34.5 MiB" (the memory part only when @have_memory).  One write(2).
+ * sbx_status_line_show() - redraw the line: "sbx: <run id> @stage 1.2s/60s,
+ * memory 34.5/512 MiB" (the memory part only when @have_memory), cut to
+ * one column less than the terminal is wide.  One write(2).
  */
 void sbx_status_line_show(struct sbx_status_line *sl, const char *stage, bool have_memory,
 			  uint64_t memory_bytes);

@@ -106,8 +106,11 @@ if i >= 0:
     d = d[:i]
 erase = b"\r\x1b[K"
 if sys.argv[2] == "status":
-    # Redrawn in place with the stage and elapsed time, erased at the end.
-    ok = (erase + b"sbx: running ") in d and d.endswith(erase)
+    # Redrawn in place with the run id, the stage and elapsed time, erased
+    # at the end; then only the one-line summary.
+    import re
+    ok = (re.search(re.escape(erase) + rb"sbx: [0-9a-f]{32} running ", d) is not None and
+          re.fullmatch(rb"sbx: succeeded [^\r\n\x1b]*\r?\n", d[d.rfind(erase) + len(erase):]) is not None)
 else:
     ok = b"\x1b" not in d and b"\r" not in d
 sys.exit(0 if ok else 1)
@@ -438,7 +441,7 @@ for mode in root user; do
 			as_mode timeout 40 script -qec "$cmd >$M/tty$q.out" "$M/tty$q.log" </dev/null >/dev/null 2>&1
 			trc=$?
 			if [ -z "$q" ]; then
-				check "$mode: on a terminal: a status line with stage and elapsed time, erased at the end" \
+				check "$mode: on a terminal: a status line with run id, stage and elapsed time, erased, then the summary" \
 					eval '[ $trc -eq 0 ] && tty_says "$M/tty$q.log" status'
 			else
 				check "$mode: on a terminal with -q: no status line" \
