@@ -101,6 +101,15 @@ for (let i = 0; i < 128; i++) keep.push(Buffer.alloc(16 << 20, 1));
 console.log('hog survived', keep.length);
 JS
 
+# The same on V8's own heap: arrays kept until the cgroup says no.  V8
+# sizes its heap from the host's memory (it sees no cgroup), so the limit
+# that ends this is memory_mib, not a V8 heap error.
+read -r -d '' HEAPHOG <<'JS'
+const keep = [];
+for (let i = 0; i < 2500; i++) keep.push(new Array(1e5).fill(i + 0.5));
+console.log('heap hog survived', keep.length);
+JS
+
 # A worker bomb: up to 200 worker threads, each parked; a thread refused
 # is counted by its error code.
 read -r -d '' WORKERS <<'JS'
@@ -200,6 +209,13 @@ for mode in root user; do
 		eval '[ "$(jqm .status)" = limit_exceeded ] && [ "$(jqm .reason_code)" = memory_limit ] && [ "$(jqm .exit.signal)" = SIGKILL ] && signature_ok'
 	check "$mode: memory hog: it did not survive" eval '! jqm .stdout.excerpt | grep -q survived'
 	check "$mode: memory hog: nothing left behind" nothing_left
+
+	mkjob "$M/heaphog.json" node "$HEAPHOG" '{limits: {memory_mib: 128}}'
+	sbx_run "$M/heaphog.json"
+	expect_rc 137 "$mode: V8 heap hog"
+	check "$mode: heap hog: limit_exceeded, reason memory, SIGKILL, signed" \
+		eval '[ "$(jqm .status)" = limit_exceeded ] && [ "$(jqm .reason_code)" = memory_limit ] && [ "$(jqm .exit.signal)" = SIGKILL ] && signature_ok'
+	check "$mode: heap hog: nothing left behind" nothing_left
 
 	mkjob "$M/workers.json" node "$WORKERS" '{limits: {pids: 32, memory_mib: 1024}}'
 	sbx_run "$M/workers.json"
