@@ -153,6 +153,14 @@ function one() {
 one();
 JS
 
+# A catalog whose node profile names an interpreter this host does not
+# have (a host without the nodejs package): the run is refused before it
+# starts, with a hint, and sbx check says so beforehand.
+NONODE="$T/nonode"
+cp -r "$SBX_SRCDIR/policy" "$NONODE"
+jq '.argv[0] = "/usr/bin/sbx-no-such-node"' "$SBX_SRCDIR/policy/profiles/node.json" > "$NONODE/profiles/node.json"
+chmod -R a+rX "$T"
+
 bound_sbx 120
 
 for mode in root user; do
@@ -176,6 +184,17 @@ for mode in root user; do
 		eval '[ "$(grep -c "<rect " "$ART/chart.svg")" = "$(jq length "$ART/totals.json")" ]'
 	check "$mode: the artifacts' digests match" \
 		eval '[ "$(artifact chart.svg .sha256)" = "$(sha256sum "$ART/chart.svg" | cut -d" " -f1)" ]'
+	check "$mode: nothing left behind" nothing_left
+
+	POLICY=$NONODE sbx_run "$M/chart.json"
+	expect_rc 69 "$mode: a profile whose interpreter is missing on the host is refused"
+	check "$mode: the refusal names the interpreter and says what to do" \
+		eval 'grep -q "argv\[0\]: /usr/bin/sbx-no-such-node: No such file" "$ERR" && grep -q "^sbx: Hint: .*install" "$ERR"'
+	check "$mode: sbx check reports the profile, and the others are fine" \
+		eval 'as_mode "$SBX" check --config "$M/config.json" --policy "$NONODE" > "$M/check.txt" 2>&1;
+		      grep -q "^profile node  *missing: argv\[0\]: /usr/bin/sbx-no-such-node: No such file" "$M/check.txt" &&
+		      grep -q "Hint: the profile runs /usr/bin/sbx-no-such-node, which is not on this host; install" "$M/check.txt" &&
+		      ! grep -q "^profile python-analysis  *missing" "$M/check.txt"' || diag "$(cat "$M/check.txt")"
 	check "$mode: nothing left behind" nothing_left
 
 	mkjob "$M/probes.json" node "$PROBES" '{limits: {cpu_cores: 1}}'
