@@ -447,6 +447,24 @@ int sbx_cmd_check(const struct sbx_common_opts *o)
 		snprintf(detail, sizeof(detail), "%s (%zu runtime, %zu network, %zu seccomp)",
 			 cat.dir, cat.n_profiles, cat.n_networks, cat.n_seccomp);
 		item(&rp, "catalog", true, "ok", detail, NULL);
+		/* A profile this host cannot run (its interpreter or a
+		 * required bind missing) is refused by every run that names
+		 * it; the others still run, so it does not fail the check. */
+		for (size_t i = 0; i < cat.n_profiles; i++) {
+			struct sbx_error perr = { 0 };
+			char name[96], text[sizeof(perr.msg) + 128];
+			const char *msg;
+
+			if (sbx_profile_host_check(&cat.profiles[i], &perr) == 0)
+				continue;
+			snprintf(name, sizeof(name), "profile %s", cat.profiles[i].name);
+			msg = sbx_error_text(&perr, text, sizeof(text));
+			/* Without the file name, which the catalog line gave. */
+			if (strncmp(msg, cat.profiles[i].file, strlen(cat.profiles[i].file)) == 0 &&
+			    strncmp(msg + strlen(cat.profiles[i].file), ": ", 2) == 0)
+				msg += strlen(cat.profiles[i].file) + 2;
+			item(&rp, name, false, "missing", msg, perr.hint);
+		}
 	}
 	if (rp.checks) {
 		json_t *doc = json_pack("{s:b, s:o}", "ok", code == 0, "checks", rp.checks);

@@ -206,6 +206,89 @@ static int mask_site_trees(struct sbx_spec *spec, struct sbx_error *err)
 	return 0;
 }
 
+/* The interpreter's path inside the sandbox, as a host path: the
+ * profile's symlinks followed (/bin -> usr/bin), then the bind that
+ * covers it, longest destination first.  NULL when no bind covers it
+ * (nothing to check on the host). */
+static char *interpreter_host_path(const struct sbx_profile *p)
+{
+	_cleanup_free_ char *path = sbx_xstrdup(p->argv[0]);
+	const struct sbx_bind *best = NULL;
+	size_t best_len = 0;
+
+	for (int hops = 0; hops < 8; hops++) {
+		bool followed = false;
+
+		for (size_t i = 0; i < p->n_symlinks && !followed; i++) {
+			const char *lp = p->symlinks[i].path, *t = p->symlinks[i].target;
+			size_t n = strlen(lp);
+			_cleanup_free_ char *dir = NULL;
+			char *next;
+
+			if (strncmp(path, lp, n) != 0 || (path[n] != '/' && path[n] != '\0'))
+				continue;
+			dir = sbx_xstrndup(lp, strrchr(lp, '/') - lp);
+			next = t[0] == '/' ? sbx_xasprintf("%s%s", t, path + n) :
+					     sbx_xasprintf("%s/%s%s", dir, t, path + n);
+			free(path);
+			path = next;
+			followed = true;
+		}
+		if (!followed)
+			break;
+	}
+	for (size_t i = 0; i < p->n_binds; i++) {
+		const char *dst = p->binds[i].dst ? p->binds[i].dst : p->binds[i].src;
+		size_t n = strcmp(dst, "/") == 0 ? 0 : strlen(dst);
+
+		if (strncmp(path, dst, n) == 0 && (path[n] == '/' || path[n] == '\0') &&
+		    (!best || n >= best_len)) {
+			best = &p->binds[i];
+			best_len = n;
+		}
+	}
+	if (!best)
+		return NULL;
+	return sbx_xasprintf("%s%s", best->src, path + best_len);
+}
+
+int sbx_profile_host_check(const struct sbx_profile *p, struct sbx_error *err)
+{
+	_cleanup_free_ char *host = NULL;
+	struct stat st;
+
+	for (size_t i = 0; i < p->n_binds; i++) {
+		if (p->binds[i].optional || stat(p->binds[i].src, &st) == 0)
+			continue;
+		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "%s: binds: %s", p->file,
+			      p->binds[i].src);
+		sbx_error_hint(err, "the profile needs %s on this host; install it or fix the catalog",
+			       p->binds[i].src);
+		return -1;
+	}
+	/* A missing interpreter would only show as a failed execve inside,
+	 * after the sandbox is built: say it here, as a host matter. */
+	host = interpreter_host_path(p);
+	if (!host)
+		return 0;
+	if (stat(host, &st) < 0) {
+		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "%s: argv[0]: %s", p->file, p->argv[0]);
+		sbx_error_hint(err, "the profile runs %s, which is not on this host%s%s%s; install "
+			       "the package that provides it, or remove the profile from the catalog",
+			       p->argv[0], strcmp(host, p->argv[0]) ? " (" : "",
+			       strcmp(host, p->argv[0]) ? host : "", strcmp(host, p->argv[0]) ? ")" : "");
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode) || !(st.st_mode & 0111)) {
+		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0, "%s: argv[0]: %s is not an executable file",
+			      p->file, p->argv[0]);
+		sbx_error_hint(err, "the profile runs %s; install the package that provides it, or "
+			       "fix the catalog", p->argv[0]);
+		return -1;
+	}
+	return 0;
+}
+
 int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const struct sbx_job *job,
 		      struct sbx_error *err)
 {
@@ -250,6 +333,8 @@ int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const s
 		sb->is_dir = S_ISDIR(st.st_mode);
 		spec->n_binds++;
 	}
+	if (sbx_profile_host_check(p, err) < 0)
+		return -1;
 	order_binds(spec);
 	if (mask_site_trees(spec, err) < 0)
 		return -1;

@@ -81,6 +81,13 @@ struct sbx_spawn {
 			 .in_fd = -1, .outroot_fd = -1, .proxy_fd = -1, .spec_fd = -1, .init_fd = -1, \
 			 .host_id = (uid_t)-1 }
 
+/*
+ * sbx_profile_host_check() - what a profile needs of this host: its
+ * required binds, and its interpreter (argv[0], through the profile's
+ * symlinks and binds) an executable file.  0, or -1 with 69 and a Hint;
+ * sbx_spawn_prepare() and `sbx check` both ask.
+ */
+int sbx_profile_host_check(const struct sbx_profile *p, struct sbx_error *err);
 int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const struct sbx_job *job,
 		      struct sbx_error *err);
 int sbx_spawn_start(struct sbx_spawn *sp, struct sbx_error *err);

@@ -36,18 +36,20 @@ static void test_shipped(void **state)
 	_cleanup_free_ char *dir = sbx_xasprintf("%s/policy", srcdir());
 	struct sbx_catalog cat;
 	struct sbx_error err = { 0 };
-	const struct sbx_profile *py, *sh;
+	const struct sbx_profile *py, *sh, *js;
 	const struct sbx_seccomp_policy *sc;
 	const struct sbx_netprofile *np;
 	bool saw_tiocsti = false, saw_clone3 = false, saw_newuser = false;
 
 	if (sbx_catalog_load(&cat, dir, &err) < 0)
 		fail_msg("shipped catalog: %s", err.msg);
-	assert_int_equal(cat.n_profiles, 2);
+	assert_int_equal(cat.n_profiles, 3);
 	py = sbx_catalog_profile(&cat, "python-analysis");
 	sh = sbx_catalog_profile(&cat, "shell");
+	js = sbx_catalog_profile(&cat, "node");
 	assert_non_null(py);
 	assert_non_null(sh);
+	assert_non_null(js);
 	assert_null(sbx_catalog_profile(&cat, "../profiles/shell"));
 	assert_null(sbx_catalog_profile(&cat, "/usr/bin/python3"));
 	assert_null(sbx_catalog_profile(&cat, "shell.json"));
@@ -99,6 +101,25 @@ static void test_shipped(void **state)
 	for (char **t = py->allowed_outputs; *t; t++)
 		assert_string_not_equal(*t, "text/html");
 	assert_int_equal(sbx_strv_length(sh->allowed_outputs), 4);
+	/* The second language (docs/profiles.md): node from /usr, a
+	 * noexec workspace like the shell's (V8's JIT maps anonymous
+	 * memory, never a file), room for its threads, a floor it can start
+	 * in, no network but disabled, no HTML. */
+	assert_string_equal(js->argv[0], "/usr/bin/node");
+	assert_string_equal(js->code_file, "main.js");
+	assert_string_equal(js->seccomp, "default");
+	assert_false(js->workspace_exec);
+	assert_int_equal(sbx_strv_length(js->thread_env), 0);
+	assert_int_equal(js->defaults.v[SBX_LIMIT_PIDS], 256);
+	assert_int_equal(js->minimums.v[SBX_LIMIT_MEMORY_MIB], 32);
+	assert_true(js->maximums.v[SBX_LIMIT_MEMORY_MIB] >= 8192);
+	assert_true(js->maximums.v[SBX_LIMIT_PIDS] >= 1024);
+	assert_int_equal(sbx_strv_length(js->network_profiles), 1);
+	assert_string_equal(js->network_profiles[0], "disabled");
+	for (char **t = js->allowed_outputs; *t; t++)
+		assert_string_not_equal(*t, "text/html");
+	assert_string_equal(js->allowed_outputs[0], "application/json");
+	assert_string_equal(js->allowed_outputs[3], "image/svg+xml");
 	assert_string_equal(py->binds[0].src, "/usr");
 	assert_string_equal(py->binds[0].dst, "/usr");
 	assert_false(py->binds[0].optional);
