@@ -85,9 +85,12 @@ enum sbx_passwd_lookup sbx_passwd_name(const char *buf, size_t len, uint32_t uid
 		p = nl ? nl + 1 : end;
 		if (start == le || *start == '#')
 			continue;
-		if (memchr(start, '\0', (size_t)(le - start)) ||
-		    memchr(start, '\r', (size_t)(le - start)) || *start == '+' || *start == '-' ||
-		    blank(*start))
+		/* glibc skips leading white space (isspace: also \v, \f, \r)
+		 * and stops at a NUL; no plain entry has a control character. */
+		for (const char *q = start; q < le; q++)
+			if ((unsigned char)*q < 0x20 || *q == 0x7f)
+				return SBX_PASSWD_UNSURE;
+		if (*start == '+' || *start == '-' || *start == ' ')
 			return SBX_PASSWD_UNSURE;
 		for (const char *q = start; k < 7;) {
 			const char *c = memchr(q, ':', (size_t)(le - q));
@@ -103,7 +106,7 @@ enum sbx_passwd_lookup sbx_passwd_name(const char *buf, size_t len, uint32_t uid
 		if (k != 7 || memchr(f[6], ':', (size_t)(le - f[6])) || n[0] == 0)
 			return SBX_PASSWD_UNSURE;
 		for (size_t i = 0; i < n[0]; i++)
-			if (blank(f[0][i]))
+			if (f[0][i] == ' ')
 				return SBX_PASSWD_UNSURE;
 		if (!decimal_u32(f[2], n[2], &u) || !decimal_u32(f[3], n[3], &g))
 			return SBX_PASSWD_UNSURE;

@@ -129,6 +129,9 @@ static void test_unsure(void **state)
 		"-bob::::::\nbob:x:5:5:::\n",
 		"+\nbob:x:5:5:::\n",
 		" bob:x:5:5:::\n",                       /* a leading blank */
+		"\vbob:x:5:5:::\n",                      /* glibc skips isspace() */
+		"\tbob:x:5:5:::\n",
+		"bob:x:5:5:\f::\n",                      /* a control character */
 		"bob:x: 5:5:::\n",                       /* glibc's strtoul takes these */
 		"bob:x:+5:5:::\n",
 		"bob:x:05x:5:::\n",
