@@ -53,6 +53,7 @@
 #include "admission.h"
 #include "digest.h"
 #include "events.h"
+#include "passwd.h"
 #include "proxy.h"
 #include "report.h"
 #include "rootids.h"
@@ -187,10 +188,55 @@ static void fail_run(struct sbx_run *run)
 	run->reason_code = error_reason_code(run->err.code);
 }
 
+/* The whole of a small local file, NUL-terminated; NULL if it cannot be
+ * read or is larger than @max. */
+static char *read_small(const char *path, size_t max, size_t *len)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	struct stat st;
+	char *buf;
+	ssize_t n;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max)
+		return NULL;
+	buf = sbx_xmalloc((size_t)st.st_size + 1);
+	n = sbx_read_all(fd, buf, (size_t)st.st_size + 1);
+	if (n < 0 || (size_t)n > (size_t)st.st_size) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = (size_t)n;
+	return buf;
+}
+
+/*
+ * The caller's login name from /etc/passwd when nsswitch.conf consults
+ * that file first, which is getpwuid()'s answer without the cost of NSS on
+ * every run (passwd.h); NULL when it cannot be told that way, and the
+ * caller asks getpwuid().
+ */
+static char *login_name_local(uid_t uid)
+{
+	_cleanup_free_ char *conf = NULL, *pw = NULL;
+	char name[256];
+	size_t conf_len, pw_len;
+
+	conf = read_small("/etc/nsswitch.conf", 1u << 16, &conf_len);
+	if (!conf || !sbx_nsswitch_passwd_files_first(conf, conf_len))
+		return NULL;
+	pw = read_small("/etc/passwd", 1u << 22, &pw_len);
+	if (!pw || sbx_passwd_name(pw, pw_len, (uint32_t)uid, name, sizeof(name)) != SBX_PASSWD_FOUND)
+		return NULL;
+	return sbx_xstrdup(name);
+}
+
 static int resolve_principal(const struct sbx_run_opts *o, char **out)
 {
 	if (o->principal) {
 		*out = sbx_xstrdup(o->principal);
+	} else if ((*out = login_name_local(getuid()))) {
+		/* found without NSS */
 	} else {
 		struct passwd *pw = getpwuid(getuid());
 		if (!pw) {

@@ -136,15 +136,35 @@ static bool plain_key(const char *k)
 	return true;
 }
 
+/* Append @s to @out (holding *@n bytes) as snprintf would: truncated to
+ * SBX_JSON_PATH_MAX - 1 bytes and always terminated.  The catalog builds
+ * a path for every key and element it reads, most of them never shown, so
+ * this runs thousands of times a run; snprintf's format machinery was a
+ * tenth of the catalog's parse time. */
+static void path_append(char out[SBX_JSON_PATH_MAX], size_t *n, const char *s)
+{
+	size_t len = strlen(s), room = SBX_JSON_PATH_MAX - 1 - *n;
+
+	if (len > room)
+		len = room;
+	memcpy(out + *n, s, len);
+	*n += len;
+	out[*n] = '\0';
+}
+
 void sbx_json_path_key(char out[SBX_JSON_PATH_MAX], const char *parent, const char *key)
 {
 	const char *dot = parent && *parent ? "." : "";
 	char esc[80];
+	size_t n = 0;
 
 	if (!parent)
 		parent = "";
 	if (plain_key(key) && strlen(key) < 80) {
-		snprintf(out, SBX_JSON_PATH_MAX, "%s%s%s", parent, dot, key);
+		out[0] = '\0';
+		path_append(out, &n, parent);
+		path_append(out, &n, dot);
+		path_append(out, &n, key);
 		return;
 	}
 	sbx_json_escape(key, esc, sizeof(esc));
@@ -153,7 +173,18 @@ void sbx_json_path_key(char out[SBX_JSON_PATH_MAX], const char *parent, const ch
 
 void sbx_json_path_index(char out[SBX_JSON_PATH_MAX], const char *parent, size_t i)
 {
-	snprintf(out, SBX_JSON_PATH_MAX, "%s[%zu]", parent ? parent : "", i);
+	char num[24], *d = num + sizeof(num);
+	size_t n = 0;
+
+	*--d = '\0';
+	*--d = ']';
+	do
+		*--d = (char)('0' + i % 10);
+	while ((i /= 10));
+	*--d = '[';
+	out[0] = '\0';
+	path_append(out, &n, parent ? parent : "");
+	path_append(out, &n, d);
 }
 
 void sbx_json_describe(const json_t *v, char *out, size_t len)

@@ -122,6 +122,10 @@ for mode in root user; do
 	fi
 	finish_run a "$pa"
 	expect_rc 0 "$mode: run a ended normally"
+	# No --principal: the login name, read from /etc/passwd without NSS
+	# where that gives getpwuid()'s answer (getent asks NSS).
+	check "$mode: the default principal is the caller's login name ($PRINCIPAL)" \
+		eval '[ "$(jqm .principal)" = "$PRINCIPAL" ] && [ "$(jqm .principal)" = "$(getent passwd "$(as_mode id -u)" | cut -d: -f1)" ]'
 	check "$mode: run a's output was collected and promoted" \
 		eval '[ "$(jqm "[.artifacts[] | select(.path == \"a.txt\" and .status == \"promoted\")] | length")" = 1 ] && [ "$(cat "$M/a.art/a.txt")" = out ]'
 	finish_run b "$pb"
