@@ -16,8 +16,12 @@ RESULT = re.compile(r"^(\w+) \(([\w.]+)\)(.*)$")
 STATUS = re.compile(r"^(ok|FAIL|ERROR|skipped|expected failure|unexpected success)\b")
 
 
+DURATION = re.compile(r"^\d+\.\d+s ")
+
+
 def status(text):
-    s = STATUS.match(text.strip())
+    # Some modules print the test's duration first ("... 0.05s ok").
+    s = STATUS.match(DURATION.sub("", text.strip()))
     return s.group(1) if s else None
 
 

@@ -19,7 +19,7 @@ if ! "$PY" -c 'import test.test_os' >/dev/null 2>&1; then
 	echo "Bail out! $PY has no regression test modules (Debian: libpython3.11-testsuite; tools/install-deps installs it)"
 	exit 1
 fi
-mapfile -t SPECS < <(grep -v '^#' "$D/modules.txt" | grep .)
+mapfile -t SPECS < <(grep -v "^#" "$D/modules.txt" | grep .)
 MODS=()
 for s in "${SPECS[@]}"; do MODS+=("${s%%:*}"); done
 
