@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-regex.c - patterns from jobs matched against untrusted bytes:
+ * whole-subject and search modes, a clear reason for a bad pattern, and a
+ * catastrophic pattern that ends with SBX_REGEX_LIMIT instead of a hang.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "regex.h"
+
+static int match(const char *pattern, unsigned flags, const char *subject)
+{
+	struct sbx_regex *re;
+	char err[200];
+	int rc;
+
+	assert_int_equal(sbx_regex_compile(pattern, flags, &re, err, sizeof(err)), 0);
+	rc = sbx_regex_match(re, subject, strlen(subject));
+	sbx_regex_free(re);
+	return rc;
+}
+
+static void test_modes(void **state)
+{
+	(void)state;
+	assert_int_equal(match("[0-9]{4}-[0-9]{2}", SBX_REGEX_WHOLE, "2026-12"), SBX_REGEX_MATCH);
+	/* Whole: a prefix or a suffix is not enough. */
+	assert_int_equal(match("[0-9]{4}-[0-9]{2}", SBX_REGEX_WHOLE, "2026-12x"), SBX_REGEX_NOMATCH);
+	assert_int_equal(match("[0-9]{4}-[0-9]{2}", SBX_REGEX_WHOLE, "x2026-12"), SBX_REGEX_NOMATCH);
+	/* An alternation is anchored as a whole, not only its first branch. */
+	assert_int_equal(match("a|b", SBX_REGEX_WHOLE, "xb"), SBX_REGEX_NOMATCH);
+	assert_int_equal(match("a|b", SBX_REGEX_WHOLE, "b"), SBX_REGEX_MATCH);
+	/* Search: anywhere. */
+	assert_int_equal(match("total", SBX_REGEX_SEARCH, "grand total: 3"), SBX_REGEX_MATCH);
+	assert_int_equal(match("^total", SBX_REGEX_SEARCH, "grand total: 3"), SBX_REGEX_NOMATCH);
+	/* UTF-8: one character, not one byte. */
+	assert_int_equal(match("^.$", SBX_REGEX_SEARCH, "\xc3\xa9"), SBX_REGEX_MATCH);
+}
+
+static void test_subject_not_terminated(void **state)
+{
+	struct sbx_regex *re;
+	char err[200];
+	const char buf[] = { 'a', 'b', 'c', 'X' };
+
+	(void)state;
+	assert_int_equal(sbx_regex_compile("abc", SBX_REGEX_WHOLE, &re, err, sizeof(err)), 0);
+	assert_int_equal(sbx_regex_match(re, buf, 3), SBX_REGEX_MATCH);
+	assert_int_equal(sbx_regex_match(re, buf, 4), SBX_REGEX_NOMATCH);
+	sbx_regex_free(re);
+}
+
+static void test_invalid_utf8_subject(void **state)
+{
+	(void)state;
+	/* A bad byte is a boundary, not an error, and never matched by ".". */
+	assert_int_equal(match("^a.b$", SBX_REGEX_SEARCH, "a\xffz"), SBX_REGEX_NOMATCH);
+	assert_int_equal(match("ok", SBX_REGEX_SEARCH, "\xff\xfeok"), SBX_REGEX_MATCH);
+}
+
+static void test_bad_patterns(void **state)
+{
+	struct sbx_regex *re = (struct sbx_regex *)1;
+	char err[200], *longpat;
+
+	(void)state;
+	assert_int_equal(sbx_regex_compile("(a", 0, &re, err, sizeof(err)), -EINVAL);
+	assert_null(re);
+	assert_non_null(strstr(err, "offset 2"));
+	assert_int_equal(sbx_regex_compile("\\C", 0, &re, err, sizeof(err)), -EINVAL);
+	longpat = malloc(SBX_REGEX_MAX_PATTERN + 2);
+	assert_non_null(longpat);
+	memset(longpat, 'a', SBX_REGEX_MAX_PATTERN + 1);
+	longpat[SBX_REGEX_MAX_PATTERN + 1] = 0;
+	assert_int_equal(sbx_regex_compile(longpat, 0, &re, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "longer than"));
+	free(longpat);
+}
+
+static void test_catastrophic_pattern_is_bounded(void **state)
+{
+	struct sbx_regex *re;
+	char err[200], *s;
+	struct timespec t0, t1;
+	size_t n = 100000;
+	double ms;
+
+	(void)state;
+	s = malloc(n + 1);
+	assert_non_null(s);
+	memset(s, 'a', n - 1);
+	s[n - 1] = 'b';
+	s[n] = 0;
+	assert_int_equal(sbx_regex_compile("^(a+)+$", 0, &re, err, sizeof(err)), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(sbx_regex_match(re, s, n), SBX_REGEX_LIMIT);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+	/* Unbounded, this takes longer than the universe has; bounded, a
+	 * fraction of a second even under a sanitizer. */
+	assert_true(ms < 5000);
+	/* The same object still answers ordinary questions afterwards. */
+	assert_int_equal(sbx_regex_match(re, "aaa", 3), SBX_REGEX_MATCH);
+	sbx_regex_free(re);
+	free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_modes),
+		cmocka_unit_test(test_subject_not_terminated),
+		cmocka_unit_test(test_invalid_utf8_subject),
+		cmocka_unit_test(test_bad_patterns),
+		cmocka_unit_test(test_catastrophic_pattern_is_bounded),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
