@@ -40,9 +40,11 @@ collect() {
 	return 0
 }
 
-# wait_for SECONDS COMMAND...: poll until the command succeeds.
+# wait_for SECONDS COMMAND...: poll until the command succeeds.  Under
+# emulation a run takes seconds to start, so the bound grows by the
+# slack; it only costs time when the condition never comes.
 wait_for() {
-	local deadline=$(($(now_ms) + $1 * 1000)); shift
+	local deadline=$(($(now_ms) + $1 * 1000 + 2 * SLACK_MS)); shift
 	until "$@"; do
 		[ "$(now_ms)" -lt "$deadline" ] || return 1
 		sleep 0.05
