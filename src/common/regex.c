@@ -62,7 +62,8 @@ int sbx_regex_compile(const char *pattern, unsigned flags, struct sbx_regex **ou
 	re->code = pcre2_compile((PCRE2_SPTR)pattern, len,
 				 PCRE2_AUTO_CALLOUT | PCRE2_UTF | PCRE2_MATCH_INVALID_UTF |
 				 PCRE2_NEVER_BACKSLASH_C |
-				 ((flags & SBX_REGEX_WHOLE) ? PCRE2_ANCHORED | PCRE2_ENDANCHORED : 0),
+				 ((flags & SBX_REGEX_WHOLE) ? PCRE2_ANCHORED | PCRE2_ENDANCHORED : 0) |
+				 ((flags & SBX_REGEX_DOLLAR_END) ? PCRE2_DOLLAR_ENDONLY : 0),
 				 &code, &off, NULL);
 	if (!re->code) {
 		PCRE2_UCHAR msg[160];

@@ -30,6 +30,9 @@ enum sbx_regex_flags {
 	SBX_REGEX_SEARCH = 0,
 	/* The pattern must match the whole subject (a CSV cell). */
 	SBX_REGEX_WHOLE = 1u << 0,
+	/* $ matches only at the very end, not also before a final newline
+	 * (ECMA-262's reading, which JSON Schema's "pattern" follows). */
+	SBX_REGEX_DOLLAR_END = 1u << 1,
 };
 
 enum sbx_regex_result {

@@ -392,8 +392,8 @@ static int compile_keyword(struct compiler *c, struct node *n, const char *key, 
 			return cfail(c, "expected a string");
 		if (strlen(json_string_value(v)) != json_string_length(v))
 			return cfail(c, "a pattern may not contain U+0000");
-		r = sbx_regex_compile(json_string_value(v), SBX_REGEX_SEARCH, &n->pattern, why,
-				      sizeof(why));
+		r = sbx_regex_compile(json_string_value(v), SBX_REGEX_SEARCH | SBX_REGEX_DOLLAR_END,
+				      &n->pattern, why, sizeof(why));
 		if (r == -EINVAL)
 			return cfail(c, "invalid regular expression: %s", why);
 		if (r < 0)

@@ -43,6 +43,10 @@ static void test_modes(void **state)
 	/* Search: anywhere. */
 	assert_int_equal(match("total", SBX_REGEX_SEARCH, "grand total: 3"), SBX_REGEX_MATCH);
 	assert_int_equal(match("^total", SBX_REGEX_SEARCH, "grand total: 3"), SBX_REGEX_NOMATCH);
+	/* $ before a final newline, unless only the end is asked for. */
+	assert_int_equal(match("^a$", SBX_REGEX_SEARCH, "a\n"), SBX_REGEX_MATCH);
+	assert_int_equal(match("^a$", SBX_REGEX_SEARCH | SBX_REGEX_DOLLAR_END, "a\n"),
+			 SBX_REGEX_NOMATCH);
 	/* UTF-8: one character, not one byte. */
 	assert_int_equal(match("^.$", SBX_REGEX_SEARCH, "\xc3\xa9"), SBX_REGEX_MATCH);
 }

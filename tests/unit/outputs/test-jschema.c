@@ -172,6 +172,9 @@ static const struct vcase {
 	{ "{\"pattern\":\"[0-9]{4}-[0-9]{2}\"}", "\"month 2026-11\"", 0, NULL, NULL },
 	{ "{\"pattern\":\"^[0-9]{4}-[0-9]{2}$\"}", "\"month 2026-11\"", 1, "pattern", "" },
 	{ "{\"pattern\":\"^.$\"}", "\"\xc3\xa9\"", 0, NULL, NULL },
+	/* $ is the end of the string, not also before a final newline */
+	{ "{\"pattern\":\"^[0-9]+$\"}", "\"123\\n\"", 1, "pattern", "" },
+	{ "{\"pattern\":\"^[0-9]+$\"}", "\"123\"", 0, NULL, NULL },
 	{ "{\"pattern\":\"x\"}", "17", 0, NULL, NULL },
 	/* ignored keywords */
 	{ "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"title\":\"t\","
