@@ -237,7 +237,7 @@ static int get_count(struct compiler *c, const json_t *v, int64_t *out)
 	if (json_is_real(v)) {
 		double d = json_real_value(v);
 
-		if (d >= 0 && d < 9.2e18 && d == floor(d)) {
+		if (d >= 0 && d < 9.2e18 && d == (double)(int64_t)d) {
 			*out = (int64_t)d;
 			return 0;
 		}
@@ -526,7 +526,9 @@ static bool is_integral(const json_t *v)
 	if (json_is_real(v)) {
 		double d = json_real_value(v);
 
-		return isfinite(d) && d == floor(d);
+		/* from 2^53 on, every double is an integer; below, the cast
+		 * truncates exactly (no libm needed) */
+		return isfinite(d) && (fabs(d) >= 9007199254740992.0 || d == (double)(int64_t)d);
 	}
 	return false;
 }
@@ -558,8 +560,8 @@ static int num_cmp(const json_t *a, const json_t *b)
 			return -1;
 		if (d < -9223372036854775808.0)
 			return 1;
-		t = trunc(d);
-		ti = (json_int_t)t; /* in range: |t| < 2^63 or t == -2^63 */
+		ti = (json_int_t)d; /* truncates; in range: -2^63 <= d < 2^63 */
+		t = (double)ti;      /* exact: |ti| <= 2^53, or d was already integral */
 		if (i != ti)
 			return (i > ti) - (i < ti);
 		return (d > t) ? -1 : (d < t) ? 1 : 0;
@@ -826,6 +828,53 @@ static void walk(struct walk *w, const struct node *n, const json_t *doc)
 	}
 }
 
+/*
+ * What jansson's tree of DOC will cost, from one pass over the text: an
+ * upper bound measured on jansson 2.14 (an empty object takes ~230 bytes
+ * with its hash table, an array ~140, a short string ~90, a number ~40,
+ * allocator overhead included; every value but
+ * the first follows a ',' or is a container's first, so counting the
+ * commas and the containers counts the scalars).
+ */
+static uint64_t tree_cost(const char *doc, size_t len)
+{
+	uint64_t cost = 0;
+	bool in_string = false;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = doc[i];
+
+		if (in_string) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_string = false;
+			else
+				cost++;
+			continue;
+		}
+		switch (c) {
+		case '"':
+			in_string = true;
+			cost += 128;
+			break;
+		case '{':
+			cost += 320;
+			break;
+		case '[':
+			cost += 160;
+			break;
+		case ',':
+		case ':':
+			cost += 64;
+			break;
+		default:
+			break;
+		}
+	}
+	return cost + 64;
+}
+
 int sbx_jschema_validate(const struct sbx_jschema *s, const char *doc, size_t len,
 			 sbx_jschema_fail_fn fail, void *arg)
 {
@@ -834,7 +883,9 @@ int sbx_jschema_validate(const struct sbx_jschema *s, const char *doc, size_t le
 	json_error_t jerr;
 	json_t *v;
 
-	if (len > SBX_JSCHEMA_MAX_DOC)
+	/* The broker parses outside every cgroup: refuse a document whose
+	 * tree would be large before building it. */
+	if (len > SBX_JSCHEMA_MAX_DOC || tree_cost(doc, len) > SBX_JSCHEMA_MAX_TREE)
 		return -EINVAL;
 	/* The grammar media-json.c checks: duplicate keys refused (two
 	 * readers could see two documents), any value at the top, and

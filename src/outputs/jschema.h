@@ -20,8 +20,9 @@ struct sbx_jschema;
 /*
  * Bounds (documented in sbx-job(5)).  A schema deeper than MAX_DEPTH JSON
  * levels or with more than MAX_NODES values is refused at compile time.  A
- * document larger than MAX_DOC bytes is not parsed (jansson's tree costs
- * about 20 times the text).  Validation stops after MAX_FAILURES failures,
+ * document larger than MAX_DOC bytes, or whose jansson tree would take
+ * more than MAX_TREE bytes (estimated from the text before parsing: the
+ * tree of 16 MiB of empty objects takes 1.3 GB), is not parsed.  Validation stops after MAX_FAILURES failures,
  * and fails with keyword "limit" when it needs more than MAX_WORK units
  * (one per schema node applied to a value, per value compared by
  * enum/const, per 64 bytes of a string checked) or more than
@@ -30,6 +31,7 @@ struct sbx_jschema;
 #define SBX_JSCHEMA_MAX_DEPTH 64
 #define SBX_JSCHEMA_MAX_NODES 10000
 #define SBX_JSCHEMA_MAX_DOC (16u << 20)
+#define SBX_JSCHEMA_MAX_TREE (128ull << 20)
 #define SBX_JSCHEMA_MAX_FAILURES 100
 #define SBX_JSCHEMA_MAX_WORK (32ull << 20)
 #define SBX_JSCHEMA_MAX_REGEX_STEPS 10000000ull

@@ -504,6 +504,27 @@ static void test_hostile_documents(void **state)
 	sbx_jschema_free(s);
 }
 
+/* 4 MiB of empty objects would take ~300 MB of jansson tree in the
+ * broker: refused before parsing.  Half a MiB of them is fine. */
+static void test_tree_bound(void **state)
+{
+	struct sbx_jschema *s = compile_text("{\"items\":{\"type\":\"object\"}}");
+	struct seen seen = { 0 };
+	size_t n = 4u << 20;
+	char *doc = malloc(n + 2);
+
+	(void)state;
+	for (size_t i = 0; i + 3 <= n; i += 3)
+		memcpy(doc + i, i ? ",{}" : "[{}", 3);
+	doc[n / 3 * 3] = ']';
+	assert_int_equal(sbx_jschema_validate(s, doc, n / 3 * 3 + 1, record, &seen), -EINVAL);
+	n = 512u << 10;
+	doc[n / 3 * 3] = ']';
+	assert_int_equal(sbx_jschema_validate(s, doc, n / 3 * 3 + 1, record, &seen), 0);
+	free(doc);
+	sbx_jschema_free(s);
+}
+
 static void test_callback_stops(void **state)
 {
 	struct seen seen = { .stop_after = 2 };
@@ -569,6 +590,7 @@ int main(void)
 		cmocka_unit_test(test_pattern_budget_shared),
 		cmocka_unit_test(test_work_bound),
 		cmocka_unit_test(test_hostile_documents),
+		cmocka_unit_test(test_tree_bound),
 		cmocka_unit_test(test_callback_stops),
 		cmocka_unit_test(test_failure_cap),
 		cmocka_unit_test(test_hostile_paths),
