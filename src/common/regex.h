@@ -62,7 +62,10 @@ int sbx_regex_match(struct sbx_regex *re, const char *subject, size_t len);
  * sbx_regex_match_budget() - sbx_regex_match() with a step budget shared by
  * many calls (a document with many strings): the call may use at most
  * min(*BUDGET, SBX_REGEX_MATCH_LIMIT) steps, and the steps it used are
- * taken from *BUDGET.  A budget of 0 answers SBX_REGEX_LIMIT.
+ * taken from *BUDGET.  A budget of 0 answers SBX_REGEX_LIMIT.  Steps are
+ * counted for SBX_REGEX_SEARCH patterns; a SBX_REGEX_WHOLE pattern is
+ * charged the whole limit the call was allowed (its steps go uncounted, to
+ * keep the per-cell match cheap).
  */
 int sbx_regex_match_budget(struct sbx_regex *re, const char *subject, size_t len,
 			   uint64_t *budget);

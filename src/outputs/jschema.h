@@ -63,7 +63,8 @@ typedef int (*sbx_jschema_fail_fn)(void *arg, const char *doc_path,
  * sbx_jschema_validate() - validate the JSON document DOC (LEN bytes, the
  * output file's content).  Returns the number of failures reported (0:
  * valid), or -EINVAL when DOC is not JSON within the parser's bounds, or
- * -ENOMEM.
+ * -ENOMEM.  One validation at a time per compiled schema: its patterns
+ * keep their match state.
  */
 int sbx_jschema_validate(const struct sbx_jschema *s, const char *doc, size_t len,
 			 sbx_jschema_fail_fn fail, void *arg);

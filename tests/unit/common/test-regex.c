@@ -165,6 +165,38 @@ static void test_budget(void **state)
 	/* The plain call keeps its own per-match limit. */
 	assert_int_equal(sbx_regex_match(re, "aaa", 3), SBX_REGEX_MATCH);
 	sbx_regex_free(re);
+
+	/* A whole-subject pattern is charged the limit it was allowed. */
+	assert_int_equal(sbx_regex_compile("(a+)+", SBX_REGEX_WHOLE, &re, err, sizeof(err)), 0);
+	budget = SBX_REGEX_MATCH_LIMIT + 1500;
+	assert_int_equal(sbx_regex_match_budget(re, "aaa", 3, &budget), SBX_REGEX_MATCH);
+	assert_int_equal(budget, 1500);
+	assert_int_equal(sbx_regex_match_budget(re, "aaaaaaaaaaaaaaaaaaaaaaaaaaab", 28, &budget),
+			 SBX_REGEX_LIMIT);
+	assert_int_equal(budget, 0);
+	assert_int_equal(sbx_regex_match_budget(re, "aaa", 3, &budget), SBX_REGEX_LIMIT);
+	/* ... and the plain call gets the full limit back. */
+	assert_int_equal(sbx_regex_match(re, "aaaaaaaaaaaa", 12), SBX_REGEX_MATCH);
+	sbx_regex_free(re);
+}
+
+/* Anchored, a pattern has one start position: PCRE2's own limit bounds
+ * it without the callouts. */
+static void test_whole_is_bounded(void **state)
+{
+	struct sbx_regex *re;
+	char err[200], *s;
+	size_t n = 100000;
+
+	(void)state;
+	s = malloc(n);
+	assert_non_null(s);
+	memset(s, 'a', n - 1);
+	s[n - 1] = 'b';
+	assert_int_equal(sbx_regex_compile("(a+)+", SBX_REGEX_WHOLE, &re, err, sizeof(err)), 0);
+	assert_int_equal(sbx_regex_match(re, s, n), SBX_REGEX_LIMIT);
+	sbx_regex_free(re);
+	free(s);
 }
 
 int main(void)
@@ -177,6 +209,7 @@ int main(void)
 		cmocka_unit_test(test_catastrophic_pattern_is_bounded),
 		cmocka_unit_test(test_search_is_bounded_over_all_start_positions),
 		cmocka_unit_test(test_budget),
+		cmocka_unit_test(test_whole_is_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
