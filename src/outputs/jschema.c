@@ -156,7 +156,8 @@ struct compiler {
 	struct ptr at;
 	char *err;
 	size_t errlen;
-	size_t nodes; /* JSON values of the schema seen */
+	size_t nodes;	 /* JSON values of the schema seen */
+	size_t patterns; /* compiled so far */
 };
 
 static int cfail(struct compiler *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -392,6 +393,10 @@ static int compile_keyword(struct compiler *c, struct node *n, const char *key, 
 			return cfail(c, "expected a string");
 		if (strlen(json_string_value(v)) != json_string_length(v))
 			return cfail(c, "a pattern may not contain U+0000");
+		/* each is a compiled program with its own match state */
+		if (++c->patterns > SBX_JSCHEMA_MAX_PATTERNS)
+			return cfail(c, "more than %d patterns in the schema",
+				     SBX_JSCHEMA_MAX_PATTERNS);
 		r = sbx_regex_compile(json_string_value(v), SBX_REGEX_SEARCH | SBX_REGEX_DOLLAR_END,
 				      &n->pattern, why, sizeof(why));
 		if (r == -EINVAL)

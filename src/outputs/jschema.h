@@ -19,7 +19,9 @@ struct sbx_jschema;
 
 /*
  * Bounds (documented in sbx-job(5)).  A schema deeper than MAX_DEPTH JSON
- * levels or with more than MAX_NODES values is refused at compile time.  A
+ * levels, with more than MAX_NODES values or more than MAX_PATTERNS
+ * patterns (each at most SBX_REGEX_MAX_PATTERN bytes) is refused at
+ * compile time.  A
  * document larger than MAX_DOC bytes, or whose jansson tree would take
  * more than MAX_TREE bytes (estimated from the text before parsing: the
  * tree of 16 MiB of empty objects takes 1.3 GB), is not parsed.  Validation stops after MAX_FAILURES failures,
@@ -30,6 +32,7 @@ struct sbx_jschema;
  */
 #define SBX_JSCHEMA_MAX_DEPTH 64
 #define SBX_JSCHEMA_MAX_NODES 10000
+#define SBX_JSCHEMA_MAX_PATTERNS 128
 #define SBX_JSCHEMA_MAX_DOC (16u << 20)
 #define SBX_JSCHEMA_MAX_TREE (128ull << 20)
 #define SBX_JSCHEMA_MAX_FAILURES 100

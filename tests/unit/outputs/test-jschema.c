@@ -375,6 +375,29 @@ static void test_large_schema(void **state)
 	json_decref(j);
 }
 
+static void test_many_patterns(void **state)
+{
+	json_t *props = json_object(), *j;
+	struct sbx_jschema *s;
+	char err[200], name[16];
+
+	(void)state;
+	for (int i = 0; i < SBX_JSCHEMA_MAX_PATTERNS; i++) {
+		snprintf(name, sizeof(name), "p%d", i);
+		json_object_set_new(props, name, json_pack("{s:s}", "pattern", "^[a-z]+$"));
+	}
+	j = json_pack("{s:O}", "properties", props);
+	assert_int_equal(sbx_jschema_compile(j, &s, err, sizeof(err)), 0);
+	sbx_jschema_free(s);
+	json_decref(j);
+	json_object_set_new(props, "one-more", json_pack("{s:s}", "pattern", "x"));
+	j = json_pack("{s:O}", "properties", props);
+	assert_int_equal(sbx_jschema_compile(j, &s, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "more than 128 patterns"));
+	json_decref(j);
+	json_decref(props);
+}
+
 static void test_catastrophic_pattern(void **state)
 {
 	/* (a+)+$ searched over blocks of a's that each end in b: without a
@@ -586,6 +609,7 @@ int main(void)
 		cmocka_unit_test(test_deep_document),
 		cmocka_unit_test(test_deep_schema),
 		cmocka_unit_test(test_large_schema),
+		cmocka_unit_test(test_many_patterns),
 		cmocka_unit_test(test_catastrophic_pattern),
 		cmocka_unit_test(test_pattern_budget_shared),
 		cmocka_unit_test(test_work_bound),
