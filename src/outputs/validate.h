@@ -4,8 +4,8 @@
  *
  * Everything a payload writes is hostile input to whoever opens it next, so
  * a candidate artifact is promoted only when
- *   1. its content starts with the magic of a known type (PNG, JPEG, PDF) or
- *      is text (valid UTF-8 without NUL),
+ *   1. its content starts with the magic of a known type (PNG, JPEG, PDF,
+ *      Parquet) or is text (valid UTF-8 without NUL),
  *   2. its extension names the same type (table below),
  *   3. the type is allowed for the job, and
  *   4. the type's validator accepts the whole file.

@@ -100,6 +100,7 @@ enum variant {
 	UNKNOWN_TYPE,	  /* Thrift type 14 */
 	TRAILING,	  /* bytes after the FileMetaData */
 	EMPTY_TABLE,	  /* no rows, no row groups: valid */
+	ZIP_TAIL,	  /* created_by holds a ZIP end record: a polyglot */
 };
 
 /* FileMetaData of a one-column table of @rows rows. */
@@ -191,7 +192,14 @@ static void footer(struct tb *b, enum variant v)
 tail:
 	/* 6: created_by, then unknown fields a newer writer may add */
 	b_field(b, 2, 8);
-	b_string(b, "sbx test");
+	if (v == ZIP_TAIL) {
+		static const unsigned char eocd[22] = { 'P', 'K', 5, 6 };
+
+		b_varint(b, sizeof(eocd));
+		b_raw(b, eocd, sizeof(eocd));
+	} else {
+		b_string(b, "sbx test");
+	}
 	if (v == DEEP) {
 		b_field(b, 4, 12);
 		for (int i = 0; i < 1000; i++)
@@ -284,6 +292,7 @@ static const struct {
 	{ WRONG_TYPE, "FileMetaData.num_rows has the wrong Thrift type" },
 	{ UNKNOWN_TYPE, "unknown Thrift type" },
 	{ TRAILING, "1 bytes after the FileMetaData" },
+	{ ZIP_TAIL, "the file is also a ZIP archive" },
 };
 
 static void test_footers(void **state)
