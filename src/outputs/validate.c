@@ -25,6 +25,7 @@ static const struct {
 	{ "markdown", "text/markdown" }, { "svg", "image/svg+xml" }, { "tsv", "text/tab-separated-values" },
 	{ "tab", "text/tab-separated-values" }, { "ndjson", "application/x-ndjson" },
 	{ "jsonl", "application/x-ndjson" }, { "html", "text/html" }, { "htm", "text/html" },
+	{ "parquet", "application/vnd.apache.parquet" },
 };
 
 static const struct {
@@ -42,6 +43,7 @@ static const struct {
 	{ "image/svg+xml", sbx_media_svg_validate },
 	{ "text/html", sbx_media_html_validate },
 	{ "text/markdown", sbx_media_markdown_validate },
+	{ "application/vnd.apache.parquet", sbx_media_parquet_validate },
 };
 
 const char *sbx_media_type_for_name(const char *name)
@@ -90,9 +92,15 @@ const char *sbx_media_detect(const unsigned char *head, size_t n, const char *na
 		return "image/jpeg";
 	if (n >= 5 && memcmp(head, "%PDF-", 5) == 0)
 		return "application/pdf";
+	by_name = sbx_media_type_for_name(name);
+	/* "PAR1" is also four letters of text: a text file that starts with
+	 * them stays text unless it is named .parquet. */
+	if (n >= 4 && memcmp(head, "PAR1", 4) == 0 &&
+	    ((by_name && strcmp(by_name, "application/vnd.apache.parquet") == 0) ||
+	     !head_is_text(head, n, n < SBX_MEDIA_HEAD)))
+		return "application/vnd.apache.parquet";
 	if (!head_is_text(head, n, n < SBX_MEDIA_HEAD))
 		return NULL;
-	by_name = sbx_media_type_for_name(name);
 	return is_text_family(by_name) ? by_name : "text/plain";
 }
 

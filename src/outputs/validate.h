@@ -4,8 +4,8 @@
  *
  * Everything a payload writes is hostile input to whoever opens it next, so
  * a candidate artifact is promoted only when
- *   1. its content starts with the magic of a known type (PNG, JPEG, PDF) or
- *      is text (valid UTF-8 without NUL),
+ *   1. its content starts with the magic of a known type (PNG, JPEG, PDF,
+ *      Parquet) or is text (valid UTF-8 without NUL),
  *   2. its extension names the same type (table below),
  *   3. the type is allowed for the job, and
  *   4. the type's validator accepts the whole file.
@@ -16,6 +16,7 @@
  *   .json -> application/json  .ndjson .jsonl -> application/x-ndjson
  *   .txt .log -> text/plain  .md .markdown -> text/markdown
  *   .svg -> image/svg+xml    .html .htm -> text/html
+ *   .parquet -> application/vnd.apache.parquet
  * A name without one of these extensions is rejected: the extension is what
  * the next program uses to pick a parser, so an unknown one (.sh, .xml,
  * none) is refused rather than guessed.  (collect.c keeps .md as
@@ -60,6 +61,10 @@
 #define SBX_MEDIA_SVG_MAX_NAME 64
 /* application/x-ndjson: longest line (one JSON value). */
 #define SBX_MEDIA_NDJSON_MAX_LINE (16u << 20)
+/* application/vnd.apache.parquet: longest footer (FileMetaData), deepest
+ * Thrift nesting and schema tree. */
+#define SBX_MEDIA_PARQUET_MAX_FOOTER (16u << 20)
+#define SBX_MEDIA_PARQUET_MAX_DEPTH 32
 /* Bytes of the head that detection looks at. */
 #define SBX_MEDIA_HEAD 512
 
@@ -238,6 +243,7 @@ int sbx_media_zip_tail(int fd, uint64_t size, const char *what, struct sbx_media
 int sbx_media_png_validate(int fd, uint64_t size, struct sbx_media_report *rep);
 int sbx_media_jpeg_validate(int fd, uint64_t size, struct sbx_media_report *rep);
 int sbx_media_pdf_validate(int fd, uint64_t size, struct sbx_media_report *rep);
+int sbx_media_parquet_validate(int fd, uint64_t size, struct sbx_media_report *rep);
 /* The UTF-8/NUL check of the text types over a chunk at file offset @at,
  * and at the end; -1 with a reason naming @what at the first fault. */
 int sbx_media_text_feed(const char *what, struct sbx_media_utf8 *u, const unsigned char *p,

@@ -26,7 +26,7 @@
 static const char *const media_types[] = {
 	"text/csv", "text/plain", "application/json", "image/png", "image/jpeg", "application/pdf",
 	"image/svg+xml", "text/tab-separated-values", "application/x-ndjson", "text/markdown",
-	"text/html",
+	"text/html", "application/vnd.apache.parquet",
 };
 
 bool sbx_media_type_known(const char *type)
