@@ -279,18 +279,18 @@ static int stored_status(int out_fd, const char *name)
 	return r;
 }
 
-static _noreturn_ void child(struct batch *b, struct job *j, int sfd)
+static _noreturn_ void child(struct batch *b, struct job *j, pid_t batch_pid, int sfd)
 {
 	struct sbx_run_opts o = b->o->run;
 	sigset_t chld;
 	int null, code;
 
-	/* The batch's end is the run's cancellation, however it ends. */
+	/* The batch's end is the run's cancellation, however it ends (also
+	 * when it died before this line). */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	if (getppid() == 1)
-		_exit(SBX_EXIT_CANCELLED);
+	if (getppid() != batch_pid)
+		kill(getpid(), SIGTERM);
 	close(sfd);
-	close(b->out_fd);
 	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(j->partial_fd, STDOUT_FILENO) < 0)
 		_exit(SBX_EXIT_SOFTWARE);
@@ -317,6 +317,13 @@ static _noreturn_ void child(struct batch *b, struct job *j, int sfd)
 		o.queue_timeout_ms = BATCH_QUEUE_TIMEOUT_MS;
 	code = sbx_cmd_run(&o);
 	fflush(NULL);
+	/* No batch to keep the manifest: a killed batch leaves no .partial
+	 * file behind.  (OUT's fd, and with it the batch's lock on OUT, is
+	 * held until here: no other batch starts on OUT meanwhile.) */
+	if (getppid() != batch_pid) {
+		_cleanup_free_ char *partial = sbx_xasprintf(".%s" PARTIAL_SUFFIX, j->name);
+		unlinkat(b->out_fd, partial, 0);
+	}
 	/* _exit: the atexit handlers are the batch's, not this run's. */
 	_exit(code);
 }
@@ -329,6 +336,8 @@ static void say_not_run(struct job *j, const char *what)
 /* Start the next job; false when none is left to start. */
 static bool start_next(struct batch *b, int sfd)
 {
+	pid_t self = getpid();
+
 	while (b->next < b->n) {
 		struct job *j = &b->jobs[b->next++];
 		_cleanup_free_ char *partial = NULL;
@@ -360,7 +369,7 @@ static bool start_next(struct batch *b, int sfd)
 		fflush(NULL);
 		j->pid = fork();
 		if (j->pid == 0)
-			child(b, j, sfd);
+			child(b, j, self, sfd);
 		if (j->pid < 0) {
 			fprintf(stderr, "sbx: batch: fork: %m\n");
 			unlinkat(b->out_fd, partial, 0);
@@ -463,8 +472,9 @@ static void summary(const struct batch *b, uint64_t t0)
 
 	for (int i = 0; i <= SBX_STATUS_ERROR; i++)
 		ran += b->by_status[i];
-	len = snprintf(buf, sizeof(buf), "sbx: batch: %zu jobs, %u run in %llu.%03llu s", b->n, ran,
-		       (unsigned long long)(ms / 1000), (unsigned long long)(ms % 1000));
+	len = snprintf(buf, sizeof(buf), "sbx: batch: %zu jobs, %u run in %llu.%03llu s (%.1f/s)", b->n,
+		       ran, (unsigned long long)(ms / 1000), (unsigned long long)(ms % 1000),
+		       ms ? ran * 1000.0 / (double)ms : 0.0);
 	for (int i = 0; i <= SBX_STATUS_ERROR && len < (int)sizeof(buf); i++)
 		if (b->by_status[i])
 			len += snprintf(buf + len, sizeof(buf) - (size_t)len, ", %u %s", b->by_status[i],

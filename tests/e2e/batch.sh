@@ -4,7 +4,8 @@
 # max_concurrent 4 (none lost, none run twice, never more than 4 at once),
 # a bad job among good ones, entries that are not job files (a symbolic
 # link, a FIFO), a list on stdin, resuming an interrupted batch, SIGINT
-# and sbx cancel mid-batch (signed cancelled manifests, nothing left).
+# and sbx cancel mid-batch (signed cancelled manifests, nothing left),
+# SIGKILL of the batch (its runs are cancelled all the same).
 #
 # Each scenario runs as root and as the unprivileged test user.  Every
 # sbx invocation runs under timeout(1) and every wait is bounded.
@@ -244,6 +245,23 @@ for mode in root user; do
 	check "$mode: SIGINT mid-batch: three not started; nothing kept in --out" \
 		eval 'grep -q "3 not started" "$ERR" && [ -z "$(ls -A "$M/slow.d")" ]'
 	check "$mode: SIGINT mid-batch: nothing left behind" nothing_left
+
+	# 7. SIGKILL of the batch itself, four running: each run is
+	# cancelled all the same (the batch's death is their SIGTERM), ends,
+	# and leaves nothing, not even a half-written manifest in --out.
+	batch_bg killed "$M/slow"
+	wait_for 30 at_least_running 4
+	ls "$M/state/runs" >> "$T/run-ids"
+	bp=$(batch_pid "$BG")
+	kill -KILL "$bp" 2>/dev/null
+	collect killed
+	check "$mode: SIGKILL of the batch: its runs end within the bound" wait_for 30 eval '[ "$(live_runs)" -eq 0 ]'
+	check "$mode: SIGKILL of the batch: nothing in --out, no .partial file" \
+		eval '[ -z "$(ls -A "$M/killed.d")" ]'
+	check "$mode: SIGKILL of the batch: nothing left behind" nothing_left
+	OUTDIR="$M/killed.d" batch again "$M/res"
+	check "$mode: SIGKILL of the batch: its lock on --out went with its runs; a new batch there runs all" \
+		eval '[ "$RC" -eq 0 ] && [ "$(wc -l < "$OUT")" -eq 8 ]'
 done
 
 finish
