@@ -155,8 +155,17 @@ static int list_dir(struct batch *b, const char *dir, struct sbx_error *err)
 	return 0;
 }
 
-/* -: one path a line on stdin, in that order; blank lines are ignored.
- * The manifest's name is the file's base name (.json added if missing). */
+char *sbx_batch_manifest_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+		return NULL;
+	return ends_with(base, ".json") ? sbx_xstrdup(base) : sbx_xasprintf("%s.json", base);
+}
+
+/* -: one path a line on stdin, in that order; blank lines are ignored. */
 static int list_stdin(struct batch *b, struct sbx_error *err)
 {
 	_cleanup_free_ char *line = NULL;
@@ -165,7 +174,8 @@ static int list_stdin(struct batch *b, struct sbx_error *err)
 	ssize_t n;
 
 	while ((n = getline(&line, &len, stdin)) >= 0) {
-		const char *base, *bad;
+		const char *bad;
+		char *name;
 		struct stat st;
 
 		lineno++;
@@ -176,42 +186,61 @@ static int list_stdin(struct batch *b, struct sbx_error *err)
 		if (strlen(line) != (size_t)n)
 			return sbx_error_set(err, SBX_EXIT_INVALID, 0, "batch: <stdin> line %u: a NUL byte",
 					     lineno);
-		base = strrchr(line, '/');
-		base = base ? base + 1 : line;
-		if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+		name = sbx_batch_manifest_name(line);
+		if (!name)
 			return sbx_error_set(err, SBX_EXIT_INVALID, 0,
 					     "batch: <stdin> line %u: \"%s\" names no file", lineno, line);
 		if (lstat(line, &st) < 0)
 			bad = "cannot stat";
 		else
 			bad = not_a_job(&st);
-		add_job(b, &cap, sbx_xstrdup(line),
-			ends_with(base, ".json") ? sbx_xstrdup(base) : sbx_xasprintf("%s.json", base), bad);
+		add_job(b, &cap, sbx_xstrdup(line), name, bad);
 	}
 	if (ferror(stdin))
 		return sbx_error_set(err, SBX_EXIT_INVALID, errno, "batch: <stdin>: cannot read");
 	return 0;
 }
 
+static const char *const *clash_names;
+
+static int by_clash_name(const void *a, const void *b)
+{
+	size_t i = *(const size_t *)a, k = *(const size_t *)b;
+	int c = strcmp(clash_names[i], clash_names[k]);
+
+	return c ? c : (i > k) - (i < k);
+}
+
+bool sbx_batch_names_clash(const char *const *names, size_t n, size_t *first, size_t *second)
+{
+	_cleanup_free_ size_t *v = sbx_xcalloc(n ? n : 1, sizeof(*v));
+
+	for (size_t i = 0; i < n; i++)
+		v[i] = i;
+	clash_names = names;
+	qsort(v, n, sizeof(*v), by_clash_name);
+	for (size_t i = 1; i < n; i++)
+		if (!strcmp(names[v[i - 1]], names[v[i]])) {
+			*first = v[i - 1];
+			*second = v[i];
+			return true;
+		}
+	return false;
+}
+
 /* Two jobs with one manifest name would overwrite each other's record
  * and the second would be skipped as done: refused before anything runs. */
 static int check_names(struct batch *b, struct sbx_error *err)
 {
-	_cleanup_free_ struct job **v = sbx_xcalloc(b->n ? b->n : 1, sizeof(*v));
+	_cleanup_free_ const char **names = sbx_xcalloc(b->n ? b->n : 1, sizeof(*names));
+	size_t i, k;
 
-	for (size_t i = 0; i < b->n; i++)
-		v[i] = &b->jobs[i];
-	for (size_t i = 0; i < b->n; i++)
-		for (size_t k = i; k > 0 && strcmp(v[k - 1]->name, v[k]->name) > 0; k--) {
-			struct job *t = v[k];
-			v[k] = v[k - 1];
-			v[k - 1] = t;
-		}
-	for (size_t i = 1; i < b->n; i++)
-		if (!strcmp(v[i - 1]->name, v[i]->name))
-			return sbx_error_set(err, SBX_EXIT_INVALID, 0,
-					     "batch: %s and %s would both have the manifest %s",
-					     v[i - 1]->path, v[i]->path, v[i]->name);
+	for (i = 0; i < b->n; i++)
+		names[i] = b->jobs[i].name;
+	if (sbx_batch_names_clash(names, b->n, &i, &k))
+		return sbx_error_set(err, SBX_EXIT_INVALID, 0,
+				     "batch: %s and %s would both have the manifest %s",
+				     b->jobs[i].path, b->jobs[k].path, b->jobs[i].name);
 	return 0;
 }
 

@@ -7,6 +7,7 @@
 #define SBX_BATCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "cli.h"
 
@@ -27,5 +28,17 @@ struct sbx_batch_opts {
  * 64, 65, 69, 70, 75 for the batch's own errors (sbx(1) EXIT STATUS).
  */
 int sbx_cmd_batch(const struct sbx_batch_opts *o);
+
+/*
+ * The pieces of a batch without side effects, exposed for tests:
+ * sbx_batch_manifest_name() - the name of @path's manifest in OUT: its
+ *   base name, ".json" added when it does not end so; NULL when @path
+ *   names no file ("", "dir/", ".", "..").  Free it.
+ * sbx_batch_names_clash() - whether two of the @n @names are the same;
+ *   sets *@first and *@second to their indexes (first < second, the
+ *   earliest clash in name order).
+ */
+char *sbx_batch_manifest_name(const char *path);
+bool sbx_batch_names_clash(const char *const *names, size_t n, size_t *first, size_t *second);
 
 #endif

@@ -220,10 +220,12 @@ for mode in root user; do
 		      [ "$(jq -r .job_sha256 "$M/res1.d"/*.json | sort -u | wc -l)" -eq 8 ]'
 
 	# 6. SIGINT mid-batch with four running; sbx cancel of one run first.
+	# --jobs above max_concurrent is cut down to it: only four start
+	# (queued runs would have state entries too), so three are left.
 	mkdir -p "$M/slow"
 	for i in $(seq 1 8); do mkjob "$M/slow/s$i.json" shell "sleep 60; echo $i"; done
 	[ "$mode" = user ] && chown -R "$SBX_TEST_USER" "$M/slow"
-	batch_bg slow "$M/slow"
+	batch_bg slow "$M/slow" --jobs 64
 	wait_for 30 at_least_running 4
 	victim=$(ls "$M/state/runs" | head -1)
 	as_mode timeout 10 "$SBX" cancel --config "$CFG" "$victim" >/dev/null 2>"$M/cancel.err"
@@ -244,6 +246,8 @@ for mode in root user; do
 	check "$mode: SIGINT mid-batch: the cancelled manifests are signed" line_signed "$(tail -1 "$OUT")"
 	check "$mode: SIGINT mid-batch: three not started; nothing kept in --out" \
 		eval 'grep -q "3 not started" "$ERR" && [ -z "$(ls -A "$M/slow.d")" ]'
+	check "$mode: --jobs 64 with max_concurrent 4: said so, ran 4 at a time" \
+		grep -q "jobs 64 is above max_concurrent 4; running 4 at a time" "$ERR"
 	check "$mode: SIGINT mid-batch: nothing left behind" nothing_left
 
 	# 7. SIGKILL of the batch itself, four running: each run is
