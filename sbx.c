@@ -211,7 +211,7 @@ static const char usage_text[] =
 	"  profiles                     list runtime and network profiles\n"
 	"  cancel RUN_ID                cancel a running job\n"
 	"  gc                           reap what crashed runs left behind\n"
-	"  batch [options] DIR|-        many job files through admission, a manifest each\n"
+	"  batch [options] DIR|-        many job files through admission\n"
 	"  --version | --help\n"
 	"\n"
 	"Options accepted by every subcommand, before or after it: --config FILE,\n"

@@ -387,7 +387,7 @@ static bool start_next(struct batch *b, int sfd)
 		}
 		partial = sbx_xasprintf(".%s" PARTIAL_SUFFIX, j->name);
 		j->partial_fd = openat(b->out_fd, partial,
-				       O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+				       O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
 		if (j->partial_fd < 0) {
 			fprintf(stderr, "sbx: batch: %s: cannot create %s: %m\n", j->path, partial);
 			b->no_manifest++;
