@@ -51,6 +51,7 @@
 #include "cli.h"
 #include "error.h"
 #include "hostconfig.h"
+#include "json.h"
 #include "util.h"
 
 /* The longest --queue-timeout: a batch's runs wait for capacity. */
@@ -59,6 +60,7 @@
 
 struct job {
 	char *path;        /* as given, for sbx run and messages */
+	char *shown;       /* the path for messages: control characters escaped */
 	char *name;        /* the manifest's name in OUT */
 	const char *bad;   /* why it is not a job file, or NULL */
 	pid_t pid;         /* running child, or 0 */
@@ -82,6 +84,7 @@ static void jobs_free(struct batch *b)
 {
 	for (size_t i = 0; i < b->n; i++) {
 		free(b->jobs[i].path);
+		free(b->jobs[i].shown);
 		free(b->jobs[i].name);
 	}
 	free(b->jobs);
@@ -106,13 +109,24 @@ static const char *not_a_job(const struct stat *st)
 	return NULL;
 }
 
+/* @s for a message: a name with a newline in it must not forge a line. */
+static char *escaped(const char *s)
+{
+	size_t len = 6 * strlen(s) + 8;
+	char *out = sbx_xmalloc(len);
+
+	sbx_json_escape(s, out, len);
+	return out;
+}
+
 static void add_job(struct batch *b, size_t *cap, char *path, char *name, const char *bad)
 {
 	if (b->n == *cap) {
 		*cap = *cap ? 2 * *cap : 64;
 		b->jobs = sbx_xrealloc(b->jobs, *cap * sizeof(*b->jobs));
 	}
-	b->jobs[b->n++] = (struct job){ .path = path, .name = name, .bad = bad, .partial_fd = -1 };
+	b->jobs[b->n++] = (struct job){ .path = path, .shown = escaped(path), .name = name, .bad = bad,
+					.partial_fd = -1 };
 }
 
 static int by_name(const void *a, const void *b)
@@ -237,10 +251,12 @@ static int check_names(struct batch *b, struct sbx_error *err)
 
 	for (i = 0; i < b->n; i++)
 		names[i] = b->jobs[i].name;
-	if (sbx_batch_names_clash(names, b->n, &i, &k))
+	if (sbx_batch_names_clash(names, b->n, &i, &k)) {
+		_cleanup_free_ char *name = escaped(b->jobs[i].name);
 		return sbx_error_set(err, SBX_EXIT_INVALID, 0,
 				     "batch: %s and %s would both have the manifest %s",
-				     b->jobs[i].path, b->jobs[k].path, b->jobs[i].name);
+				     b->jobs[i].shown, b->jobs[k].shown, name);
+	}
 	return 0;
 }
 
@@ -359,7 +375,7 @@ static _noreturn_ void child(struct batch *b, struct job *j, pid_t batch_pid, in
 
 static void say_not_run(struct job *j, const char *what)
 {
-	fprintf(stderr, "sbx: batch: %s: %s; not run\n", j->path, what);
+	fprintf(stderr, "sbx: batch: %s: %s; not run\n", j->shown, what);
 }
 
 /* Start the next job; false when none is left to start. */
@@ -389,7 +405,8 @@ static bool start_next(struct batch *b, int sfd)
 		j->partial_fd = openat(b->out_fd, partial,
 				       O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
 		if (j->partial_fd < 0) {
-			fprintf(stderr, "sbx: batch: %s: cannot create %s: %m\n", j->path, partial);
+			fprintf(stderr, "sbx: batch: %s: cannot create its manifest in --out: %m\n",
+				j->shown);
 			b->no_manifest++;
 			b->host_code = SBX_EXIT_UNAVAILABLE;
 			b->stopping = true;
@@ -439,9 +456,9 @@ static void finish(struct batch *b, struct job *j, int wstatus)
 		unlinkat(b->out_fd, partial, 0);
 		if (WIFSIGNALED(wstatus))
 			fprintf(stderr, "sbx: batch: %s: the run died of signal %d without a manifest\n",
-				j->path, WTERMSIG(wstatus));
+				j->shown, WTERMSIG(wstatus));
 		else
-			fprintf(stderr, "sbx: batch: %s: exit %d without a manifest; stopping\n", j->path,
+			fprintf(stderr, "sbx: batch: %s: exit %d without a manifest; stopping\n", j->shown,
 				code);
 		b->no_manifest++;
 		if (!b->host_code)
@@ -451,8 +468,8 @@ static void finish(struct batch *b, struct job *j, int wstatus)
 	}
 	if (code == SBX_EXIT_CANCELLED || renameat(b->out_fd, partial, b->out_fd, j->name) < 0) {
 		if (code != SBX_EXIT_CANCELLED)
-			fprintf(stderr, "sbx: batch: %s: cannot keep the manifest as %s: %m\n", j->path,
-				j->name);
+			fprintf(stderr, "sbx: batch: %s: cannot keep its manifest in --out: %m\n",
+				j->shown);
 		unlinkat(b->out_fd, partial, 0);
 	}
 	if (sbx_write_all(STDOUT_FILENO, line, (size_t)n) < 0 && errno == EPIPE)
@@ -463,9 +480,10 @@ static void finish(struct batch *b, struct job *j, int wstatus)
 		 * manifest's reason (the run's own diagnostics may not name
 		 * the file). */
 		json_t *m = json_loadb(line, (size_t)n, 0, NULL);
-		const char *why = json_string_value(json_object_get(m, "reason"));
+		const char *reason = json_string_value(json_object_get(m, "reason"));
+		_cleanup_free_ char *why = reason ? escaped(reason) : NULL;
 
-		fprintf(stderr, "sbx: batch: %s: %s (%d)%s%s\n", j->path,
+		fprintf(stderr, "sbx: batch: %s: %s (%d)%s%s\n", j->shown,
 			sbx_status_name(sbx_status_from_exit(code)), code, why ? ": " : "", why ? why : "");
 		json_decref(m);
 	}

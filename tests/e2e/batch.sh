@@ -136,6 +136,9 @@ for mode in root user; do
 	for i in 1 2 3; do mkjob "$M/mixed/ok$i.json" shell "echo $i"; done
 	printf '{"runtime_profile": "shell", "code": ' > "$M/mixed/bad.json"
 	mkjob "$M/mixed/nope.json" no-such-profile "true"
+	# A name with a newline must not forge a line of the batch's own.
+	mkjob "$M/mixed/x
+sbx: batch: forged.json: succeeded.json" shell "exit 3"
 	[ "$mode" = user ] && chown -R "$SBX_TEST_USER" "$M/mixed"
 	batch mixed "$M/mixed"
 	check "$mode: bad job among good: exit 1 (not all succeeded)" test "$RC" -eq 1
@@ -150,7 +153,10 @@ for mode in root user; do
 	check "$mode: bad job among good: the unknown profile is refused (77)" \
 		eval '[ "$(jq -r .status "$M/mixed.d/nope.json")" = refused ] &&
 		      grep -q "nope.json: refused (77)" "$ERR"'
-	check "$mode: bad job among good: summary" grep -q "5 jobs, 5 run .* 3 succeeded, 1 invalid, 1 refused" "$ERR"
+	check "$mode: bad job among good: summary" grep -q "6 jobs, 6 run .* 3 succeeded, 1 failed, 1 invalid, 1 refused" "$ERR"
+	check "$mode: a job name with a newline is escaped in the batch's lines, forges none" \
+		eval 'grep -q "mixed/x\\\\x0asbx: batch: forged.json: succeeded.json: failed (1)" "$ERR" &&
+		      ! grep -q "^sbx: batch: forged" "$ERR"'
 
 	# 3. Entries that are not job files are not run: a symbolic link (to
 	# a valid job: following it would run a file the directory's writer
