@@ -19,13 +19,15 @@
  * whole) and copies the line to stdout.  A job whose OUT/NAME exists is
  * skipped: that is how a batch resumes.  A cancelled run's manifest goes
  * to stdout only, so that the next batch runs the job again.  OUT is
- * locked (flock) for the batch's life: two batches never share it.
+ * locked (flock on its fd, which the children share) for the life of the
+ * batch and its runs: two batches never share it.
  *
  * Signals: SIGINT, SIGTERM and SIGHUP stop the batch: no job is started
  * any more, each running child gets SIGTERM (a cancellation for `sbx
  * run`, ending with a signed `cancelled` manifest), and the batch exits
  * 130 once all are reaped.  A child also gets SIGTERM when this process
- * dies (PR_SET_PDEATHSIG), so even a SIGKILLed batch leaves no run behind.
+ * dies (PR_SET_PDEATHSIG) and then removes its .partial file, so even a
+ * SIGKILLed batch leaves no run and no file behind.
  */
 #include "config.h"
 
