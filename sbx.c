@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "batch.h"
 #include "cli.h"
 #include "digest.h"
 #include "error.h"
@@ -30,7 +31,8 @@ enum {
 	FOR_CANCEL = 1 << 5,
 	FOR_GC = 1 << 6,
 	FOR_PS = 1 << 7,
-	FOR_ALL = 0xff,
+	FOR_BATCH = 1 << 10,
+	FOR_ALL = 0xffff,
 };
 
 enum {
@@ -52,6 +54,7 @@ enum {
 	OPT_JSON,
 	OPT_STDOUT,
 	OPT_STDERR,
+	OPT_OUT,
 };
 
 static const struct option long_options[] = {
@@ -77,6 +80,8 @@ static const struct option long_options[] = {
 	{ "stdout", required_argument, NULL, OPT_STDOUT },
 	{ "stderr", required_argument, NULL, OPT_STDERR },
 	{ "output", required_argument, NULL, 'o' },
+	{ "jobs", required_argument, NULL, 'j' },
+	{ "out", required_argument, NULL, OPT_OUT },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -99,13 +104,16 @@ static const struct option global_options[] = {
 static unsigned option_owners(int val)
 {
 	switch (val) {
-	case OPT_PRINCIPAL: case OPT_STORE: case OPT_KEY: case OPT_EVENTS:
-	case OPT_QUEUE_TIMEOUT: case 'p': case 'n': case 'i': case OPT_LIMIT:
+	case OPT_PRINCIPAL: case OPT_STORE: case OPT_KEY: case OPT_QUEUE_TIMEOUT:
+		return FOR_RUN | FOR_BATCH;
+	case 'j': case OPT_OUT:
+		return FOR_BATCH;
+	case OPT_EVENTS: case 'p': case 'n': case 'i': case OPT_LIMIT:
 	case OPT_ALLOW: case OPT_REQUIRE: case 'c': case OPT_PRINT_JOB: case OPT_DRY_RUN:
 	case OPT_STDOUT: case OPT_STDERR:
 		return FOR_RUN;
 	case OPT_ARTIFACTS:
-		return FOR_RUN | FOR_VERIFY;
+		return FOR_RUN | FOR_VERIFY | FOR_BATCH;
 	case OPT_PUBKEY:
 		return FOR_VERIFY;
 	case OPT_JSON:
@@ -138,13 +146,20 @@ static const struct optdoc optdocs[] = {
 	{ FOR_RUN, "--print-job", "one-line run: print the job it builds and exit" },
 	{ FOR_RUN, "--dry-run", "admit the job and print its effective limits, binds, env\n"
 				"and outputs; run nothing" },
-	{ FOR_RUN, "--principal NAME", "whose input store the handles resolve in (default: the\n"
+	{ FOR_BATCH, "-j, --jobs N", "at most N runs at once (default and maximum: the\n"
+				     "host's max_concurrent)" },
+	{ FOR_BATCH, "--out DIR", "each job's manifest as DIR/NAME; a job whose manifest\n"
+				  "is there is skipped (default sbx-batch)" },
+	{ FOR_BATCH, "--artifacts DIR", "each run's artifacts in DIR/RUN_ID (default sbx-runs)" },
+	{ FOR_BATCH, "--queue-timeout SECONDS", "how long each run may wait for capacity (default\n"
+						"86400)" },
+	{ FOR_RUN | FOR_BATCH, "--principal NAME", "whose input store the handles resolve in (default: the\n"
 				       "invoking user's login name)" },
-	{ FOR_RUN, "--store DIR", "input store root, DIR/PRINCIPAL/HANDLE (default: config\n"
+	{ FOR_RUN | FOR_BATCH, "--store DIR", "input store root, DIR/PRINCIPAL/HANDLE (default: config\n"
 				  "store, else $XDG_DATA_HOME/sbx/store)" },
 	{ FOR_RUN, "--artifacts DIR", "where promoted artifacts go (default sbx-runs/RUN_ID)" },
 	{ FOR_VERIFY, "--artifacts DIR", "also check the artifacts' digests against files in DIR" },
-	{ FOR_RUN, "--key FILE", "Ed25519 signing key (default: config signing_key, else\n"
+	{ FOR_RUN | FOR_BATCH, "--key FILE", "Ed25519 signing key (default: config signing_key, else\n"
 				 "a per-user key)" },
 	{ FOR_RUN, "--events FILE|-", "lifecycle events as JSON Lines (- = stderr)" },
 	{ FOR_RUN, "--stdout FILE", "keep the payload's captured stdout in FILE, a new file\n"
@@ -168,6 +183,9 @@ struct parsed {
 	struct sbx_run_opts run;
 	const char *pubkey;
 	const char *out;
+	const char *batch_out;     /* batch --out */
+	unsigned jobs;             /* batch -j */
+	bool queue_timeout_set;
 	char **operands;
 	int n_operands;
 };
@@ -193,6 +211,7 @@ static const char usage_text[] =
 	"  profiles                     list runtime and network profiles\n"
 	"  cancel RUN_ID                cancel a running job\n"
 	"  gc                           reap what crashed runs left behind\n"
+	"  batch [options] DIR|-        many job files through admission\n"
 	"  --version | --help\n"
 	"\n"
 	"Options accepted by every subcommand, before or after it: --config FILE,\n"
@@ -356,7 +375,7 @@ static int parse_options(const struct subcommand *sc, int argc, char **argv, str
 	optind = 0;
 	opterr = 0;
 	p->operands = sbx_xcalloc((size_t)argc + 1, sizeof(char *));
-	while ((c = getopt_long(argc, argv, "-:o:qvhp:n:i:c:", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "-:o:qvhp:n:i:c:j:", long_options, NULL)) != -1) {
 		if (c == 1) {
 			p->operands[p->n_operands++] = optarg;
 			continue;
@@ -390,6 +409,21 @@ static int parse_options(const struct subcommand *sc, int argc, char **argv, str
 			if (parse_seconds_ms(optarg, &p->run.queue_timeout_ms) < 0)
 				return usage_error(cmd, "--queue-timeout: expected seconds (0..86400), got '%s'",
 						   optarg);
+			p->queue_timeout_set = true;
+			break;
+		case 'j': {
+			char *end;
+			unsigned long n;
+
+			errno = 0;
+			n = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' || n < 1 || n > 4096)
+				return usage_error(cmd, "--jobs: expected a number 1..4096, got '%s'", optarg);
+			p->jobs = (unsigned)n;
+			break;
+		}
+		case OPT_OUT:
+			p->batch_out = optarg;
 			break;
 		case 'p':
 			one->profile = optarg;
@@ -526,6 +560,22 @@ static int do_ps(struct parsed *p)
 	return r ? r : sbx_cmd_ps(&p->run.common, p->run.common.json);
 }
 
+static int do_batch(struct parsed *p)
+{
+	struct sbx_batch_opts b = {
+		.run = p->run,
+		.out = p->batch_out ? p->batch_out : "sbx-batch",
+		.jobs = p->jobs,
+		.queue_timeout_set = p->queue_timeout_set,
+	};
+	int r = operands("batch", p, 1, 1);
+
+	if (r)
+		return r;
+	b.source = p->operands[0];
+	return sbx_cmd_batch(&b);
+}
+
 static const struct subcommand subcommands[] = {
 	{ "run", FOR_RUN,
 	  "sbx run [options] JOB\n"
@@ -549,6 +599,11 @@ static const struct subcommand subcommands[] = {
 	{ "ps", FOR_PS, "sbx ps [--json]",
 	  "List the live runs the caller may see: run id, user, principal, profile,\n"
 	  "stage, elapsed time, memory.", do_ps },
+	{ "batch", FOR_BATCH, "sbx batch [options] DIR|-",
+	  "Run the *.json job files of DIR (sorted), or those named one a line on stdin\n"
+	  "(-), each as 'sbx run JOB' would, at most --jobs at once, through admission.\n"
+	  "Each manifest goes to stdout as its run ends and to --out DIR; a job whose\n"
+	  "manifest is there already is skipped.  A summary ends on stderr.", do_batch },
 };
 static const size_t n_subcommands = ARRAY_SIZE(subcommands);
 

@@ -29,8 +29,9 @@ declare -A opts=(
 	[keygen]="--output"
 	[check]="--json" [profiles]="--json" [cancel]="" [gc]=""
 	[ps]="--json"
+	[batch]="--jobs --out --artifacts --queue-timeout --principal --store --key"
 )
-cmds="run verify keygen check profiles cancel gc ps"
+cmds="run verify keygen check profiles cancel gc ps batch"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/sbx-completions.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT

@@ -25,6 +25,7 @@ struct sbx_run_opts {
 	const char *principal;
 	const char *store;
 	const char *artifacts;
+	const char *artifacts_parent; /* no --artifacts: PARENT/RUN_ID (default sbx-runs) */
 	const char *stdout_file;  /* --stdout FILE, or NULL: beside the artifacts */
 	const char *stderr_file;  /* --stderr FILE */
 	const char *key;

@@ -847,7 +847,9 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 		return code;
 	}
 	artifacts_dir = o->artifacts ? sbx_xstrdup(o->artifacts) :
-				       sbx_xasprintf("sbx-runs/%s", run.run_id);
+				       sbx_xasprintf("%s/%s", o->artifacts_parent ? o->artifacts_parent :
+											"sbx-runs",
+						     run.run_id);
 	/* SPEC order: options, host config, signing key, catalog, job.  The
 	 * key file is read and checked here; OpenSSL sees it only once the
 	 * sandbox is starting the payload (sbx_key_pkey below). */

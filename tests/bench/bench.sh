@@ -91,6 +91,35 @@ end=$(date +%s%N)
 echo "$n runs in $(( (end - start) / 1000000 )) ms: $(( n * 1000000000 / (end - start) )) runs/s"
 
 echo
+echo "== sbx batch: 200 trivial jobs, max_concurrent 8, runs per second"
+# Against GNU parallel running sbx run on the same jobs, 8 at once, with
+# the same options (artifacts in sbx-runs/RUN_ID, waiting for capacity);
+# interleaved rounds, each ending with the number of manifests written.
+mkdir -p "$W/batch"
+for i in $(seq 200); do printf '{"runtime_profile":"shell","code":"echo %d"}\n' "$i" > "$W/batch/j$i.json"; done
+printf '{"state_dir":"%s","max_concurrent":8}\n' "$STATE" > "$W/config8.json"
+BOPTS="-q --config $W/config8.json --policy $S/policy --key $W/key --store $W/store"
+rate() { awk -v n="$1" -v ns="$2" 'BEGIN { printf "%d runs in %d ms: %.1f runs/s", n, ns / 1e6, n * 1e9 / ns }'; }
+for round in 1 2 3; do
+	rm -rf "$W/batch.out" "$W/sbx-runs"
+	t0=$(date +%s%N)
+	$SBX batch $BOPTS --out "$W/batch.out" "$W/batch" > "$W/batch.lines" 2>/dev/null || true
+	t1=$(date +%s%N)
+	echo "round $round: sbx batch:          $(rate "$(wc -l < "$W/batch.lines")" $((t1 - t0)))"
+	rm -rf "$W/sbx-runs"
+	if command -v parallel >/dev/null; then
+		t0=$(date +%s%N)
+		ls "$W"/batch/*.json | parallel --will-cite -j 8 $SBX run $BOPTS --queue-timeout 86400 {} \
+			> "$W/parallel.lines" 2>/dev/null || true
+		t1=$(date +%s%N)
+		echo "round $round: parallel + sbx run: $(rate "$(wc -l < "$W/parallel.lines")" $((t1 - t0)))"
+		rm -rf "$W/sbx-runs"
+	else
+		echo "round $round: GNU parallel is missing (tools/install-deps installs it)"
+	fi
+done
+
+echo
 echo "== collecting and validating 12 MB of outputs"
 printf '{"runtime_profile":"shell","code":"head -c 12000000 /dev/zero | tr \\"\\\\\\\\0\\" a > /work/out/big.txt","limits":{"output_bytes":13000000}}\n' > "$W/out.json"
 for i in 1 2 3 4 5; do $SBXRUN "$W/out.json" 2>/dev/null; done |

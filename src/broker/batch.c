@@ -1,0 +1,633 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * batch.c - `sbx batch DIR|-`: many job files, each one `sbx run`.
+ *
+ * Theory of operation
+ * -------------------
+ * This process only schedules.  Each job runs in a child forked from it
+ * that calls the run path in-process (sbx_cmd_run, exactly as `sbx run
+ * JOB` does, stdout a file in the output directory): a fork costs less
+ * than an exec of sbx, which maps and relocates its libraries again, and
+ * keeps every guarantee of `sbx run`, since a run's isolation is built
+ * from scratch in its own process either way.  The children take their
+ * slots through admission like any `sbx run`: at most --jobs of them
+ * exist at once, and the host-wide budget (max_concurrent, memory) is
+ * the one every sbx process shares, not a second scheduler.
+ *
+ * Each child writes its manifest to OUT/.NAME.partial; when it exits,
+ * the parent renames that to OUT/NAME (so a manifest in OUT is always
+ * whole) and copies the line to stdout.  A job whose OUT/NAME exists is
+ * skipped: that is how a batch resumes.  A cancelled run's manifest goes
+ * to stdout only, so that the next batch runs the job again.  OUT is
+ * locked (flock on its fd, which the children share) for the life of the
+ * batch and its runs: two batches never share it.
+ *
+ * Signals: SIGINT, SIGTERM and SIGHUP stop the batch: no job is started
+ * any more, each running child gets SIGTERM (a cancellation for `sbx
+ * run`, ending with a signed `cancelled` manifest), and the batch exits
+ * 130 once all are reaped.  A child also gets SIGTERM when this process
+ * dies (PR_SET_PDEATHSIG) and then removes its .partial file, so even a
+ * SIGKILLed batch leaves no run and no file behind.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "admission.h"
+#include "batch.h"
+#include "cli.h"
+#include "error.h"
+#include "hostconfig.h"
+#include "json.h"
+#include "util.h"
+
+/* The longest --queue-timeout: a batch's runs wait for capacity. */
+#define BATCH_QUEUE_TIMEOUT_MS (86400ull * 1000)
+#define PARTIAL_SUFFIX ".partial"
+
+struct job {
+	char *path;        /* as given, for sbx run and messages */
+	char *shown;       /* the path for messages: control characters escaped */
+	char *name;        /* the manifest's name in OUT */
+	const char *bad;   /* why it is not a job file, or NULL */
+	pid_t pid;         /* running child, or 0 */
+	int partial_fd;    /* OUT/.NAME.partial while running */
+};
+
+struct batch {
+	const struct sbx_batch_opts *o;
+	struct job *jobs;
+	size_t n, next;
+	int out_fd;
+	unsigned running, max_running;
+	/* Counts by manifest status, and of what ran no job. */
+	unsigned by_status[SBX_STATUS_ERROR + 1];
+	unsigned skipped, skipped_bad, not_job, no_manifest;
+	bool stopping, cancelled;
+	int host_code; /* a run that printed no manifest: config, key, catalog */
+};
+
+static void jobs_free(struct batch *b)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		free(b->jobs[i].path);
+		free(b->jobs[i].shown);
+		free(b->jobs[i].name);
+	}
+	free(b->jobs);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* Is what @st describes a job file?  Only a regular file, never through a
+ * symbolic link: a link in a job directory would let whoever can write
+ * there have the batch read (and quote in its errors) any file the caller
+ * can read, and a FIFO would block its reader. */
+static const char *not_a_job(const struct stat *st)
+{
+	if (S_ISLNK(st->st_mode))
+		return "a symbolic link";
+	if (!S_ISREG(st->st_mode))
+		return S_ISFIFO(st->st_mode) ? "a FIFO" : "not a regular file";
+	return NULL;
+}
+
+/* @s for a message: a name with a newline in it must not forge a line. */
+static char *escaped(const char *s)
+{
+	size_t len = 6 * strlen(s) + 8;
+	char *out = sbx_xmalloc(len);
+
+	sbx_json_escape(s, out, len);
+	return out;
+}
+
+static void add_job(struct batch *b, size_t *cap, char *path, char *name, const char *bad)
+{
+	if (b->n == *cap) {
+		*cap = *cap ? 2 * *cap : 64;
+		b->jobs = sbx_xrealloc(b->jobs, *cap * sizeof(*b->jobs));
+	}
+	b->jobs[b->n++] = (struct job){ .path = path, .shown = escaped(path), .name = name, .bad = bad,
+					.partial_fd = -1 };
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct job *)a)->name, ((const struct job *)b)->name);
+}
+
+/* DIR: its *.json entries (not hidden ones, as a shell glob), sorted. */
+static int list_dir(struct batch *b, const char *dir, struct sbx_error *err)
+{
+	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *de;
+	size_t cap = 0;
+	DIR *d;
+
+	if (dfd < 0)
+		return sbx_error_set(err, SBX_EXIT_INVALID, errno, "batch: %s: cannot open", dir);
+	d = fdopendir(dup(dfd));
+	if (!d)
+		return sbx_error_set(err, SBX_EXIT_INVALID, errno, "batch: %s: cannot read", dir);
+	while ((errno = 0, de = readdir(d))) {
+		struct stat st;
+		const char *bad;
+
+		if (de->d_name[0] == '.' || !ends_with(de->d_name, ".json"))
+			continue;
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			bad = "cannot stat";
+		else
+			bad = not_a_job(&st);
+		add_job(b, &cap, sbx_xasprintf("%s/%s", dir, de->d_name), sbx_xstrdup(de->d_name), bad);
+	}
+	if (errno) {
+		int e = errno;
+		closedir(d);
+		return sbx_error_set(err, SBX_EXIT_INVALID, e, "batch: %s: cannot read", dir);
+	}
+	closedir(d);
+	qsort(b->jobs, b->n, sizeof(*b->jobs), by_name);
+	return 0;
+}
+
+char *sbx_batch_manifest_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+		return NULL;
+	return ends_with(base, ".json") ? sbx_xstrdup(base) : sbx_xasprintf("%s.json", base);
+}
+
+/* -: one path a line on stdin, in that order; blank lines are ignored. */
+static int list_stdin(struct batch *b, struct sbx_error *err)
+{
+	_cleanup_free_ char *line = NULL;
+	size_t len = 0, cap = 0;
+	unsigned lineno = 0;
+	ssize_t n;
+
+	while ((n = getline(&line, &len, stdin)) >= 0) {
+		const char *bad;
+		char *name;
+		struct stat st;
+
+		lineno++;
+		if (n > 0 && line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (n == 0)
+			continue;
+		if (strlen(line) != (size_t)n)
+			return sbx_error_set(err, SBX_EXIT_INVALID, 0, "batch: <stdin> line %u: a NUL byte",
+					     lineno);
+		name = sbx_batch_manifest_name(line);
+		if (!name)
+			return sbx_error_set(err, SBX_EXIT_INVALID, 0,
+					     "batch: <stdin> line %u: \"%s\" names no file", lineno, line);
+		if (lstat(line, &st) < 0)
+			bad = "cannot stat";
+		else
+			bad = not_a_job(&st);
+		add_job(b, &cap, sbx_xstrdup(line), name, bad);
+	}
+	if (ferror(stdin))
+		return sbx_error_set(err, SBX_EXIT_INVALID, errno, "batch: <stdin>: cannot read");
+	return 0;
+}
+
+static const char *const *clash_names;
+
+static int by_clash_name(const void *a, const void *b)
+{
+	size_t i = *(const size_t *)a, k = *(const size_t *)b;
+	int c = strcmp(clash_names[i], clash_names[k]);
+
+	return c ? c : (i > k) - (i < k);
+}
+
+bool sbx_batch_names_clash(const char *const *names, size_t n, size_t *first, size_t *second)
+{
+	_cleanup_free_ size_t *v = sbx_xcalloc(n ? n : 1, sizeof(*v));
+
+	for (size_t i = 0; i < n; i++)
+		v[i] = i;
+	clash_names = names;
+	qsort(v, n, sizeof(*v), by_clash_name);
+	for (size_t i = 1; i < n; i++)
+		if (!strcmp(names[v[i - 1]], names[v[i]])) {
+			*first = v[i - 1];
+			*second = v[i];
+			return true;
+		}
+	return false;
+}
+
+/* Two jobs with one manifest name would overwrite each other's record
+ * and the second would be skipped as done: refused before anything runs. */
+static int check_names(struct batch *b, struct sbx_error *err)
+{
+	_cleanup_free_ const char **names = sbx_xcalloc(b->n ? b->n : 1, sizeof(*names));
+	size_t i, k;
+
+	for (i = 0; i < b->n; i++)
+		names[i] = b->jobs[i].name;
+	if (sbx_batch_names_clash(names, b->n, &i, &k)) {
+		_cleanup_free_ char *name = escaped(b->jobs[i].name);
+		return sbx_error_set(err, SBX_EXIT_INVALID, 0,
+				     "batch: %s and %s would both have the manifest %s",
+				     b->jobs[i].shown, b->jobs[k].shown, name);
+	}
+	return 0;
+}
+
+/* OUT: made if missing, locked for this batch, and not a directory a job
+ * file lives in (its manifests would take the jobs' names). */
+static int open_out(struct batch *b, const char *out, struct sbx_error *err)
+{
+	struct stat ost;
+
+	if (mkdir(out, 0777) < 0 && errno != EEXIST)
+		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "batch: --out %s: cannot create",
+				     out);
+	b->out_fd = open(out, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (b->out_fd < 0 || fstat(b->out_fd, &ost) < 0)
+		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "batch: --out %s: cannot open",
+				     out);
+	if (flock(b->out_fd, LOCK_EX | LOCK_NB) < 0)
+		return sbx_error_set(err, errno == EWOULDBLOCK ? SBX_EXIT_CAPACITY : SBX_EXIT_UNAVAILABLE,
+				     errno == EWOULDBLOCK ? 0 : errno,
+				     "batch: --out %s: %s", out,
+				     errno == EWOULDBLOCK ? "in use by another sbx batch" : "cannot lock");
+	for (size_t i = 0; i < b->n; i++) {
+		_cleanup_free_ char *dir = sbx_xstrdup(b->jobs[i].path);
+		char *slash = strrchr(dir, '/');
+		struct stat st;
+
+		if (slash)
+			slash[slash == dir] = '\0';
+		if (stat(slash ? dir : ".", &st) == 0 && st.st_dev == ost.st_dev &&
+		    st.st_ino == ost.st_ino)
+			return sbx_error_set(err, SBX_EXIT_USAGE, 0,
+					     "batch: --out %s: holds the job file %s; name another directory",
+					     out, b->jobs[i].path);
+	}
+	/* With the lock held, a .partial file is what a killed batch left. */
+	{
+		DIR *d = fdopendir(dup(b->out_fd));
+		struct dirent *de;
+
+		while (d && (de = readdir(d)))
+			if (de->d_name[0] == '.' && ends_with(de->d_name, ".json" PARTIAL_SUFFIX))
+				unlinkat(b->out_fd, de->d_name, 0);
+		if (d)
+			closedir(d);
+	}
+	return 0;
+}
+
+/* The status a stored manifest records; -1 when it cannot be read. */
+static int stored_status(int out_fd, const char *name)
+{
+	_cleanup_close_ int fd = openat(out_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	json_t *m;
+	const char *s;
+	int r = -1;
+
+	if (fd < 0)
+		return -1;
+	m = json_loadfd(fd, 0, NULL);
+	s = json_string_value(json_object_get(m, "status"));
+	for (int i = 0; s && i <= SBX_STATUS_ERROR; i++)
+		if (!strcmp(s, sbx_status_name((enum sbx_status)i)))
+			r = i;
+	json_decref(m);
+	return r;
+}
+
+static _noreturn_ void child(struct batch *b, struct job *j, pid_t batch_pid, int sfd)
+{
+	struct sbx_run_opts o = b->o->run;
+	sigset_t chld;
+	int null, code;
+
+	/* The batch's end is the run's cancellation, however it ends (also
+	 * when it died before this line). */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != batch_pid)
+		kill(getpid(), SIGTERM);
+	close(sfd);
+	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(j->partial_fd, STDOUT_FILENO) < 0)
+		_exit(SBX_EXIT_SOFTWARE);
+	close(null);
+	close(j->partial_fd);
+	/* SIGINT, SIGTERM and SIGHUP stay blocked: the run reads them from
+	 * its own signalfd (a cancellation), as `sbx run` does. */
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_UNBLOCK, &chld, NULL);
+	/* An ignored signal stays ignored across exec: the sandbox's init
+	 * must not inherit the batch's SIG_IGN. */
+	signal(SIGPIPE, SIG_DFL);
+	o.job = j->path;
+	/* --artifacts DIR: each run's own DIR/RUN_ID, as sbx-runs/RUN_ID is
+	 * for `sbx run`. */
+	o.artifacts_parent = o.artifacts;
+	o.artifacts = NULL;
+	/* N runs drawing a status line each on one terminal would garble it;
+	 * the batch reports instead (-v still shows each run's events). */
+	if (o.common.verbosity == 0)
+		o.common.verbosity = -1;
+	if (!b->o->queue_timeout_set)
+		o.queue_timeout_ms = BATCH_QUEUE_TIMEOUT_MS;
+	code = sbx_cmd_run(&o);
+	fflush(NULL);
+	/* No batch to keep the manifest: a killed batch leaves no .partial
+	 * file behind.  (OUT's fd, and with it the batch's lock on OUT, is
+	 * held until here: no other batch starts on OUT meanwhile.) */
+	if (getppid() != batch_pid) {
+		_cleanup_free_ char *partial = sbx_xasprintf(".%s" PARTIAL_SUFFIX, j->name);
+		unlinkat(b->out_fd, partial, 0);
+	}
+	/* _exit: the atexit handlers are the batch's, not this run's. */
+	_exit(code);
+}
+
+static void say_not_run(struct job *j, const char *what)
+{
+	fprintf(stderr, "sbx: batch: %s: %s; not run\n", j->shown, what);
+}
+
+/* Start the next job; false when none is left to start. */
+static bool start_next(struct batch *b, int sfd)
+{
+	pid_t self = getpid();
+
+	while (b->next < b->n) {
+		struct job *j = &b->jobs[b->next++];
+		_cleanup_free_ char *partial = NULL;
+		struct stat st;
+		int s;
+
+		if (j->bad) {
+			say_not_run(j, j->bad);
+			b->not_job++;
+			continue;
+		}
+		if (fstatat(b->out_fd, j->name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			s = stored_status(b->out_fd, j->name);
+			b->skipped++;
+			if (s != SBX_STATUS_SUCCEEDED)
+				b->skipped_bad++;
+			continue;
+		}
+		partial = sbx_xasprintf(".%s" PARTIAL_SUFFIX, j->name);
+		j->partial_fd = openat(b->out_fd, partial,
+				       O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+		if (j->partial_fd < 0) {
+			fprintf(stderr, "sbx: batch: %s: cannot create its manifest in --out: %m\n",
+				j->shown);
+			b->no_manifest++;
+			b->host_code = SBX_EXIT_UNAVAILABLE;
+			b->stopping = true;
+			return false;
+		}
+		fflush(NULL);
+		j->pid = fork();
+		if (j->pid == 0)
+			child(b, j, self, sfd);
+		if (j->pid < 0) {
+			fprintf(stderr, "sbx: batch: fork: %m\n");
+			unlinkat(b->out_fd, partial, 0);
+			close(j->partial_fd);
+			j->partial_fd = -1;
+			j->pid = 0;
+			b->no_manifest++;
+			b->host_code = SBX_EXIT_SOFTWARE;
+			b->stopping = true;
+			return false;
+		}
+		b->running++;
+		return true;
+	}
+	return false;
+}
+
+/* A child ended: its manifest to OUT (unless cancelled) and to stdout. */
+static void finish(struct batch *b, struct job *j, int wstatus)
+{
+	_cleanup_free_ char *partial = sbx_xasprintf(".%s" PARTIAL_SUFFIX, j->name);
+	_cleanup_free_ char *line = NULL;
+	int code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : SBX_EXIT_SOFTWARE;
+	struct stat st;
+	ssize_t n = 0;
+
+	b->running--;
+	j->pid = 0;
+	if (fstat(j->partial_fd, &st) == 0 && st.st_size > 0) {
+		line = sbx_xmalloc((size_t)st.st_size);
+		n = pread(j->partial_fd, line, (size_t)st.st_size, 0);
+	}
+	close(j->partial_fd);
+	j->partial_fd = -1;
+	if (n <= 0 || line[n - 1] != '\n') {
+		/* No manifest: an error before the job was read (options,
+		 * config, key, catalog), the same for every job; stop. */
+		unlinkat(b->out_fd, partial, 0);
+		if (WIFSIGNALED(wstatus))
+			fprintf(stderr, "sbx: batch: %s: the run died of signal %d without a manifest\n",
+				j->shown, WTERMSIG(wstatus));
+		else
+			fprintf(stderr, "sbx: batch: %s: exit %d without a manifest; stopping\n", j->shown,
+				code);
+		b->no_manifest++;
+		if (!b->host_code)
+			b->host_code = code ? code : SBX_EXIT_SOFTWARE;
+		b->stopping = true;
+		return;
+	}
+	if (code == SBX_EXIT_CANCELLED || renameat(b->out_fd, partial, b->out_fd, j->name) < 0) {
+		if (code != SBX_EXIT_CANCELLED)
+			fprintf(stderr, "sbx: batch: %s: cannot keep its manifest in --out: %m\n",
+				j->shown);
+		unlinkat(b->out_fd, partial, 0);
+	}
+	if (sbx_write_all(STDOUT_FILENO, line, (size_t)n) < 0 && errno == EPIPE)
+		b->stopping = true;
+	b->by_status[sbx_status_from_exit(code)]++;
+	if (code && code != SBX_EXIT_CANCELLED) {
+		/* What went wrong, on one line with the job's name: the
+		 * manifest's reason (the run's own diagnostics may not name
+		 * the file). */
+		json_t *m = json_loadb(line, (size_t)n, 0, NULL);
+		const char *reason = json_string_value(json_object_get(m, "reason"));
+		_cleanup_free_ char *why = reason ? escaped(reason) : NULL;
+
+		fprintf(stderr, "sbx: batch: %s: %s (%d)%s%s\n", j->shown,
+			sbx_status_name(sbx_status_from_exit(code)), code, why ? ": " : "", why ? why : "");
+		json_decref(m);
+	}
+}
+
+static void reap(struct batch *b)
+{
+	int wstatus;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &wstatus, WNOHANG)) > 0)
+		for (size_t i = 0; i < b->next; i++)
+			if (b->jobs[i].pid == pid) {
+				finish(b, &b->jobs[i], wstatus);
+				break;
+			}
+}
+
+/* Cancel every running child: each is our own fork, not yet reaped. */
+static void cancel_running(struct batch *b)
+{
+	for (size_t i = 0; i < b->next; i++)
+		if (b->jobs[i].pid > 0)
+			kill(b->jobs[i].pid, SIGTERM);
+}
+
+static void summary(const struct batch *b, uint64_t t0)
+{
+	uint64_t ms = (sbx_now_mono_ns() - t0) / 1000000ull;
+	unsigned ran = 0;
+	char buf[512];
+	int len;
+
+	for (int i = 0; i <= SBX_STATUS_ERROR; i++)
+		ran += b->by_status[i];
+	len = snprintf(buf, sizeof(buf), "sbx: batch: %zu jobs, %u run in %llu.%03llu s (%.1f/s)", b->n,
+		       ran, (unsigned long long)(ms / 1000), (unsigned long long)(ms % 1000),
+		       ms ? ran * 1000.0 / (double)ms : 0.0);
+	for (int i = 0; i <= SBX_STATUS_ERROR && len < (int)sizeof(buf); i++)
+		if (b->by_status[i])
+			len += snprintf(buf + len, sizeof(buf) - (size_t)len, ", %u %s", b->by_status[i],
+					sbx_status_name((enum sbx_status)i));
+	if (b->skipped && len < (int)sizeof(buf))
+		len += snprintf(buf + len, sizeof(buf) - (size_t)len,
+				"; %u skipped (manifest in --out; %u of them not succeeded)", b->skipped,
+				b->skipped_bad);
+	if (b->not_job && len < (int)sizeof(buf))
+		len += snprintf(buf + len, sizeof(buf) - (size_t)len, "; %u not job files", b->not_job);
+	if (b->no_manifest && len < (int)sizeof(buf))
+		len += snprintf(buf + len, sizeof(buf) - (size_t)len, "; %u without a manifest",
+				b->no_manifest);
+	if (b->next < b->n && len < (int)sizeof(buf))
+		len += snprintf(buf + len, sizeof(buf) - (size_t)len, "; %zu not started", b->n - b->next);
+	fprintf(stderr, "%s\n", buf);
+}
+
+int sbx_cmd_batch(const struct sbx_batch_opts *o)
+{
+	struct batch b = { .o = o, .out_fd = -1 };
+	struct sbx_hostconfig cfg = { 0 };
+	struct sbx_admission_limits lim;
+	struct sbx_error err = { 0 };
+	_cleanup_close_ int sfd = -1;
+	uint64_t t0 = sbx_now_mono_ns();
+	sigset_t set;
+	int code;
+
+	/* max_concurrent bounds --jobs: more children would only queue. */
+	if (sbx_hostconfig_load(&cfg, o->run.common.config, &err) < 0 ||
+	    /* (a memory budget is not needed here: 1 spares reading meminfo) */
+	    sbx_admission_limits_default(&lim, cfg.max_concurrent, 1, &err) < 0) {
+		sbx_hostconfig_free(&cfg);
+		sbx_error_print(&err);
+		return err.code;
+	}
+	sbx_hostconfig_free(&cfg);
+	b.max_running = o->jobs && o->jobs < lim.max_concurrent ? o->jobs : (unsigned)lim.max_concurrent;
+	if (o->jobs > lim.max_concurrent && o->run.common.verbosity >= 0)
+		fprintf(stderr, "sbx: batch: --jobs %u is above max_concurrent %u; running %u at a time\n",
+			o->jobs, (unsigned)lim.max_concurrent, b.max_running);
+
+	if ((strcmp(o->source, "-") ? list_dir(&b, o->source, &err) : list_stdin(&b, &err)) < 0 ||
+	    check_names(&b, &err) < 0 || open_out(&b, o->out, &err) < 0) {
+		sbx_error_print(&err);
+		jobs_free(&b);
+		if (b.out_fd >= 0)
+			close(b.out_fd);
+		return err.code;
+	}
+
+	/* Blocked before the first child, so that a signal is never lost
+	 * between a look and a wait; children inherit the mask. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0 ||
+	    (sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+		fprintf(stderr, "sbx: batch: signalfd: %m\n");
+		jobs_free(&b);
+		close(b.out_fd);
+		return SBX_EXIT_SOFTWARE;
+	}
+	/* A reader that went away ends the batch, not this process. */
+	signal(SIGPIPE, SIG_IGN);
+
+	for (;;) {
+		struct signalfd_siginfo ssi;
+		struct pollfd pfd = { .fd = sfd, .events = POLLIN };
+
+		while (!b.stopping && b.running < b.max_running && start_next(&b, sfd))
+			;
+		if (b.running == 0 && (b.stopping || b.next >= b.n))
+			break;
+		if (poll(&pfd, 1, -1) < 0 && errno != EINTR) {
+			fprintf(stderr, "sbx: batch: poll: %m\n");
+			b.stopping = true;
+			cancel_running(&b);
+		}
+		while (read(sfd, &ssi, sizeof(ssi)) == sizeof(ssi)) {
+			if (ssi.ssi_signo == SIGCHLD)
+				continue;
+			if (!b.cancelled)
+				fprintf(stderr, "sbx: batch: %s: cancelling %u running, not starting %zu\n",
+					strsignal((int)ssi.ssi_signo), b.running, b.n - b.next);
+			b.cancelled = b.stopping = true;
+			cancel_running(&b);
+		}
+		reap(&b);
+	}
+	summary(&b, t0);
+
+	if (b.cancelled)
+		code = SBX_EXIT_CANCELLED;
+	else if (b.host_code)
+		code = b.host_code;
+	else if (b.by_status[SBX_STATUS_SUCCEEDED] + b.skipped - b.skipped_bad == b.n)
+		code = SBX_EXIT_OK;
+	else
+		code = SBX_EXIT_FAILED;
+	jobs_free(&b);
+	close(b.out_fd);
+	return code;
+}
