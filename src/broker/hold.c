@@ -84,9 +84,10 @@ static void make_parents(char *path)
 }
 
 /*
- * Open the held area (@create: making it), refusing one that is a
- * symlink, not a directory, writable by group or others, or not the
- * caller's (root may act on any user's).  ENOENT without @create: returns
+ * Open the held area (@create: making it, for a run), refusing one that is
+ * a symlink, not a directory, writable by group or others, or not the
+ * caller's (root may promote and gc any user's holds, but a run's holds
+ * go only into an area of the caller's own).  ENOENT without @create: returns
  * -1 with errno ENOENT and @err unset.
  */
 static int area_open(const struct sbx_hostconfig *cfg, bool create, char **path_out,
@@ -106,9 +107,9 @@ static int area_open(const struct sbx_hostconfig *cfg, bool create, char **path_
 	}
 	/* Ownership first: another user's area is a refusal (77) whether or
 	 * not its mode lets us open it. */
-	if (lstat(path, &st) == 0 && st.st_uid != geteuid() && geteuid() != 0)
+	if (lstat(path, &st) == 0 && st.st_uid != geteuid() && (create || geteuid() != 0))
 		return sbx_error_set(err, SBX_EXIT_REFUSED, 0,
-				     "%s: held area: owned by uid %u, not by uid %u; only its owner or root may use it",
+				     "%s: held area: owned by uid %u, not by uid %u",
 				     path, (unsigned)st.st_uid, (unsigned)geteuid());
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT && !create) {
@@ -121,9 +122,9 @@ static int area_open(const struct sbx_hostconfig *cfg, bool create, char **path_
 				     "%s: held area: not a directory (or a symlink)", path);
 	if (fstat(fd, &st) < 0)
 		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "%s: held area", path);
-	if (st.st_uid != geteuid() && geteuid() != 0)
+	if (st.st_uid != geteuid() && (create || geteuid() != 0))
 		return sbx_error_set(err, SBX_EXIT_REFUSED, 0,
-				     "%s: held area: owned by uid %u, not by uid %u; only its owner or root may use it",
+				     "%s: held area: owned by uid %u, not by uid %u",
 				     path, (unsigned)st.st_uid, (unsigned)geteuid());
 	if (st.st_mode & 022)
 		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0,
@@ -181,6 +182,30 @@ static int remove_hold(int area_fd, const char *name)
 
 /* --- the run's side -------------------------------------------------------- */
 
+/* For a run, an unusable held area is the host's setting, not a policy
+ * decision about the job: 69, with what to change. */
+static int area_open_for_run(const struct sbx_hostconfig *cfg, char **path, struct sbx_error *err)
+{
+	int fd = area_open(cfg, true, path, err);
+
+	if (fd < 0 && err->code == SBX_EXIT_REFUSED) {
+		err->code = SBX_EXIT_UNAVAILABLE;
+		sbx_error_hint(err, "set hold_dir in the host configuration to a directory of your own");
+	}
+	return fd;
+}
+
+int sbx_hold_check(const struct sbx_hostconfig *cfg, struct sbx_error *err)
+{
+	_cleanup_free_ char *path = NULL;
+	int fd = area_open_for_run(cfg, &path, err);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
 void sbx_hold_close(struct sbx_hold *h)
 {
 	if (!h)
@@ -198,7 +223,7 @@ void sbx_hold_close(struct sbx_hold *h)
 
 static int hold_open(struct sbx_run *run, struct sbx_hold *h)
 {
-	h->area_fd = area_open(&run->cfg, true, &h->area, &run->err);
+	h->area_fd = area_open_for_run(&run->cfg, &h->area, &run->err);
 	if (h->area_fd < 0)
 		return -1;
 	/* A new directory, never one that exists: whoever made it first

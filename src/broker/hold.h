@@ -41,6 +41,14 @@ struct sbx_hold {
 };
 
 /*
+ * sbx_hold_check() - before the payload runs, for a job that may hold its
+ * outputs: can the held area be made and used?  So that a run is refused
+ * (69, with a Hint) rather than losing its outputs at the end.
+ * Return: 0, or -1 with @err set.
+ */
+int sbx_hold_check(const struct sbx_hostconfig *cfg, struct sbx_error *err);
+
+/*
  * sbx_hold_collect() - after validation, before promotion: mark every
  * candidate of a partial run under partial_outputs "hold" to be held, and
  * move every candidate so marked (sbx_collect_hold) into a new hold of the

@@ -132,6 +132,15 @@ for mode in root user; do
 		expect_prc 77 "$mode: another user's promote of root's run is refused"
 		check "$mode: ... naming the owner; nothing moved, no manifest" \
 			eval 'grep -q "owned by uid 0" "$PERR" && [ ! -s "$POUT" ] && [ ! -e "$O/art" ] && [ "$(files_in "$HA/files")" -eq 2 ]'
+		# Root's run may not hold its outputs in the user's area: refused
+		# before the payload runs, with what to change.
+		mkdir -p "$O/holds" && chown "$SBX_TEST_USER" "$O/holds" && chmod 0700 "$O/holds"
+		jq --arg h "$O/holds" '. + {hold_dir: $h}' "$M/config.json" > "$M/theirs.json"
+		sbx_run "$M/j.json" --config "$M/theirs.json"
+		expect_rc 69 "$mode: a held run with hold_dir another user's"
+		check "$mode: ... says so with a Hint, ran nothing, made no hold" \
+			eval 'grep -q "held area: owned by uid $SBX_TEST_UID" "$ERR" && grep -q "Hint: set hold_dir" "$ERR" &&
+			      [ "$(jqm .stdout)" = null ] && [ -z "$(ls -A "$O/holds")" ]'
 	fi
 
 	# --- promote one path, then the rest ------------------------------------
@@ -145,8 +154,13 @@ for mode in root user; do
 		      [ "$(jq -c "[.artifacts[] | [.path, .size, .sha256, .status]]" "$P1")" = "$(jq -c "[.artifacts[] | select(.path == \"part.txt\") | [.path, .size, .sha256, \"promoted\"]]" "$A_OUT")" ] &&
 		      [ "$(jq -c ".refused, .held_remaining" "$P1" | tr -d "\n")" = "[]1" ]'
 	check "$mode: ... its signature verifies with jq + openssl alone" jq_openssl_ok "$P1"
+	as_mode "$SBX" verify --pubkey "$KEY.pub" --artifacts "$M/p1" "$P1" >/dev/null 2>"$M/verify.err"
+	vrc=$?
+	check "$mode: ... and with sbx verify --artifacts" \
+		eval '[ $vrc -eq 0 ] && grep -q "promote manifest OK (1 artifacts checked)" "$M/verify.err"'
+	printf X >> "$M/p1/part.txt"
 	as_mode "$SBX" verify --pubkey "$KEY.pub" --artifacts "$M/p1" "$P1" >/dev/null 2>&1
-	check "$mode: ... and with sbx verify --artifacts" test $? -eq 0
+	check "$mode: ... which notices a delivered file changed" test $? -eq 1
 	cp "$P1" "$M/p1-tampered.json"
 	sed -i 's/"held_remaining":1/"held_remaining":0/' "$M/p1-tampered.json"
 	check "$mode: ... a changed promote manifest fails jq + openssl" eval '! jq_openssl_ok "$M/p1-tampered.json"'
