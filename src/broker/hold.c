@@ -387,7 +387,9 @@ void sbx_hold_abandon(struct sbx_run *run, const char *why)
 		free(a->reason);
 		a->reason = sbx_xstrdup(why);
 	}
-	if (h->area_fd >= 0 && remove_hold(h->area_fd, run->run_id) < 0)
+	/* Only a hold this run made (run_fd): never a directory that was
+	 * there before it. */
+	if (h->run_fd >= 0 && remove_hold(h->area_fd, run->run_id) < 0)
 		sbx_warn("%s/%s: cannot remove the abandoned hold: %m", h->area, run->run_id);
 	h->held = 0;
 }
@@ -490,7 +492,8 @@ static json_t *load_record(int run_fd, const char *run_id, char **manifest_sha,
 	rec = json_loadb(data, len, JSON_REJECT_DUPLICATES, NULL);
 	want = json_string_value(json_object_get(rec, "manifest_sha256"));
 	if (!json_is_object(rec) || !json_is_array(json_object_get(rec, "files")) ||
-	    !is_sha256_hex(want) ||
+	    !is_sha256_hex(want) || !json_is_string(json_object_get(rec, "principal")) ||
+	    !json_is_integer(json_object_get(rec, "uid")) ||
 	    strcmp(json_string_value(json_object_get(rec, "run_id")) ?: "", run_id)) {
 		sbx_error_set(err, SBX_EXIT_FAILED, 0, "promote: %s: %s: not a hold record of this run",
 			      run_id, HOLD_RECORD);
@@ -580,6 +583,7 @@ int sbx_cmd_promote(const struct sbx_promote_opts *o)
 	char at[32], end[32];
 	struct stat st;
 	int code = SBX_EXIT_OK;
+	bool io_failed = false;
 
 	if (!sbx_run_id_valid(o->run_id)) {
 		sbx_warn("promote: malformed run id (expected 32 lowercase hex digits)");
@@ -676,8 +680,13 @@ int sbx_cmd_promote(const struct sbx_promote_opts *o)
 					(uint64_t)json_integer_value(json_object_get(f, "size")),
 					json_string_value(json_object_get(f, "sha256")), rootfd, path, &why,
 					&err);
-		if (r < 0)
-			goto fail;
+		if (r < 0) {
+			/* What was delivered so far is still recorded and signed. */
+			sbx_error_print(&err);
+			refuse(refused, path, "not promoted: an I/O error stopped the promote");
+			io_failed = true;
+			break;
+		}
 		if (r > 0) {
 			refuse(refused, path, why);
 			continue;
@@ -689,8 +698,10 @@ int sbx_cmd_promote(const struct sbx_promote_opts *o)
 						json_object_get(f, "sha256"), "media_type",
 						json_object_get(f, "media_type"), "status", "promoted"));
 	}
-	json_array_foreach(files, i, f)
+	json_array_foreach(files, i, f) {
+		json_object_del(f, "selected");
 		remaining += !json_is_true(json_object_get(f, "promoted"));
+	}
 	/* Nothing held is left: the hold goes (under the lock still). */
 	if (remaining == 0) {
 		if (remove_hold(area_fd, o->run_id) < 0)
@@ -717,7 +728,8 @@ int sbx_cmd_promote(const struct sbx_promote_opts *o)
 	}
 	fwrite(line, 1, len, stdout);
 	fflush(stdout);
-	code = json_array_size(json_object_get(m, "refused")) ? SBX_EXIT_FAILED : SBX_EXIT_OK;
+	code = io_failed ? (err.code ? err.code : SBX_EXIT_SOFTWARE) :
+	       json_array_size(json_object_get(m, "refused")) ? SBX_EXIT_FAILED : SBX_EXIT_OK;
 	goto out;
 fail:
 	sbx_error_print(&err);

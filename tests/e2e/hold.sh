@@ -95,6 +95,17 @@ for mode in root user; do
 		eval '[ "$(sha256sum < "$HA/files/$(held_name "$A" part.txt)" | cut -d" " -f1)" = "$(artifact part.txt .sha256)" ]'
 	check "$mode: hold: the manifest's signature verifies (jq + openssl)" signature_ok
 
+	# A run over a limit holds what was valid too, and stays limit_exceeded.
+	mkjob "$M/quota.json" shell 'echo a > /work/out/a.txt; head -c 2000000 /dev/zero > /work/out/big.bin || exit 3' \
+		'{partial_outputs: "hold", limits: {output_bytes: 100000}}'
+	sbx_run "$M/quota.json"
+	expect_rc 137 "$mode: hold: a run over its output quota"
+	check "$mode: hold: ... a.txt held, big.bin rejected, status limit_exceeded" \
+		eval '[ "$(jqm .status)" = limit_exceeded ] && [ "$(artifact a.txt .status)" = held ] &&
+		      [ "$(artifact big.bin .status)" = rejected ] && [ -d "$(hold_of "$(jqm .run_id)")" ]'
+	promote --artifacts "$M/p-quota" "$(jqm .run_id)"
+	expect_prc 0 "$mode: hold: ... and promote delivers a.txt"
+
 	# A run that completes is promoted as before: hold is for runs cut short.
 	mkjob "$M/ok.json" shell 'echo done > /work/out/ok.txt' '{partial_outputs: "hold"}'
 	sbx_run "$M/ok.json"
