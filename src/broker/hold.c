@@ -296,7 +296,6 @@ static int write_atomic(int dirfd, const char *name, const char *data, size_t le
 {
 	_cleanup_free_ char *tmp = sbx_xasprintf("%s.new", name);
 	_cleanup_close_ int fd = -1;
-
 	struct stat st;
 
 	unlinkat(dirfd, tmp, 0);
@@ -440,11 +439,14 @@ static bool is_sha256_hex(const char *s)
 	return true;
 }
 
+/* "h" and the artifact's index, at least six digits (sbx_hold_collect). */
 static bool is_held_name(const char *s)
 {
-	if (!s || strlen(s) != 7 || s[0] != 'h')
+	size_t n = s ? strlen(s) : 0;
+
+	if (n < 7 || n > 12 || s[0] != 'h')
 		return false;
-	for (int i = 1; i < 7; i++)
+	for (size_t i = 1; i < n; i++)
 		if (s[i] < '0' || s[i] > '9')
 			return false;
 	return true;
