@@ -31,6 +31,7 @@ enum {
 	FOR_CANCEL = 1 << 5,
 	FOR_GC = 1 << 6,
 	FOR_PS = 1 << 7,
+	FOR_PROMOTE = 1 << 8,
 	FOR_BATCH = 1 << 10,
 	FOR_ALL = 0xffff,
 };
@@ -104,7 +105,9 @@ static const struct option global_options[] = {
 static unsigned option_owners(int val)
 {
 	switch (val) {
-	case OPT_PRINCIPAL: case OPT_STORE: case OPT_KEY: case OPT_QUEUE_TIMEOUT:
+	case OPT_KEY:
+		return FOR_RUN | FOR_BATCH | FOR_PROMOTE;
+	case OPT_PRINCIPAL: case OPT_STORE: case OPT_QUEUE_TIMEOUT:
 		return FOR_RUN | FOR_BATCH;
 	case 'j': case OPT_OUT:
 		return FOR_BATCH;
@@ -113,7 +116,7 @@ static unsigned option_owners(int val)
 	case OPT_STDOUT: case OPT_STDERR:
 		return FOR_RUN;
 	case OPT_ARTIFACTS:
-		return FOR_RUN | FOR_VERIFY | FOR_BATCH;
+		return FOR_RUN | FOR_VERIFY | FOR_BATCH | FOR_PROMOTE;
 	case OPT_PUBKEY:
 		return FOR_VERIFY;
 	case OPT_JSON:
@@ -159,6 +162,10 @@ static const struct optdoc optdocs[] = {
 				  "store, else $XDG_DATA_HOME/sbx/store)" },
 	{ FOR_RUN, "--artifacts DIR", "where promoted artifacts go (default sbx-runs/RUN_ID)" },
 	{ FOR_VERIFY, "--artifacts DIR", "also check the artifacts' digests against files in DIR" },
+	{ FOR_PROMOTE, "--artifacts DIR", "where the held files go, a new or empty directory\n"
+					  "(default sbx-runs/RUN_ID/promoted)" },
+	{ FOR_PROMOTE, "--key FILE", "Ed25519 signing key (default: config signing_key, else\n"
+				     "a per-user key)" },
 	{ FOR_RUN | FOR_BATCH, "--key FILE", "Ed25519 signing key (default: config signing_key, else\n"
 				 "a per-user key)" },
 	{ FOR_RUN, "--events FILE|-", "lifecycle events as JSON Lines (- = stderr)" },
@@ -210,7 +217,8 @@ static const char usage_text[] =
 	"  check                        what this host can enforce; is the catalog valid\n"
 	"  profiles                     list runtime and network profiles\n"
 	"  cancel RUN_ID                cancel a running job\n"
-	"  gc                           reap what crashed runs left behind\n"
+	"  gc                           reap what crashed runs left behind, old holds\n"
+	"  promote RUN_ID [PATH...]     release held outputs; prints a signed manifest\n"
 	"  batch [options] DIR|-        many job files through admission\n"
 	"  --version | --help\n"
 	"\n"
@@ -554,6 +562,22 @@ static int do_gc(struct parsed *p)
 	return r ? r : sbx_cmd_gc(&p->run.common);
 }
 
+static int do_promote(struct parsed *p)
+{
+	struct sbx_promote_opts o = {
+		.common = p->run.common,
+		.artifacts = p->run.artifacts,
+		.key = p->run.key,
+	};
+
+	if (p->n_operands < 1)
+		return usage_error("promote", "expected RUN_ID [PATH...]");
+	o.run_id = p->operands[0];
+	o.paths = p->operands + 1;
+	o.n_paths = (size_t)(p->n_operands - 1);
+	return sbx_cmd_promote(&o);
+}
+
 static int do_ps(struct parsed *p)
 {
 	int r = operands("ps", p, 0, 0);
@@ -595,7 +619,11 @@ static const struct subcommand subcommands[] = {
 	  "List the catalog's runtime and network profiles.", do_profiles },
 	{ "cancel", FOR_CANCEL, "sbx cancel RUN_ID",
 	  "Cancel a running job (from another shell).", do_cancel },
-	{ "gc", FOR_GC, "sbx gc", "Reap what crashed runs left behind.", do_gc },
+	{ "gc", FOR_GC, "sbx gc",
+	  "Reap what crashed runs left behind, and holds older than hold_max_age_hours.", do_gc },
+	{ "promote", FOR_PROMOTE, "sbx promote [--artifacts DIR] [--key FILE] RUN_ID [PATH...]",
+	  "Release a run's held outputs (all, or the PATHs named) into DIR and print a\n"
+	  "signed promote manifest on stdout.  Only the run's owner or root may.", do_promote },
 	{ "ps", FOR_PS, "sbx ps [--json]",
 	  "List the live runs the caller may see: run id, user, principal, profile,\n"
 	  "stage, elapsed time, memory.", do_ps },

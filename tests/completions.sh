@@ -28,15 +28,15 @@ declare -A opts=(
 	[verify]="--pubkey --artifacts"
 	[keygen]="--output"
 	[check]="--json" [profiles]="--json" [cancel]="" [gc]=""
-	[ps]="--json"
+	[ps]="--json" [promote]="--artifacts --key"
 	[batch]="--jobs --out --artifacts --queue-timeout --principal --store --key"
 )
-cmds="run verify keygen check profiles cancel gc ps batch"
+cmds="run verify keygen check profiles cancel gc ps promote batch"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/sbx-completions.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
-mkdir -p "$T/state/runs/r1abcdef" "$T/state/runs/r2abcdef" "$T/jobs"
-printf '{"state_dir": "%s"}\n' "$T/state" > "$T/cfg.json"
+mkdir -p "$T/state/runs/r1abcdef" "$T/state/runs/r2abcdef" "$T/jobs" "$T/holds/h1abcdef" "$T/holds/h2abcdef"
+printf '{"state_dir": "%s", "hold_dir": "%s"}\n' "$T/state" "$T/holds" > "$T/cfg.json"
 # The catalog -p and -n complete from (--policy on the line).
 P=$T/policy
 mkdir -p "$P/profiles" "$P/network"
@@ -86,6 +86,9 @@ if [ -r "$bc" ]; then
 	if have "$(bash_complete sbx cancel --config "$T/cfg.json" '')" r1abcdef r2abcdef; then
 		ok "bash: sbx cancel completes run ids of the config's state_dir"
 	else not_ok "bash: sbx cancel completes run ids of the config's state_dir"; fi
+	if have "$(bash_complete sbx promote --config "$T/cfg.json" '')" h1abcdef h2abcdef; then
+		ok "bash: sbx promote completes held run ids of the config's hold_dir"
+	else not_ok "bash: sbx promote completes held run ids of the config's hold_dir"; fi
 else
 	skip "bash: bash-completion is not installed"
 fi
@@ -111,6 +114,9 @@ if command -v fish >/dev/null 2>&1; then
 	if have "$(fish_complete "sbx cancel --config $T/cfg.json ")" r1abcdef r2abcdef; then
 		ok "fish: sbx cancel completes run ids of the config's state_dir"
 	else not_ok "fish: sbx cancel completes run ids of the config's state_dir"; fi
+	if have "$(fish_complete "sbx promote --config $T/cfg.json ")" h1abcdef h2abcdef; then
+		ok "fish: sbx promote completes held run ids of the config's hold_dir"
+	else not_ok "fish: sbx promote completes held run ids of the config's hold_dir"; fi
 else
 	skip "fish: fish is not installed"
 fi
@@ -150,6 +156,9 @@ if command -v zsh >/dev/null 2>&1; then
 	if have "$(zsh_complete "sbx cancel --config $T/cfg.json ")" r1abcdef r2abcdef; then
 		ok "zsh: sbx cancel completes run ids of the config's state_dir"
 	else not_ok "zsh: sbx cancel completes run ids of the config's state_dir"; fi
+	if have "$(zsh_complete "sbx promote --config $T/cfg.json ")" h1abcdef h2abcdef; then
+		ok "zsh: sbx promote completes held run ids of the config's hold_dir"
+	else not_ok "zsh: sbx promote completes held run ids of the config's hold_dir"; fi
 else
 	skip "zsh: zsh is not installed"
 fi

@@ -29,7 +29,7 @@ except ImportError:
     print("not ok\tpython3-jsonschema (4.0 or later, for draft 2020-12) is not importable")
     sys.exit(2)
 
-SCHEMAS = ("job", "profile", "network", "seccomp", "manifest")
+SCHEMAS = ("job", "profile", "network", "seccomp", "manifest", "promote-manifest")
 failed = 0
 
 
@@ -104,7 +104,7 @@ def cmd_source(schemas, src):
         report(s == c, what, "only in the schema: %s; only in the code: %s" %
                (sorted(s - c) or "-", sorted(c - s) or "-"))
 
-    job, prof, net, sc, man = (schemas[n] for n in SCHEMAS)
+    job, prof, net, sc, man = (schemas[n] for n in SCHEMAS[:5])
     same("job: the top-level keys are job.c's", job["properties"], c_strings(policy, "job_keys"))
     same("profile: the keys are catalog.c's", prof["properties"], c_strings(policy, "profile_keys"))
     same("network profile: the keys are catalog.c's", net["properties"], c_strings(policy, "network_keys"))
@@ -181,6 +181,14 @@ def cmd_batch(schemas, lines):
                     report(False, what, "%s: not one line" % path)
                     continue
                 doc = json.loads(text)
+                if doc.get("kind") == "promote":
+                    # sbx promote: 0 when all was delivered, 1 when something was refused.
+                    err = first_error(validators["promote-manifest"], doc)
+                    if err is None and int(arg) != (1 if doc["refused"] else 0):
+                        err = "%d refused goes with exit %d, sbx exited %s" % (
+                            len(doc["refused"]), 1 if doc["refused"] else 0, arg)
+                    report(err is None, what, err)
+                    continue
                 err = first_error(validators["manifest"], doc)
                 if err is None and exits.get(doc["status"]) != int(arg):
                     err = "status %s goes with exit %s, sbx exited %s" % (
@@ -204,6 +212,7 @@ def looks_like_manifest(doc):
 
 def cmd_lines(schemas, path):
     v = Draft202012Validator(schemas["manifest"])
+    vp = Draft202012Validator(schemas["promote-manifest"])
     n = other = 0
     kinds = {}  # (status, error) -> [count, first line]
     with open(path) as f:
@@ -220,7 +229,7 @@ def cmd_lines(schemas, path):
                 other += 1
                 continue
             n += 1
-            err = first_error(v, doc)
+            err = first_error(vp if doc.get("kind") == "promote" else v, doc)
             if err:
                 kinds.setdefault((str(doc.get("status")), err[:200]), [0, i])[0] += 1
     what = "the e2e suite's %d manifests match manifest.schema.json" % n

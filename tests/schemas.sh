@@ -11,7 +11,7 @@
 #     refuses too, jobs the parser accepts the schema accepts, and the
 #     few checks a schema cannot express are listed as the parser's alone;
 #   - the manifests of real runs (succeeded, failed, timed out, over a
-#     limit, refused, invalid, with promoted, rejected, partial and
+#     limit, refused, invalid, with promoted, rejected, partial, held and
 #     discarded artifacts, through the egress proxy), as root and as an
 #     unprivileged user, match manifest.schema.json, each with the exit
 #     status its status goes with; broken manifests do not;
@@ -267,6 +267,16 @@ if [ "$ROOT" = 1 ]; then
 		run hog 137 '.artifacts[0].status == "discarded" and .usage.oom_kills > 0' \
 			"out of memory, an output discarded" probe \
 			'echo x >/work/out/d.txt; exec /opt/sbx-probe memhog 256' '{limits: {memory_mib: 32}}'
+		run held 124 '[.artifacts[] | .status + " " + (.partial | tostring)] == ["held true", "held true"]' \
+			"timed out, partial outputs held" shell \
+			'echo part >/work/out/p.txt; echo q >/work/out/q.txt; exec sleep 30' \
+			'{limits: {wall_seconds: 1, grace_seconds: 1}, partial_outputs: "hold"}'
+		# Its promote manifest, and one that refuses (p.txt is promoted by then).
+		for n in 1 2; do
+			as_mode "$SBX" promote --config "$M/config.json" --key "$KEY" --artifacts "$M/promoted.$n" \
+				"$(jqm .run_id)" p.txt >"$M/promote.$n.json" 2>"$M/promote.$n.err"
+			add manifest $? "$M/promote.$n.json" "$MODE: sbx promote ($n): promote manifest matches promote-manifest.schema.json"
+		done
 		run refused 77 '.limits == null and .exit == null' "refused, over the profile's maximum" shell \
 			'echo never' '{limits: {memory_mib: 100000}}'
 		run invalid 65 '.profile.sha256 == null' "invalid, an unknown key" shell 'echo never' '{lots: 1}'

@@ -36,7 +36,18 @@ struct sbx_run_opts {
 	bool dry_run;             /* --dry-run: admit and print the plan, run nothing */
 };
 
+struct sbx_promote_opts {
+	struct sbx_common_opts common;
+	const char *run_id;
+	char *const *paths;      /* PATH... (n_paths of them), or none: all */
+	size_t n_paths;
+	const char *artifacts;   /* --artifacts DIR, or NULL: sbx-runs/RUN_ID/promoted */
+	const char *key;         /* --key FILE */
+};
+
 int sbx_cmd_run(const struct sbx_run_opts *o);
+/* hold.c: release held outputs, print a signed promote manifest. */
+int sbx_cmd_promote(const struct sbx_promote_opts *o);
 int sbx_cmd_check(const struct sbx_common_opts *o);
 int sbx_cmd_profiles(const struct sbx_common_opts *o);
 int sbx_cmd_verify(const struct sbx_common_opts *o, const char *manifest, const char *pubkey,

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "hold.h"
 #include "hostconfig.h"
 #include "state.h"
 
@@ -27,15 +28,26 @@ static int state_dir_from_config(const struct sbx_common_opts *o, char **dir,
 int sbx_cmd_gc(const struct sbx_common_opts *o)
 {
 	struct sbx_error err = { 0 };
+	struct sbx_hostconfig cfg = { 0 };
 	_cleanup_free_ char *dir = NULL;
-	unsigned reaped = 0;
+	unsigned reaped = 0, holds = 0;
+	int r;
 
-	if (state_dir_from_config(o, &dir, &err) < 0 || sbx_state_gc(dir, &reaped, &err) < 0) {
+	if (sbx_hostconfig_load(&cfg, o->config, &err) < 0) {
+		sbx_error_print(&err);
+		return err.code;
+	}
+	/* Holds by age only (hold.c): they outlive their runs' entries. */
+	r = sbx_state_dir(cfg.state_dir, &dir, &err) < 0 || sbx_state_gc(dir, &reaped, &err) < 0 ||
+	    sbx_hold_gc(&cfg, &holds, &err) < 0;
+	sbx_hostconfig_free(&cfg);
+	if (r) {
 		sbx_error_print(&err);
 		return err.code;
 	}
 	if (o->verbosity >= 0)
-		fprintf(stderr, "sbx: gc: reaped %u run%s\n", reaped, reaped == 1 ? "" : "s");
+		fprintf(stderr, "sbx: gc: reaped %u run%s, removed %u expired hold%s\n", reaped,
+			reaped == 1 ? "" : "s", holds, holds == 1 ? "" : "s");
 	return SBX_EXIT_OK;
 }
 

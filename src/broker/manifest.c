@@ -194,6 +194,8 @@ static const char *artifact_status(enum sbx_artifact_status s)
 		return "rejected";
 	case SBX_ARTIFACT_DISCARDED:
 		return "discarded";
+	case SBX_ARTIFACT_HELD:
+		return "held";
 	}
 	return "rejected";
 }

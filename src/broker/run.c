@@ -53,6 +53,7 @@
 #include "admission.h"
 #include "digest.h"
 #include "events.h"
+#include "hold.h"
 #include "passwd.h"
 #include "proxy.h"
 #include "report.h"
@@ -776,6 +777,7 @@ static int execute(struct sbx_run *run, int sfd)
 		/* DIR/.sbx is where the captures go: never the payload's. */
 		sbx_streams_reserve(&run->coll);
 		if (sbx_collect_validate(&run->coll, run->plan.allowed_outputs, &run->err) < 0 ||
+		    sbx_hold_collect(run) < 0 ||
 		    sbx_collect_promote(&run->coll, &run->artifacts, run->partial,
 					run->job.partial_outputs == SBX_PARTIAL_RETAIN, &run->err) < 0) {
 			r = -1;
@@ -830,6 +832,7 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	_cleanup_(sbx_oneliner_job_free) struct sbx_oneliner_job one = { 0 };
 	size_t len = 0;
 	json_t *manifest;
+	struct sbx_error herr = { 0 };
 	int code;
 
 	if (o->print_job || o->dry_run)
@@ -894,6 +897,8 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	if (sbx_policy_admit(&run.plan, &run.job, &run.cat, &run.err) < 0)
 		goto done;
 	run.admitted = true;
+	if (run.job.partial_outputs == SBX_PARTIAL_HOLD && sbx_hold_check(&run.cfg, &run.err) < 0)
+		goto done;
 
 	if (sbx_state_dir(run.cfg.state_dir, &state_dir, &run.err) < 0)
 		goto done;
@@ -944,8 +949,22 @@ done:
 	/* Before the first digest: a run that ended early never got to the
 	 * set-up in execute().  Should it fail, signing fails (70). */
 	sbx_crypto_init();
+	/* A run that failed keeps nothing held: there would be no record. */
+	if (run.hold && run.err.code)
+		sbx_hold_abandon(&run, "not held: the run ended with an error");
 	manifest = sbx_manifest_build(&run);
-	if (sbx_manifest_finish(manifest, sbx_key_pkey(&run.key), &line, &len, &run.err) < 0) {
+	code = sbx_manifest_finish(manifest, sbx_key_pkey(&run.key), &line, &len, &run.err);
+	if (code == 0 && run.hold && sbx_hold_record(&run, line, len, &herr) < 0) {
+		/* The hold names the manifest's digest, so it is written after
+		 * signing; if it cannot be, the manifest is made again, truthful. */
+		sbx_error_print(&herr);
+		sbx_hold_abandon(&run, "not held: the hold could not be recorded");
+		json_decref(manifest);
+		free(TAKE_PTR(line));
+		manifest = sbx_manifest_build(&run);
+		code = sbx_manifest_finish(manifest, sbx_key_pkey(&run.key), &line, &len, &run.err);
+	}
+	if (code < 0) {
 		sbx_error_print(&run.err);
 		code = SBX_EXIT_SOFTWARE;
 	} else {
@@ -960,6 +979,8 @@ done:
 		sbx_collection_free(&run.coll);
 	remove_temp_dir(&run);
 	free(run.temp_dir);
+	sbx_hold_close(run.hold);
+	free(run.hold);
 	if (state)
 		sbx_state_finish(state);
 	json_decref(run.events);

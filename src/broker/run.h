@@ -23,6 +23,7 @@
 #include "supervisor.h"
 
 struct sbx_events;
+struct sbx_hold;
 struct sbx_proxy;
 
 struct sbx_run {
@@ -59,6 +60,7 @@ struct sbx_run {
 	struct sbx_collection coll;
 	bool collected;
 	bool partial;
+	struct sbx_hold *hold;    /* held outputs (hold.h), NULL when none */
 
 	/* Accounting. */
 	struct sbx_cgroup_host cg_host;

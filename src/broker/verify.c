@@ -454,7 +454,11 @@ int sbx_cmd_verify(const struct sbx_common_opts *o, const char *manifest, const 
 		return err.code == SBX_EXIT_UNAVAILABLE || err.code == SBX_EXIT_SOFTWARE ? err.code
 											: SBX_EXIT_FAILED;
 	}
-	if (*streams)
+	/* A promote manifest (sbx promote) is signed and checked the same way;
+	 * its artifacts are the files it delivered. */
+	if (!strcmp(json_string_value(json_object_get(m, "kind")) ?: "", "promote"))
+		sbx_warn("promote manifest OK (%zu artifacts checked)", checked);
+	else if (*streams)
 		sbx_warn("manifest OK (%zu artifacts%s)", checked, streams);
 	else
 		sbx_warn("manifest OK (%zu artifacts checked)", checked);

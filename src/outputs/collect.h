@@ -41,6 +41,7 @@ enum sbx_artifact_status {
 	SBX_ARTIFACT_PROMOTED,  /* passed so far; final after promotion */
 	SBX_ARTIFACT_REJECTED,
 	SBX_ARTIFACT_DISCARDED, /* valid, but the run did not complete */
+	SBX_ARTIFACT_HELD,      /* valid, kept outside --artifacts for sbx promote */
 };
 
 struct sbx_artifact {
@@ -53,6 +54,7 @@ struct sbx_artifact {
 	bool partial;      /* promoted from a run that did not complete */
 	bool formula_cells; /* CSV cells starting with = + - @ TAB CR */
 	unsigned flags;     /* SBX_MEDIA_FLAG_*: suspicious but allowed */
+	bool hold;          /* to be held, not promoted (sbx_collect_hold) */
 	/* private to collect.c and promote.c */
 	char qname[16];    /* name in the quarantine dir, "" when not copied */
 	bool validated;
@@ -182,6 +184,39 @@ int sbx_collect_check_artifacts_dir(const char *dir, struct sbx_error *err);
  */
 int sbx_collect_promote(struct sbx_collection *c, const struct sbx_artifacts_dir *ad,
 			bool partial, bool retain_partial, struct sbx_error *err);
+
+/*
+ * sbx_collect_hold() - keep a validated candidate for a later `sbx promote`
+ * instead of promoting it: its quarantine copy is moved (renameat2
+ * RENAME_NOREPLACE, else a copy made O_EXCL) to @name, a plain name sbx
+ * chose, in @hold_fd, the held area's private directory, with mode 0600.
+ * @a->hold says whether to: the caller sets it for every artifact of a
+ * partial run under partial_outputs "hold", and for an output whose contract
+ * says "hold": true.  Candidates with @a->hold false, or not (or no longer)
+ * validated, are left alone.  sbx_collect_promote() afterwards skips what
+ * is held.
+ * Return: 1 when held (status HELD), 0 when not asked to, -1 with @err set
+ * when the move failed (@a is then REJECTED with the reason).
+ */
+int sbx_collect_hold(struct sbx_collection *c, struct sbx_artifact *a, int hold_fd,
+		     const char *name, struct sbx_error *err);
+
+/*
+ * sbx_collect_release() - deliver one held file to the artifacts directory
+ * @rootfd, at @path (relative, checked by the caller), by the rules of
+ * sbx_collect_promote(): intermediate directories made with mkdirat() and
+ * opened with openat2 without following a symlink, the file made O_EXCL
+ * (never replacing one), mode 0644.  The held file @name below @hold_fd is
+ * opened with openat2 (no symlink, no magic link), must be a regular file
+ * with one link and @size bytes, and is copied while hashed: what was
+ * copied must have @sha256, the digest recorded when it was held, or the
+ * new file is removed again.  Only then is the held file unlinked.
+ * Return: 0 when delivered, 1 when refused (*@why: a static reason; nothing
+ * is left in @rootfd's tree but directories), -1 with @err set for an I/O
+ * error (SBX_EXIT_UNAVAILABLE without openat2).
+ */
+int sbx_collect_release(int hold_fd, const char *name, uint64_t size, const char *sha256,
+			int rootfd, const char *path, const char **why, struct sbx_error *err);
 
 /* The artifact listed under @path, or NULL (for required_outputs). */
 const struct sbx_artifact *sbx_collection_find(const struct sbx_collection *c, const char *path);

@@ -15,6 +15,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <openssl/evp.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -257,14 +258,15 @@ static int copy_into(int src, int dirfd, const char *leaf)
 	return 0;
 }
 
-static int move_into(struct sbx_collection *c, struct sbx_artifact *a, int dirfd,
-		     const char *leaf)
+static int move_into_mode(struct sbx_collection *c, struct sbx_artifact *a, int dirfd,
+			  const char *leaf, mode_t mode)
 {
 	_cleanup_close_ int src = openat(c->quarantine_dirfd, a->qname,
 					 O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 
-	/* The quarantine copy is 0600; artifacts are world-readable files. */
-	if (src < 0 || fchmod(src, 0644) < 0)
+	/* The quarantine copy is 0600; artifacts are world-readable files,
+	 * held ones stay private. */
+	if (src < 0 || fchmod(src, mode) < 0)
 		return -1;
 	if (renameat2(c->quarantine_dirfd, a->qname, dirfd, leaf, RENAME_NOREPLACE) == 0)
 		return 0;
@@ -279,10 +281,16 @@ static int move_into(struct sbx_collection *c, struct sbx_artifact *a, int dirfd
 	} else if (errno != EXDEV) {
 		return -1;
 	}
-	if (copy_into(src, dirfd, leaf) < 0)
+	if (copy_into(src, dirfd, leaf) < 0 || fchmodat(dirfd, leaf, mode, 0) < 0)
 		return -1;
 	unlinkat(c->quarantine_dirfd, a->qname, 0);
 	return 0;
+}
+
+static int move_into(struct sbx_collection *c, struct sbx_artifact *a, int dirfd,
+		     const char *leaf)
+{
+	return move_into_mode(c, a, dirfd, leaf, 0644);
 }
 
 static int place(struct sbx_collection *c, struct sbx_artifact *a, int rootfd,
@@ -358,4 +366,140 @@ int sbx_collect_promote(struct sbx_collection *c, const struct sbx_artifacts_dir
 			ret = -1;
 	}
 	return ret;
+}
+
+/* --- held outputs ------------------------------------------------------------------ */
+
+int sbx_collect_hold(struct sbx_collection *c, struct sbx_artifact *a, int hold_fd,
+		     const char *name, struct sbx_error *err)
+{
+	int e;
+
+	if (!a->hold || a->status != SBX_ARTIFACT_PROMOTED || !a->validated || !a->qname[0])
+		return 0;
+	if (move_into_mode(c, a, hold_fd, name, 0600) == 0) {
+		a->qname[0] = '\0';
+		a->status = SBX_ARTIFACT_HELD;
+		return 1;
+	}
+	e = errno;
+	collect_set_rejected(a, "could not be held: %s", strerror(e));
+	collect_drop_quarantined(c, a);
+	return sbx_error_set(err, SBX_EXIT_SOFTWARE, e, "held outputs: %s", a->path);
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(EVP_MD_CTX *, EVP_MD_CTX_free)
+
+/*
+ * Copy @src (at offset 0) to the new file @leaf below @dirfd, hashing on
+ * the way; at most @size + 1 bytes are read, so a file that grew shows.
+ * Return: 0 with @hex set and *@copied the bytes written, -1 with errno.
+ */
+static int copy_hashed(int src, int dirfd, const char *leaf, uint64_t size, char hex[65],
+		       uint64_t *copied)
+{
+	_cleanup_(EVP_MD_CTX_freep) EVP_MD_CTX *md = EVP_MD_CTX_new();
+	_cleanup_close_ int dst = openat(dirfd, leaf,
+					 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	unsigned char buf[65536], digest[32];
+	unsigned dlen = 0;
+	uint64_t total = 0;
+	ssize_t r;
+
+	if (dst < 0)
+		return -1;
+	if (!md || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1 || fchmod(dst, 0644) < 0)
+		goto fail;
+	while (total <= size) {
+		r = read(src, buf, sizeof(buf));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			goto fail;
+		if (r == 0)
+			break;
+		total += (uint64_t)r;
+		if (EVP_DigestUpdate(md, buf, (size_t)r) != 1 || sbx_write_all(dst, buf, (size_t)r) < 0)
+			goto fail;
+	}
+	if (EVP_DigestFinal_ex(md, digest, &dlen) != 1 || dlen != sizeof(digest))
+		goto fail;
+	for (unsigned i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+	*copied = total;
+	return 0;
+fail: {
+	int e = errno ? errno : EIO;
+	unlinkat(dirfd, leaf, 0);
+	errno = e;
+	return -1;
+}
+}
+
+int sbx_collect_release(int hold_fd, const char *name, uint64_t size, const char *sha256,
+			int rootfd, const char *path, const char **why, struct sbx_error *err)
+{
+	_cleanup_free_ char *rel = sbx_xstrdup(path);
+	_cleanup_close_ int src = -1, cur = -1;
+	char *comp = rel, *slash, hex[65];
+	uint64_t copied = 0;
+	struct stat st;
+
+	*why = NULL;
+	src = collect_open_beneath(hold_fd, name, O_RDONLY | O_NONBLOCK, err);
+	if (src < 0 && errno == ENOSYS)
+		return -1;
+	if (src < 0) {
+		*why = errno == ELOOP ? "the held file was replaced by a symbolic link" :
+		       errno == ENOENT ? "the held file is gone" :
+					 "the held file cannot be opened";
+		return 1;
+	}
+	/* The owner of the held area can write there: what was held is
+	 * trusted only as far as its digest still says so. */
+	if (fstat(src, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		*why = "the held file is no longer a regular file with one link";
+		return 1;
+	}
+	if ((uint64_t)st.st_size != size) {
+		*why = "the held file changed since it was held (size)";
+		return 1;
+	}
+	cur = dup(rootfd);
+	if (cur < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "artifacts: dup");
+	while ((slash = strchr(comp, '/'))) {
+		int next;
+
+		*slash = '\0';
+		if (mkdirat(cur, comp, 0755) < 0 && errno != EEXIST)
+			return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "artifacts: %s", path);
+		next = collect_open_beneath(cur, comp, O_RDONLY | O_DIRECTORY, err);
+		if (next < 0 && errno == ENOSYS)
+			return -1;
+		if (next < 0) {
+			*why = errno == ELOOP || errno == ENOTDIR ?
+				       "a directory on the way in the artifacts directory is a symbolic link or a file" :
+				       "a directory on the way cannot be opened";
+			return 1;
+		}
+		close(cur);
+		cur = next;
+		comp = slash + 1;
+	}
+	if (copy_hashed(src, cur, comp, size, hex, &copied) < 0) {
+		if (errno == EEXIST) {
+			*why = "a file of that name exists in the artifacts directory";
+			return 1;
+		}
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "artifacts: %s", path);
+	}
+	if (copied != size || strcmp(hex, sha256) != 0) {
+		unlinkat(cur, comp, 0);
+		*why = "the held file changed since it was held (sha256)";
+		return 1;
+	}
+	if (unlinkat(hold_fd, name, 0) < 0 && errno != ENOENT)
+		sbx_warn("held outputs: %s: cannot remove the held copy: %m", path);
+	return 0;
 }

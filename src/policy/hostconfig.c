@@ -18,7 +18,7 @@
 
 static const char *const config_keys[] = {
 	"store", "policy", "signing_key", "state_dir", "cgroup_parent", "max_concurrent",
-	"memory_budget_mib", "root_ids", NULL,
+	"memory_budget_mib", "root_ids", "hold_dir", "hold_max_age_hours", NULL,
 };
 static const char *const root_ids_keys[] = { "first", "count", NULL };
 
@@ -97,6 +97,7 @@ int sbx_hostconfig_parse(struct sbx_hostconfig *cfg, const char *source, const c
 	    get_path(&c, root, "signing_key", &cfg->signing_key) < 0 ||
 	    get_path(&c, root, "state_dir", &cfg->state_dir) < 0 ||
 	    get_path(&c, root, "cgroup_parent", &cfg->cgroup_parent) < 0 ||
+	    get_path(&c, root, "hold_dir", &cfg->hold_dir) < 0 ||
 	    get_root_ids(&c, root, cfg) < 0)
 		goto fail;
 	/* Bounds only against nonsense; the admission code decides what a
@@ -106,6 +107,11 @@ int sbx_hostconfig_parse(struct sbx_hostconfig *cfg, const char *source, const c
 		goto fail;
 	if ((v = json_object_get(root, "memory_budget_mib")) &&
 	    sbx_json_uint(&c, "memory_budget_mib", v, 1, 1u << 30, &cfg->memory_budget_mib) < 0)
+		goto fail;
+	cfg->hold_max_age_hours = SBX_HOLD_MAX_AGE_HOURS_DEFAULT;
+	if ((v = json_object_get(root, "hold_max_age_hours")) &&
+	    sbx_json_uint(&c, "hold_max_age_hours", v, 1, SBX_HOLD_MAX_AGE_HOURS_MAX,
+			  &cfg->hold_max_age_hours) < 0)
 		goto fail;
 	return 0;
 fail:
@@ -124,6 +130,7 @@ int sbx_hostconfig_load(struct sbx_hostconfig *cfg, const char *path, struct sbx
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->root_ids_first = SBX_ROOT_IDS_FIRST_DEFAULT;
 	cfg->root_ids_count = SBX_ROOT_IDS_COUNT_DEFAULT;
+	cfg->hold_max_age_hours = SBX_HOLD_MAX_AGE_HOURS_DEFAULT;
 	if (!path && env && *env)
 		path = env;
 	if (!path) {
@@ -148,5 +155,6 @@ void sbx_hostconfig_free(struct sbx_hostconfig *cfg)
 	free(cfg->signing_key);
 	free(cfg->state_dir);
 	free(cfg->cgroup_parent);
+	free(cfg->hold_dir);
 	memset(cfg, 0, sizeof(*cfg));
 }

@@ -40,7 +40,16 @@ struct sbx_hostconfig {
 	 * slot.  Always set: the defaults when the file has no root_ids. */
 	uint32_t root_ids_first;
 	uint32_t root_ids_count;
+	/* Held outputs (src/broker/hold.c): where, NULL for the default, and
+	 * how long sbx gc keeps them.  hold_max_age_hours is always set. */
+	char *hold_dir;
+	uint64_t hold_max_age_hours;
 };
+
+/* sbx gc removes holds older than this unless hold_max_age_hours says. */
+#define SBX_HOLD_MAX_AGE_HOURS_DEFAULT 168u
+/* Ten years: a bound against nonsense, not a policy. */
+#define SBX_HOLD_MAX_AGE_HOURS_MAX 87600u
 
 /*
  * sbx_hostconfig_load() - read @path; when @path is NULL, $SBX_CONFIG, else

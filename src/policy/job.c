@@ -166,7 +166,11 @@ static int parse_partial(const struct sbx_jctx *c, const json_t *v, enum sbx_par
 		*out = SBX_PARTIAL_RETAIN;
 		return 0;
 	}
-	return sbx_json_expected(c, "partial_outputs", v, "\"discard\" or \"retain\"");
+	if (json_is_string(v) && strcmp(json_string_value(v), "hold") == 0) {
+		*out = SBX_PARTIAL_HOLD;
+		return 0;
+	}
+	return sbx_json_expected(c, "partial_outputs", v, "\"discard\", \"retain\" or \"hold\"");
 }
 
 static int check_extract(const struct sbx_jctx *c, const struct sbx_job *job)

@@ -28,7 +28,8 @@
 #define SBX_JOB_MAX_PATH_LEN 255
 #define SBX_JOB_MAX_NAME_LEN 64  /* profile names */
 
-enum sbx_partial { SBX_PARTIAL_DISCARD, SBX_PARTIAL_RETAIN };
+/* hold: kept outside --artifacts until `sbx promote` (src/broker/hold.c). */
+enum sbx_partial { SBX_PARTIAL_DISCARD, SBX_PARTIAL_RETAIN, SBX_PARTIAL_HOLD };
 
 struct sbx_job {
 	char *source;            /* file name for messages ("job.json", "<stdin>") */

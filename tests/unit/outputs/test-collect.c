@@ -737,6 +737,95 @@ static void test_partial(void **state)
 	sbx_collection_free(&c);
 }
 
+/*
+ * Held outputs: what is marked hold goes to the held directory (0600, under
+ * the caller's name), the rest is promoted as before; sbx_collect_release()
+ * then delivers a held file only while it is what was held, never through
+ * a symlink, never over an existing file, and leaves nothing behind.
+ */
+static void test_hold_release(void **state)
+{
+	_cleanup_free_ char *held = rpath("held"), *art = rpath("art-held");
+	_cleanup_close_ int hfd = -1, afd = -1, rfd = -1;
+	struct sbx_collection c = { 0 };
+	struct sbx_error err = { 0 };
+	const struct sbx_artifact *one, *two;
+	char sha1[65], sha2[65];
+	const char *why = NULL;
+	unsigned files = 0;
+	struct stat st;
+
+	collect_two(&c);
+	one = find(&c, "one.txt");
+	two = find(&c, "two.txt");
+	strcpy(sha1, one->sha256);
+	strcpy(sha2, two->sha256);
+	assert_int_equal(mkdir(held, 0700), 0);
+	hfd = open(held, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(hfd >= 0);
+	/* Not asked to: untouched. */
+	assert_int_equal(sbx_collect_hold(&c, (struct sbx_artifact *)one, hfd, "h000001", &err), 0);
+	assert_int_equal(one->status, SBX_ARTIFACT_PROMOTED);
+	((struct sbx_artifact *)one)->hold = true;
+	assert_int_equal(sbx_collect_hold(&c, (struct sbx_artifact *)one, hfd, "h000001", &err), 1);
+	assert_int_equal(one->status, SBX_ARTIFACT_HELD);
+	assert_int_equal(fstatat(hfd, "h000001", &st, 0), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	/* A name taken in the held directory is never replaced. */
+	xwrite_str(hfd, "h000002", CANARY);
+	((struct sbx_artifact *)two)->hold = true;
+	assert_int_equal(sbx_collect_hold(&c, (struct sbx_artifact *)two, hfd, "h000002", &err), -1);
+	assert_int_equal(two->status, SBX_ARTIFACT_REJECTED);
+	unlinkat(hfd, "h000002", 0);
+	/* Promotion skips what is held. */
+	assert_int_equal(promote_to(&c, art, false, false, &err), 0);
+	assert_int_equal(one->status, SBX_ARTIFACT_HELD);
+	afd = open(art, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(afd >= 0);
+	tree_contains(afd, "x", &files);
+	assert_int_equal(files, 0);
+	sbx_collection_free(&c);
+
+	/* The held file, released: digest checked, 0644, held copy gone. */
+	assert_int_equal(sbx_collect_release(hfd, "h000001", 2, sha2, afd, "a/one.txt", &why, &err), 1);
+	assert_string_equal(why, "the held file changed since it was held (sha256)");
+	assert_int_equal(fstatat(afd, "a/one.txt", &st, 0), -1);
+	assert_int_equal(fstatat(hfd, "h000001", &st, 0), 0);
+	assert_int_equal(sbx_collect_release(hfd, "h000001", 3, sha1, afd, "a/one.txt", &why, &err), 1);
+	assert_string_equal(why, "the held file changed since it was held (size)");
+	/* A symlink on the way in the artifacts directory is not followed. */
+	assert_int_equal(symlinkat(root, afd, "b"), 0);
+	assert_int_equal(sbx_collect_release(hfd, "h000001", 2, sha1, afd, "b/one.txt", &why, &err), 1);
+	assert_non_null(strstr(why, "symbolic link"));
+	assert_int_equal(unlinkat(afd, "b", 0), 0);
+	/* An existing file is not replaced. */
+	xwrite_str(afd, "taken.txt", "mine\n");
+	assert_int_equal(sbx_collect_release(hfd, "h000001", 2, sha1, afd, "taken.txt", &why, &err), 1);
+	assert_string_equal(why, "a file of that name exists in the artifacts directory");
+	assert_int_equal(sbx_collect_release(hfd, "h000001", 2, sha1, afd, "a/one.txt", &why, &err), 0);
+	assert_null(why);
+	assert_int_equal(fstatat(afd, "a/one.txt", &st, 0), 0);
+	assert_int_equal(st.st_mode & 07777, 0644);
+	assert_int_equal(fstatat(hfd, "h000001", &st, AT_SYMLINK_NOFOLLOW), -1);
+	/* Gone now; and a held name swapped for a symlink to the canary. */
+	assert_int_equal(sbx_collect_release(hfd, "h000001", 2, sha1, afd, "again.txt", &why, &err), 1);
+	assert_string_equal(why, "the held file is gone");
+	rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_int_equal(symlinkat("../canary.txt", hfd, "h000003"), 0);
+	sha256_hex(CANARY "\n", strlen(CANARY) + 1, sha1);
+	assert_int_equal(sbx_collect_release(hfd, "h000003", strlen(CANARY) + 1, sha1, afd, "c.txt",
+					     &why, &err), 1);
+	assert_string_equal(why, "the held file was replaced by a symbolic link");
+	assert_false(tree_contains(afd, CANARY, &files));
+	assert_int_equal(fstatat(afd, "c.txt", &st, AT_SYMLINK_NOFOLLOW), -1);
+	/* A hard link to it is refused as well (one link only). */
+	assert_int_equal(linkat(rfd, "canary.txt", hfd, "h000004", 0), 0);
+	assert_int_equal(sbx_collect_release(hfd, "h000004", strlen(CANARY) + 1, sha1, afd, "d.txt",
+					     &why, &err), 1);
+	assert_string_equal(why, "the held file is no longer a regular file with one link");
+	assert_false(tree_contains(afd, CANARY, &files));
+}
+
 /* A file that is not valid is rejected and is not left in quarantine; a
  * collection that is freed without promotion leaves nothing behind. */
 static void test_free_without_promote(void **state)
@@ -804,6 +893,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_display_paths_unique, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_invisible_names, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_partial, setup_root, teardown_root),
+		cmocka_unit_test_setup_teardown(test_hold_release, setup_root, teardown_root),
 		cmocka_unit_test_setup_teardown(test_free_without_promote, setup_root,
 						teardown_root),
 		cmocka_unit_test_setup_teardown(test_promote_exdev, setup_root, teardown_root),

@@ -65,6 +65,19 @@ static const struct cfg_case cases[] = {
 	  "sbx.json: root_ids.last: unknown key" },
 	{ "root ids string", "{\"root_ids\":\"300000-300063\"}",
 	  "sbx.json: root_ids: expected an object" },
+	{ "hold dir", "{\"hold_dir\":\"/var/lib/sbx/holds\",\"hold_max_age_hours\":24}", NULL },
+	{ "relative hold dir", "{\"hold_dir\":\"holds\"}",
+	  "sbx.json: hold_dir: expected an absolute path in normal form, got \"holds\"" },
+	{ "dotdot hold dir", "{\"hold_dir\":\"/var/lib/../../tmp\"}",
+	  "sbx.json: hold_dir: expected an absolute path in normal form" },
+	{ "hold age zero", "{\"hold_max_age_hours\":0}",
+	  "sbx.json: hold_max_age_hours: expected a positive integer, got 0" },
+	{ "hold age over ten years", "{\"hold_max_age_hours\":87601}",
+	  "sbx.json: hold_max_age_hours: expected a positive integer of at most 87600" },
+	{ "hold age string", "{\"hold_max_age_hours\":\"7d\"}",
+	  "sbx.json: hold_max_age_hours: expected a positive integer, got \"7d\"" },
+	{ "hold age negative", "{\"hold_max_age_hours\":-1}",
+	  "sbx.json: hold_max_age_hours: expected a positive integer, got -1" },
 	{ "control char", "{\"store\":\"/a\\u001b[31m\"}", "sbx.json: store: expected an absolute path in normal form, got \"/a\\x1b[31m\"" },
 };
 
@@ -114,6 +127,16 @@ static void test_values(void **state)
 	/* root's per-run ids default to 2130706432-2130710527 */
 	assert_int_equal(cfg.root_ids_first, 2130706432u);
 	assert_int_equal(cfg.root_ids_count, 4096);
+	/* holds: the default area, and a week */
+	assert_null(cfg.hold_dir);
+	assert_int_equal(cfg.hold_max_age_hours, 168);
+	sbx_hostconfig_free(&cfg);
+
+	assert_int_equal(sbx_hostconfig_parse(&cfg, "c.json",
+					      "{\"hold_dir\":\"/srv/holds\",\"hold_max_age_hours\":1}", 48,
+					      &err), 0);
+	assert_string_equal(cfg.hold_dir, "/srv/holds");
+	assert_int_equal(cfg.hold_max_age_hours, 1);
 	sbx_hostconfig_free(&cfg);
 
 	assert_int_equal(sbx_hostconfig_parse(&cfg, "c.json",

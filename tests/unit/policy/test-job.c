@@ -56,6 +56,7 @@ static const struct job_case cases[] = {
 	OK("three decimals", "{" BASE ",'limits':{'cpu_cores':0.125}}"),
 	OK("extract subset", "{" BASE ",'input_handles':['a.tar','b'],'extract':['a.tar']}"),
 	OK("retain", "{" BASE ",'partial_outputs':'retain'}"),
+	OK("hold", "{" BASE ",'partial_outputs':'hold'}"),
 	OK("nested output", "{" BASE ",'required_outputs':['plots/a.png','x..y/.z']}"),
 	OK("unicode code", "{'runtime_profile':'shell','code':'echo \\u00e9\\u2603'}"),
 	OK("handle shapes", "{" BASE ",'input_handles':['a','A.b-c_d','9']}"),
@@ -151,7 +152,9 @@ static const struct job_case cases[] = {
 	BAD("output control", "{" BASE ",'required_outputs':['a\\u0007b']}",
 	    "required_outputs[0]: expected a relative path below /work/out without empty, \".\" or \"..\" components, got \"a\\x07b\""),
 	BAD("partial unknown", "{" BASE ",'partial_outputs':'keep'}",
-	    "partial_outputs: expected \"discard\" or \"retain\", got \"keep\""),
+	    "partial_outputs: expected \"discard\", \"retain\" or \"hold\", got \"keep\""),
+	BAD("partial hold upper case", "{" BASE ",'partial_outputs':'Hold'}",
+	    "partial_outputs: expected \"discard\", \"retain\" or \"hold\", got \"Hold\""),
 	BAD("partial bool", "{" BASE ",'partial_outputs':true}", "partial_outputs: expected \"discard\""),
 	BAD("invalid utf-8", "{" BASE ",'args':['\xff']}", "line 1 column"),
 	/* Found by fuzz-job: jansson cuts the token it quotes in the middle
@@ -159,7 +162,7 @@ static const struct job_case cases[] = {
 	BAD("token cut in a character", "{'}uun\\u0\xd0\x9a\xc6\x8a", "invalid escape near '\\\"}uun\\\\u0\\xd0'"),
 	/* C1 controls (CSI is U+009B) are escaped like C0 ones. */
 	BAD("C1 control in a value", "{" BASE ",'partial_outputs':'\\u009b2J'}",
-	    "partial_outputs: expected \"discard\" or \"retain\", got \"\\u009b2J\""),
+	    "partial_outputs: expected \"discard\", \"retain\" or \"hold\", got \"\\u009b2J\""),
 	BAD("C1 control in a key", "{" BASE ",'\\u0085':1}", "[\"\\u0085\"]: unknown key"),
 	/* Reals far outside long long: described, not cast (undefined). */
 	BAD("wall huge real", "{" BASE ",'limits':{'wall_seconds':5.5e123}}",
