@@ -2,10 +2,19 @@
 /*
  * regex.c - PCRE2 with its limits set, for patterns matched against
  * untrusted bytes.  See regex.h for why PCRE2 and why no JIT.
+ *
+ * PCRE2's own match limit counts the steps tried from one start position
+ * and starts from zero at the next one, so an unanchored search over a
+ * subject of many blocks that each cost just under it took seconds per
+ * kilobyte.  Every pattern is therefore compiled with automatic callouts
+ * (one before each item the matcher tries, backtracking included), and the
+ * callout counts them against a limit for the whole call; the match limit
+ * stays as a second fence.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <errno.h>
 #include <pcre2.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +26,8 @@ struct sbx_regex {
 	pcre2_match_data *md;
 	pcre2_match_context *mctx;
 	unsigned flags;
+	/* the current call's callout count and its limit */
+	uint64_t steps, limit;
 };
 
 void sbx_regex_free(struct sbx_regex *re)
@@ -49,8 +60,10 @@ int sbx_regex_compile(const char *pattern, unsigned flags, struct sbx_regex **ou
 	/* MATCH_INVALID_UTF: subjects are the payload's bytes; a bad sequence
 	 * is a boundary no match crosses, not an error. */
 	re->code = pcre2_compile((PCRE2_SPTR)pattern, len,
-				 PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_NEVER_BACKSLASH_C |
-				 ((flags & SBX_REGEX_WHOLE) ? PCRE2_ANCHORED | PCRE2_ENDANCHORED : 0),
+				 PCRE2_AUTO_CALLOUT | PCRE2_UTF | PCRE2_MATCH_INVALID_UTF |
+				 PCRE2_NEVER_BACKSLASH_C |
+				 ((flags & SBX_REGEX_WHOLE) ? PCRE2_ANCHORED | PCRE2_ENDANCHORED : 0) |
+				 ((flags & SBX_REGEX_DOLLAR_END) ? PCRE2_DOLLAR_ENDONLY : 0),
 				 &code, &off, NULL);
 	if (!re->code) {
 		PCRE2_UCHAR msg[160];
@@ -74,9 +87,23 @@ int sbx_regex_compile(const char *pattern, unsigned flags, struct sbx_regex **ou
 	return 0;
 }
 
-int sbx_regex_match(struct sbx_regex *re, const char *subject, size_t len)
+static int count_step(pcre2_callout_block *block, void *arg)
 {
-	int rc = pcre2_match(re->code, (PCRE2_SPTR)subject, len, 0, 0, re->md, re->mctx);
+	struct sbx_regex *re = arg;
+
+	(void)block;
+	/* A negative value abandons the match with that error. */
+	return ++re->steps > re->limit ? PCRE2_ERROR_MATCHLIMIT : 0;
+}
+
+static int match_limited(struct sbx_regex *re, const char *subject, size_t len, uint64_t limit)
+{
+	int rc;
+
+	re->steps = 0;
+	re->limit = limit;
+	pcre2_set_callout(re->mctx, count_step, re);
+	rc = pcre2_match(re->code, (PCRE2_SPTR)subject, len, 0, 0, re->md, re->mctx);
 
 	if (rc >= 0)
 		return SBX_REGEX_MATCH;
@@ -93,4 +120,23 @@ int sbx_regex_match(struct sbx_regex *re, const char *subject, size_t len)
 		 * does not claim a match. */
 		return SBX_REGEX_LIMIT;
 	}
+}
+
+int sbx_regex_match(struct sbx_regex *re, const char *subject, size_t len)
+{
+	return match_limited(re, subject, len, SBX_REGEX_MATCH_LIMIT);
+}
+
+int sbx_regex_match_budget(struct sbx_regex *re, const char *subject, size_t len,
+			   uint64_t *budget)
+{
+	uint64_t limit = *budget < SBX_REGEX_MATCH_LIMIT ? *budget : SBX_REGEX_MATCH_LIMIT;
+	int rc;
+
+	if (limit == 0)
+		return SBX_REGEX_LIMIT;
+	rc = match_limited(re, subject, len, limit);
+	/* steps may pass the limit by the one callout that stopped the match */
+	*budget -= re->steps < limit ? re->steps : limit;
+	return rc;
 }

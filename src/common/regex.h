@@ -14,11 +14,13 @@
 #define SBX_REGEX_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Longest pattern accepted, in bytes. */
 #define SBX_REGEX_MAX_PATTERN 1024
 
-/* Match steps (PCRE2's match limit) and heap bytes per match. */
+/* Match steps per call (over every start position of a search) and heap
+ * bytes per match. */
 #define SBX_REGEX_MATCH_LIMIT 1000000u
 #define SBX_REGEX_HEAP_LIMIT_KIB 2048u
 
@@ -28,6 +30,9 @@ enum sbx_regex_flags {
 	SBX_REGEX_SEARCH = 0,
 	/* The pattern must match the whole subject (a CSV cell). */
 	SBX_REGEX_WHOLE = 1u << 0,
+	/* $ matches only at the very end, not also before a final newline
+	 * (ECMA-262's reading, which JSON Schema's "pattern" follows). */
+	SBX_REGEX_DOLLAR_END = 1u << 1,
 };
 
 enum sbx_regex_result {
@@ -52,6 +57,15 @@ int sbx_regex_compile(const char *pattern, unsigned flags, struct sbx_regex **ou
  * Returns an enum sbx_regex_result, or -ENOMEM.
  */
 int sbx_regex_match(struct sbx_regex *re, const char *subject, size_t len);
+
+/*
+ * sbx_regex_match_budget() - sbx_regex_match() with a step budget shared by
+ * many calls (a document with many strings): the call may use at most
+ * min(*BUDGET, SBX_REGEX_MATCH_LIMIT) steps, and the steps it used are
+ * taken from *BUDGET.  A budget of 0 answers SBX_REGEX_LIMIT.
+ */
+int sbx_regex_match_budget(struct sbx_regex *re, const char *subject, size_t len,
+			   uint64_t *budget);
 
 void sbx_regex_free(struct sbx_regex *re);
 

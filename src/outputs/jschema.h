@@ -18,10 +18,31 @@
 struct sbx_jschema;
 
 /*
+ * Bounds (documented in sbx-job(5)).  A schema deeper than MAX_DEPTH JSON
+ * levels or with more than MAX_NODES values is refused at compile time.  A
+ * document larger than MAX_DOC bytes is not parsed (jansson's tree costs
+ * about 20 times the text).  Validation stops after MAX_FAILURES failures,
+ * and fails with keyword "limit" when it needs more than MAX_WORK units
+ * (one per schema node applied to a value, per value compared by
+ * enum/const, per 64 bytes of a string checked) or more than
+ * MAX_REGEX_STEPS PCRE2 steps over all its pattern matches.
+ */
+#define SBX_JSCHEMA_MAX_DEPTH 64
+#define SBX_JSCHEMA_MAX_NODES 10000
+#define SBX_JSCHEMA_MAX_DOC (16u << 20)
+#define SBX_JSCHEMA_MAX_FAILURES 100
+#define SBX_JSCHEMA_MAX_WORK (32ull << 20)
+#define SBX_JSCHEMA_MAX_REGEX_STEPS 10000000ull
+/* Longest JSON Pointer in a message; a longer one ends in "...". */
+#define SBX_JSCHEMA_MAX_POINTER 256
+
+/*
  * sbx_jschema_compile() - check SCHEMA against the subset and compile it.
  * Returns 0, -EINVAL with ERR holding "<JSON Pointer in the schema>:
  * <what was expected>" (e.g. "/properties/total/minimum: expected a
- * number"), or -ENOMEM.
+ * number"; an error about the schema's root has no pointer), or
+ * -ENOMEM.  Every keyword outside the subset is "<pointer>: unsupported
+ * keyword".
  */
 int sbx_jschema_compile(const json_t *schema, struct sbx_jschema **out,
 			char *err, size_t errlen);
@@ -29,8 +50,9 @@ int sbx_jschema_compile(const json_t *schema, struct sbx_jschema **out,
 /*
  * Called once per failure, in document order: DOC_PATH is a JSON Pointer
  * into the document ("" for the root, "/rows/3/total"), KEYWORD the schema
- * keyword that failed ("type", "required", ...), DETAIL a one-line
- * explanation.  Return nonzero to stop validating.
+ * keyword that failed ("type", "required", ...; "limit" when a work bound
+ * stopped the validation), DETAIL a one-line explanation.  Neither holds a
+ * control character.  Return nonzero to stop validating.
  */
 typedef int (*sbx_jschema_fail_fn)(void *arg, const char *doc_path,
 				   const char *keyword, const char *detail);

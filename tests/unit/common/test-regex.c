@@ -43,6 +43,10 @@ static void test_modes(void **state)
 	/* Search: anywhere. */
 	assert_int_equal(match("total", SBX_REGEX_SEARCH, "grand total: 3"), SBX_REGEX_MATCH);
 	assert_int_equal(match("^total", SBX_REGEX_SEARCH, "grand total: 3"), SBX_REGEX_NOMATCH);
+	/* $ before a final newline, unless only the end is asked for. */
+	assert_int_equal(match("^a$", SBX_REGEX_SEARCH, "a\n"), SBX_REGEX_MATCH);
+	assert_int_equal(match("^a$", SBX_REGEX_SEARCH | SBX_REGEX_DOLLAR_END, "a\n"),
+			 SBX_REGEX_NOMATCH);
 	/* UTF-8: one character, not one byte. */
 	assert_int_equal(match("^.$", SBX_REGEX_SEARCH, "\xc3\xa9"), SBX_REGEX_MATCH);
 }
@@ -115,6 +119,54 @@ static void test_catastrophic_pattern_is_bounded(void **state)
 	free(s);
 }
 
+/*
+ * PCRE2's match limit counts the steps of one start position and starts
+ * again from zero at the next: a search (no ^) over a subject made of
+ * many blocks that each cost just under the limit ran for seconds per
+ * kilobyte.  The limit must hold for the whole search.
+ */
+static void test_search_is_bounded_over_all_start_positions(void **state)
+{
+	struct sbx_regex *re;
+	char err[200], *s;
+	size_t blk = 16, nblk = 300, n = nblk * (blk + 1), k = 0;
+
+	(void)state;
+	s = malloc(n);
+	assert_non_null(s);
+	for (size_t i = 0; i < nblk; i++) {
+		memset(s + k, 'a', blk);
+		k += blk;
+		s[k++] = 'b';
+	}
+	assert_int_equal(sbx_regex_compile("(a+)+$", SBX_REGEX_SEARCH, &re, err, sizeof(err)), 0);
+	assert_int_equal(sbx_regex_match(re, s, n), SBX_REGEX_LIMIT);
+	sbx_regex_free(re);
+	free(s);
+}
+
+/* A caller's budget spans many matches: what one match used is taken
+ * from it, and a match that would exceed it ends with SBX_REGEX_LIMIT. */
+static void test_budget(void **state)
+{
+	struct sbx_regex *re;
+	char err[200];
+	uint64_t budget = 1000, before;
+
+	(void)state;
+	assert_int_equal(sbx_regex_compile("(a+)+$", SBX_REGEX_SEARCH, &re, err, sizeof(err)), 0);
+	before = budget;
+	assert_int_equal(sbx_regex_match_budget(re, "aaa", 3, &budget), SBX_REGEX_MATCH);
+	assert_true(budget < before && budget > 0);
+	assert_int_equal(sbx_regex_match_budget(re, "aaaaaaaaaaaaaaaaaaaab", 21, &budget),
+			 SBX_REGEX_LIMIT);
+	assert_int_equal(budget, 0);
+	assert_int_equal(sbx_regex_match_budget(re, "aaa", 3, &budget), SBX_REGEX_LIMIT);
+	/* The plain call keeps its own per-match limit. */
+	assert_int_equal(sbx_regex_match(re, "aaa", 3), SBX_REGEX_MATCH);
+	sbx_regex_free(re);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -123,6 +175,8 @@ int main(void)
 		cmocka_unit_test(test_invalid_utf8_subject),
 		cmocka_unit_test(test_bad_patterns),
 		cmocka_unit_test(test_catastrophic_pattern_is_bounded),
+		cmocka_unit_test(test_search_is_bounded_over_all_start_positions),
+		cmocka_unit_test(test_budget),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
