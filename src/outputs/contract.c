@@ -367,8 +367,16 @@ static int parse_entry(const struct sbx_jctx *c, const char *path, const json_t 
 			return -1;
 	}
 	if ((m = json_object_get(v, "schema"))) {
+		char why[512];
+		int r;
+
 		sbx_json_path_key(q, p, "schema");
-		return sbx_json_error(c, q, "JSON Schema checks are not supported yet");
+		r = sbx_jschema_compile(m, &k->schema, why, sizeof(why));
+		if (r == -ENOMEM)
+			return sbx_error_set(c->err, SBX_EXIT_SOFTWARE, ENOMEM, "%s: %s: compiling the schema",
+					     c->source, q);
+		if (r < 0)
+			return sbx_json_error(c, q, "%s", why);
 	}
 	return 0;
 }
@@ -473,6 +481,50 @@ static void check_range(struct sbx_contract_result *res, const char *check,
 				  (unsigned long long)v, unit, (unsigned long long)r->max);
 }
 
+static int on_schema_failure(void *arg, const char *doc_path, const char *keyword,
+			     const char *detail)
+{
+	char check[64];
+
+	snprintf(check, sizeof(check), "schema.%s", keyword);
+	sbx_contract_fail(arg, 0, check, "%s: %s", *doc_path ? doc_path : "(document)", detail);
+	return 0;
+}
+
+/* The JSON Schema subset (jschema.c) over the whole document, which the
+ * validator bounds at SBX_JSCHEMA_MAX_DOC bytes. */
+static int check_schema(const struct sbx_contract *k, int fd, uint64_t size,
+			struct sbx_contract_result *res)
+{
+	_cleanup_free_ char *doc = NULL;
+	size_t got = 0;
+	int r;
+
+	if (size > SBX_JSCHEMA_MAX_DOC) {
+		sbx_contract_fail(res, 0, "schema", "larger than %u bytes: not validated",
+				  SBX_JSCHEMA_MAX_DOC);
+		return 0;
+	}
+	doc = sbx_xmalloc(size ? size : 1);
+	while (got < size) {
+		ssize_t n = pread(fd, doc + got, size - got, (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			sbx_contract_fail(res, 0, "read", "read error");
+			return -1;
+		}
+		got += (size_t)n;
+	}
+	r = sbx_jschema_validate(k->schema, doc, size, on_schema_failure, res);
+	if (r == -ENOMEM)
+		sbx_contract_fail(res, 0, "schema", "out of memory while validating");
+	else if (r < 0)
+		sbx_contract_fail(res, 0, "schema", "not JSON within the schema validator's bounds");
+	return 0;
+}
+
 int sbx_contract_check(const struct sbx_contract *k, int fd, uint64_t size,
 		       const char *media_type, uint64_t width, uint64_t height,
 		       struct sbx_contract_result *res)
@@ -494,6 +546,8 @@ int sbx_contract_check(const struct sbx_contract *k, int fd, uint64_t size,
 					      strcmp(media_type, "text/csv") != 0, res);
 	if (is_text(media_type) && (k->pattern || k->lines.has_min || k->lines.has_max))
 		return sbx_contract_check_text(k, fd, size, res);
+	if (k->schema)
+		return check_schema(k, fd, size, res);
 	return 0;
 }
 
@@ -548,6 +602,7 @@ void sbx_contracts_free(struct sbx_contracts *cs)
 		}
 		free(k->cols);
 		sbx_regex_free(k->pattern);
+		sbx_jschema_free(k->schema);
 	}
 	if (cs) {
 		free(cs->v);

@@ -13,7 +13,8 @@
 #  - A chart whose dimensions are out of the contract's range is rejected.
 #  - A required output failing its contract fails the run; an optional one
 #    ("required": false) is rejected and the run still succeeds.
-#  - A per-row check names the row.
+#  - A per-row check names the row; a JSON Schema failure names the
+#    keyword and the JSON Pointer into the document.
 #  - A malformed contract is 65 naming the JSON path; a contract on a
 #    media type the profile does not allow is 77; neither runs anything.
 . "$SBX_SRCDIR/tests/e2e/lib.sh"
@@ -114,6 +115,18 @@ PY
 			[ "$(artifact chart.png "[.contract.failures[].check] | join(\" \")")" = width ] &&
 			artifact chart.png ".contract.failures[0].detail" | grep -q 64' \
 		'artifact chart.png .contract'
+
+	# --- a JSON Schema ------------------------------------------------------------
+	mkjob "$M/schema.json" shell 'echo "{\"total\": -1, \"rows\": []}" > /work/out/r.json' \
+		'{outputs: {"r.json": {"schema": {"type": "object", "required": ["total", "rows"],
+			"properties": {"total": {"type": "number", "minimum": 0}, "rows": {"type": "array", "minItems": 1}}}}}}'
+	sbx_run "$M/schema.json"
+	expect_rc 1 "$mode: a JSON output against its schema fails"
+	check_or "$mode: ... the failures name the keyword and the document's JSON Pointer" \
+		'[ "$(artifact r.json "[.contract.failures[].check] | join(\" \")")" = "schema.minimum schema.minItems" ] &&
+			artifact r.json ".contract.failures[0].detail" | grep -q "^/total: " &&
+			artifact r.json ".contract.failures[1].detail" | grep -q "^/rows: "' \
+		'artifact r.json .contract'
 
 	# --- required vs optional ---------------------------------------------------
 	mkjob "$M/opt.json" shell 'echo hello > /work/out/note.txt; echo a,b > /work/out/ok.csv' \
