@@ -15,6 +15,7 @@
 #    ("required": false) is rejected and the run still succeeds.
 #  - A per-row check names the row; a JSON Schema failure names the
 #    keyword and the JSON Pointer into the document.
+#  - sbx run -p ... --require PATH:CHECK=VALUE builds the same contract.
 #  - A malformed contract is 65 naming the JSON path; a contract on a
 #    media type the profile does not allow is 77; neither runs anything.
 . "$SBX_SRCDIR/tests/e2e/lib.sh"
@@ -144,6 +145,16 @@ PY
 	expect_rc 1 "$mode: a contract's output is required unless it says otherwise"
 	check_or "$mode: ... reason_code required_output_missing" \
 		'[ "$(jqm .reason_code)" = required_output_missing ]'
+
+	# --- the one-liner's --require PATH:CHECK=VALUE ----------------------------------
+	sbx_run 'printf "a,n\n1,2\n" > /work/out/t.csv' -p shell --require 't.csv:rows=1..:n.sum=3' -c
+	expect_rc 1 "$mode: sbx run -p shell --require t.csv:rows=1..:n.sum=3 fails on a sum of 2"
+	check_or "$mode: ... the contract came from the option" \
+		'[ "$(artifact t.csv "[.contract.failures[].check] | join(\" \")")" = columns.n.sum ] &&
+			[ "$(jqm .reason_code)" = output_contract ]' \
+		'head -c 1500 "$OUT"; cat "$ERR"'
+	sbx_run 'printf "a,n\n1,2\n" > /work/out/t.csv' -p shell --require 't.csv:rows=1..:n.sum=2' -c
+	expect_rc 0 "$mode: ... and succeeds with n.sum=2"
 
 	# --- refusals before anything runs -------------------------------------------
 	mkjob "$M/bad.json" shell 'touch /work/out/ran' \
