@@ -45,7 +45,11 @@ struct col {
 	long double sum, comp; /* Kahan */
 	uint64_t *tab;         /* unique: hashes, 0 = empty */
 	size_t cap, used;
+	size_t first_cap;      /* the table's first size: rows the file may hold */
 	bool uniq_over;
+	bool pending;          /* a hash looked up with the next cell (below) */
+	uint64_t pending_h, pending_row;
+	char pending_cell[48];
 };
 
 enum state { F_START, F_UNQ, F_Q, F_QQ };
@@ -66,6 +70,10 @@ struct csvc {
 	size_t clen;
 	bool over;
 	uint64_t key[2];
+	uint64_t size;        /* of the file */
+	uint64_t at;          /* bytes fed so far */
+	uint64_t nl_at;       /* offset after the LF that ends a record */
+	uint64_t header_len;  /* bytes of the header record */
 	bool special[256];
 };
 
@@ -74,22 +82,60 @@ struct csvc {
 int sbx_contract_parse_integer(const char *s, int64_t *out)
 {
 	const char *p = s;
-	char *end;
-	long long v;
+	bool neg = *p == '-';
+	uint64_t v = 0;
 
 	if (*p == '+' || *p == '-')
 		p++;
 	if (*p < '0' || *p > '9')
 		return -1;
-	for (; *p; p++)
-		if (*p < '0' || *p > '9')
-			return -1;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno == ERANGE || *end)
+	for (; *p >= '0' && *p <= '9'; p++) {
+		unsigned d = (unsigned)(*p - '0');
+
+		if (v > (UINT64_MAX - d) / 10) {
+			/* Still an integer, only too large: read to its end. */
+			while (*p >= '0' && *p <= '9')
+				p++;
+			return *p ? -1 : -ERANGE;
+		}
+		v = v * 10 + d;
+	}
+	if (*p)
+		return -1;
+	if (v > (uint64_t)INT64_MAX + neg)
 		return -ERANGE;
-	*out = v;
+	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
 	return 0;
+}
+
+/*
+ * The common case without strtod: at most 15 significant digits and no
+ * exponent, where the digits as an integer and the power of ten are both
+ * exact doubles, so one multiplication or division rounds correctly
+ * (Clinger's fast path).  False when the text needs strtod.
+ */
+static bool fast_decimal(const char *s, double *out)
+{
+	static const double pow10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8,
+					1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15 };
+	const char *p = s;
+	bool neg = *p == '-';
+	uint64_t m = 0;
+	unsigned nd = 0, frac = 0;
+	double v;
+
+	if (*p == '+' || *p == '-')
+		p++;
+	for (; *p >= '0' && *p <= '9'; p++, nd++)
+		m = m * 10 + (uint64_t)(*p - '0');
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++, nd++, frac++)
+			m = m * 10 + (uint64_t)(*p - '0');
+	if (*p || nd > 15)
+		return false;
+	v = frac ? (double)m / pow10[frac] : (double)m;
+	*out = neg ? -v : v;
+	return true;
 }
 
 int sbx_contract_parse_number(const char *s, double *out)
@@ -121,6 +167,8 @@ int sbx_contract_parse_number(const char *s, double *out)
 	}
 	if (*p)
 		return -1;
+	if (fast_decimal(s, out))
+		return 0;
 	errno = 0;
 	v = strtod(s, &end);
 	if (*end || !isfinite(v) || (errno == ERANGE && fabs(v) > 1))
@@ -227,7 +275,7 @@ static bool seen_before(struct col *c, uint64_t h)
 	size_t i;
 
 	if (c->used * 2 >= c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 1024;
+		size_t cap = c->cap ? 2 * c->cap : c->first_cap;
 		uint64_t *t = sbx_xcalloc(cap, sizeof(*t));
 
 		for (size_t j = 0; j < c->cap; j++)
@@ -249,6 +297,24 @@ static bool seen_before(struct col *c, uint64_t h)
 }
 
 /* --- cells ------------------------------------------------------------------------ */
+
+static void fail_at(struct csvc *s, struct col *c, const char *what, const char *msg,
+		    const char *cell);
+
+/* The lookup put off by one cell (check_cell()). */
+static void unique_resolve(struct csvc *s, struct col *c)
+{
+	uint64_t row = s->record;
+
+	if (!c->pending)
+		return;
+	c->pending = false;
+	if (!seen_before(c, c->pending_h))
+		return;
+	s->record = c->pending_row;
+	fail_at(s, c, "unique", "is a duplicate", c->pending_cell);
+	s->record = row;
+}
 
 /* A cell for a message: escaped, at most 40 bytes. */
 static const char *shown(const char *s, char buf[64])
@@ -358,8 +424,21 @@ static void check_cell(struct csvc *s, struct col *c)
 		else if (r != SBX_REGEX_MATCH)
 			fail_at(s, c, "pattern", "hit the match's step or memory limit", cell);
 	}
+	if (k->unique && !c->tab) {
+		/* Growing by doubling moves every hash again, at random: size
+		 * the table once for the rows that records as long as the
+		 * header make of the file, within the cap. */
+		uint64_t est = s->size / (s->header_len ? s->header_len : 1) + 1;
+		size_t cap = 1024;
+
+		if (est > SBX_CONTRACT_UNIQUE_MAX_ROWS)
+			est = SBX_CONTRACT_UNIQUE_MAX_ROWS;
+		while (cap < 2 * est + 2)
+			cap *= 2;
+		c->first_cap = cap;
+	}
 	if (k->unique && !c->uniq_over) {
-		if (c->used >= SBX_CONTRACT_UNIQUE_MAX_ROWS) {
+		if (c->used + c->pending >= SBX_CONTRACT_UNIQUE_MAX_ROWS) {
 			char check[160];
 
 			c->uniq_over = true;
@@ -367,8 +446,20 @@ static void check_cell(struct csvc *s, struct col *c)
 			sbx_contract_fail(s->res, s->record, check,
 					  "more than %u rows: uniqueness not checked past them",
 					  SBX_CONTRACT_UNIQUE_MAX_ROWS);
-		} else if (seen_before(c, cell_hash(s->key, cell, s->clen))) {
-			fail_at(s, c, "unique", "is a duplicate", cell);
+		} else {
+			uint64_t h = cell_hash(s->key, cell, s->clen);
+
+			/* The table is larger than the caches: fetch this
+			 * hash's slot now and look it up with the next cell,
+			 * while the rest of the row is read, not waiting for
+			 * memory on every row. */
+			if (c->cap)
+				__builtin_prefetch(&c->tab[h & (c->cap - 1)]);
+			unique_resolve(s, c);
+			c->pending = true;
+			c->pending_h = h;
+			c->pending_row = s->record;
+			snprintf(c->pending_cell, sizeof(c->pending_cell), "%s", cell);
 		}
 	}
 }
@@ -455,8 +546,10 @@ static void end_field(struct csvc *s)
 static void end_record(struct csvc *s)
 {
 	end_field(s);
-	if (s->record == 0)
+	if (s->record == 0) {
+		s->header_len = s->nl_at;
 		header_done(s);
+	}
 	s->record++;
 	s->field = 0;
 	s->cursor = 0;
@@ -500,12 +593,12 @@ static void feed(struct csvc *s, const unsigned char *p, size_t n)
 			append(s, p + i, j - i);
 			i = j;
 			if (i == n)
-				return;
+				goto done;
 			c = p[i++];
 			if (c == s->sep)
 				end_field(s);
 			else if (c == '\n')
-				end_record(s);
+				s->nl_at = s->at + i, end_record(s);
 			/* CR: the validator let it through only before LF. */
 			continue;
 		case F_Q: {
@@ -528,11 +621,14 @@ static void feed(struct csvc *s, const unsigned char *p, size_t n)
 			} else if (c == s->sep) {
 				end_field(s);
 			} else if (c == '\n') {
+				s->nl_at = s->at + i;
 				end_record(s);
 			}
 			continue;
 		}
 	}
+done:
+	s->at += n;
 }
 
 int sbx_contract_check_csv(const struct sbx_contract *k, int fd, uint64_t size, bool tsv,
@@ -551,6 +647,7 @@ int sbx_contract_check_csv(const struct sbx_contract *k, int fd, uint64_t size, 
 	s->cols = cols;
 	s->order = order;
 	s->cell = cell;
+	s->size = size;
 	sbx_random_bytes((unsigned char *)s->key, sizeof(s->key));
 	for (size_t i = 0; i < k->ncols; i++) {
 		cols[i].k = &k->cols[i];
@@ -595,6 +692,8 @@ int sbx_contract_check_csv(const struct sbx_contract *k, int fd, uint64_t size, 
 			sbx_contract_fail(res, 0, "rows", "%llu rows, expected at most %llu",
 					  (unsigned long long)rows, (unsigned long long)rr->max);
 	}
+	for (size_t i = 0; i < k->ncols; i++)
+		unique_resolve(s, &cols[i]);
 	for (size_t i = 0; i < k->ncols; i++) {
 		struct col *c = &cols[i];
 		const struct sbx_contract_column *kc = c->k;
