@@ -435,7 +435,8 @@ int sbx_contracts_admit(const struct sbx_contracts *cs, const char *source, cons
 
 /* --- checking ---------------------------------------------------------------- */
 
-/* Manifest text: no control characters, valid UTF-8 (else '?'). */
+/* Manifest text: valid UTF-8 (cut before a bad byte), no C0, DEL or C1
+ * control characters (each becomes '?'). */
 static void clean_into(char *dst, size_t len, const char *src)
 {
 	snprintf(dst, len, "%s", src);
@@ -445,9 +446,13 @@ static void clean_into(char *dst, size_t len, const char *src)
 		while (n > 0 && !sbx_utf8_valid(dst, n))
 			dst[--n] = '\0';
 	}
-	for (char *p = dst; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+	for (unsigned char *p = (unsigned char *)dst; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
 			*p = '?';
+		/* C1 controls (U+0080..U+009F), which some terminals obey. */
+		if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+			p[0] = p[1] = '?';
+	}
 }
 
 void sbx_contract_fail(struct sbx_contract_result *res, uint64_t row, const char *check,
