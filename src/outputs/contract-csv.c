@@ -28,12 +28,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "contract.h"
 #include "regex.h"
 #include "runid.h"
 #include "util.h"
 #include "validate.h"
+
+/* How many rows ahead a unique column's table slot is fetched. */
+#define UNIQUE_AHEAD 16
 
 struct col {
 	const struct sbx_contract_column *k;
@@ -47,9 +51,12 @@ struct col {
 	size_t cap, used;
 	size_t first_cap;      /* the table's first size: rows the file may hold */
 	bool uniq_over;
-	bool pending;          /* a hash looked up with the next cell (below) */
-	uint64_t pending_h, pending_row;
-	char pending_cell[48];
+	/* Hashes looked up UNIQUE_AHEAD cells later (check_cell()): a ring. */
+	unsigned npending, first_pending;
+	struct {
+		uint64_t h, row;
+		char cell[48];
+	} pending[UNIQUE_AHEAD];
 };
 
 enum state { F_START, F_UNQ, F_Q, F_QQ };
@@ -269,6 +276,27 @@ static uint64_t cell_hash(const uint64_t key[2], const char *s, size_t n)
 	return h ? h : 1;
 }
 
+/*
+ * A zeroed table of @cap hashes.  A large one asks for transparent huge
+ * pages: its lookups land anywhere in it, and with 4 KiB pages nearly every
+ * one of them is a TLB miss as well as a cache miss.
+ */
+static uint64_t *table_new(size_t cap)
+{
+	const size_t huge = 2u << 20;
+	size_t bytes = cap * sizeof(uint64_t);
+	void *t;
+
+	if (bytes < huge)
+		return sbx_xcalloc(cap, sizeof(uint64_t));
+	t = aligned_alloc(huge, bytes);
+	if (!t)
+		return sbx_xcalloc(cap, sizeof(uint64_t));
+	madvise(t, bytes, MADV_HUGEPAGE);
+	memset(t, 0, bytes);
+	return t;
+}
+
 /* True when @h was already in the table (a duplicate). */
 static bool seen_before(struct col *c, uint64_t h)
 {
@@ -276,7 +304,7 @@ static bool seen_before(struct col *c, uint64_t h)
 
 	if (c->used * 2 >= c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : c->first_cap;
-		uint64_t *t = sbx_xcalloc(cap, sizeof(*t));
+		uint64_t *t = table_new(cap);
 
 		for (size_t j = 0; j < c->cap; j++)
 			if (c->tab[j]) {
@@ -301,18 +329,20 @@ static bool seen_before(struct col *c, uint64_t h)
 static void fail_at(struct csvc *s, struct col *c, const char *what, const char *msg,
 		    const char *cell);
 
-/* The lookup put off by one cell (check_cell()). */
+/* The oldest lookup put off (check_cell()), in the order of the rows. */
 static void unique_resolve(struct csvc *s, struct col *c)
 {
 	uint64_t row = s->record;
+	unsigned k = c->first_pending;
 
-	if (!c->pending)
+	if (!c->npending)
 		return;
-	c->pending = false;
-	if (!seen_before(c, c->pending_h))
+	c->first_pending = (k + 1) % UNIQUE_AHEAD;
+	c->npending--;
+	if (!seen_before(c, c->pending[k].h))
 		return;
-	s->record = c->pending_row;
-	fail_at(s, c, "unique", "is a duplicate", c->pending_cell);
+	s->record = c->pending[k].row;
+	fail_at(s, c, "unique", "is a duplicate", c->pending[k].cell);
 	s->record = row;
 }
 
@@ -438,7 +468,7 @@ static void check_cell(struct csvc *s, struct col *c)
 		c->first_cap = cap;
 	}
 	if (k->unique && !c->uniq_over) {
-		if (c->used + c->pending >= SBX_CONTRACT_UNIQUE_MAX_ROWS) {
+		if (c->used + c->npending >= SBX_CONTRACT_UNIQUE_MAX_ROWS) {
 			char check[160];
 
 			c->uniq_over = true;
@@ -449,17 +479,23 @@ static void check_cell(struct csvc *s, struct col *c)
 		} else {
 			uint64_t h = cell_hash(s->key, cell, s->clen);
 
+			unsigned slot;
+			size_t n = s->clen < sizeof(c->pending[0].cell) - 1 ?
+					   s->clen : sizeof(c->pending[0].cell) - 1;
+
 			/* The table is larger than the caches: fetch this
-			 * hash's slot now and look it up with the next cell,
-			 * while the rest of the row is read, not waiting for
+			 * hash's slot now and look it up UNIQUE_AHEAD rows
+			 * later, while those are read, instead of waiting for
 			 * memory on every row. */
 			if (c->cap)
 				__builtin_prefetch(&c->tab[h & (c->cap - 1)]);
-			unique_resolve(s, c);
-			c->pending = true;
-			c->pending_h = h;
-			c->pending_row = s->record;
-			snprintf(c->pending_cell, sizeof(c->pending_cell), "%s", cell);
+			if (c->npending == UNIQUE_AHEAD)
+				unique_resolve(s, c);
+			slot = (c->first_pending + c->npending++) % UNIQUE_AHEAD;
+			c->pending[slot].h = h;
+			c->pending[slot].row = s->record;
+			memcpy(c->pending[slot].cell, cell, n);
+			c->pending[slot].cell[n] = '\0';
 		}
 	}
 }
@@ -693,7 +729,8 @@ int sbx_contract_check_csv(const struct sbx_contract *k, int fd, uint64_t size, 
 					  (unsigned long long)rows, (unsigned long long)rr->max);
 	}
 	for (size_t i = 0; i < k->ncols; i++)
-		unique_resolve(s, &cols[i]);
+		while (cols[i].npending)
+			unique_resolve(s, &cols[i]);
 	for (size_t i = 0; i < k->ncols; i++) {
 		struct col *c = &cols[i];
 		const struct sbx_contract_column *kc = c->k;
