@@ -100,6 +100,18 @@ static void print_plan(const struct sbx_plan *plan, const struct sbx_job *job)
 		line("allowed_outputs", *t);
 	for (char **r = job->required_outputs; r && *r; r++)
 		line_job("required_outputs", *r);
+	{
+		const char *path;
+		json_t *k;
+
+		/* Each output contract by path; its checks are the job's. */
+		json_object_foreach(job->outputs, path, k) {
+			const json_t *req = json_object_get(k, "required");
+			_cleanup_free_ char *v = sbx_xasprintf("%s (contract, %s)", path,
+								json_is_false(req) ? "optional" : "required");
+			line_job("outputs", v);
+		}
+	}
 	line("partial_outputs", job->partial_outputs == SBX_PARTIAL_RETAIN ? "retain" : "discard");
 }
 
