@@ -8,7 +8,9 @@
  * (PCRE2 through regex.h: bounded in steps and memory), in the first
  * SBX_CONTRACT_MAX_LINE bytes of each line, so a 10 MB line costs one
  * bounded match, not a copy of the line.  A match that hits a limit does
- * not count as a match.
+ * not count as a match, and all the matches of one file share a budget
+ * of SBX_CONTRACT_REGEX_BUDGET steps, so a million lines cannot each take
+ * a match's full limit.
  */
 #include "config.h"
 
@@ -26,6 +28,7 @@ int sbx_contract_check_text(const struct sbx_contract *k, int fd, uint64_t size,
 	_cleanup_free_ char *line = k->pattern ? sbx_xmalloc(SBX_CONTRACT_MAX_LINE) : NULL;
 	size_t len = 0;
 	uint64_t lines = 0;
+	uint64_t budget = SBX_CONTRACT_REGEX_BUDGET;
 	bool open = false, matched = false, limited = false;
 	int ret = 0;
 
@@ -61,7 +64,7 @@ int sbx_contract_check_text(const struct sbx_contract *k, int fd, uint64_t size,
 			lines++;
 			open = false;
 			if (line && !matched) {
-				int m = sbx_regex_match(k->pattern, line, len);
+				int m = sbx_regex_match_budget(k->pattern, line, len, &budget);
 
 				matched = m == SBX_REGEX_MATCH;
 				limited |= m == SBX_REGEX_LIMIT;
@@ -72,7 +75,7 @@ int sbx_contract_check_text(const struct sbx_contract *k, int fd, uint64_t size,
 	if (open) {
 		lines++;
 		if (line && !matched) {
-			int m = sbx_regex_match(k->pattern, line, len);
+			int m = sbx_regex_match_budget(k->pattern, line, len, &budget);
 
 			matched = m == SBX_REGEX_MATCH;
 			limited |= m == SBX_REGEX_LIMIT;

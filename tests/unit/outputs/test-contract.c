@@ -251,7 +251,7 @@ static const struct {
 	{ "json schema: required", "d.json", "{\"schema\": {\"required\": [\"total\"]}}", "{\"sum\": 1}", "schema.required" },
 	{ "json schema: valid", "d.json", "{\"schema\": {\"type\": \"array\", \"maxItems\": 3}}", "[1, 2]", "" },
 	{ "catastrophic pattern on a cell fails, does not hang", "t.csv", "{\"columns\": {\"a\": {\"pattern\": \"(a+)+b\"}}}",
-	  "a\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+	  "a\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!b\n",
 	  "columns.a.pattern@1" },
 };
 
@@ -372,6 +372,27 @@ static void test_catastrophic_text(void **state)
 	free(p);
 }
 
+/* A catastrophic pattern on every row of a column: each match has its own
+ * step limit, and all of them one budget, so 5000 rows cost the budget
+ * (20 full limits), not 5000 full limits (minutes); every row still fails. */
+static void test_catastrophic_column(void **state)
+{
+	struct buf b = { 0 };
+	struct sbx_contract_result res;
+	char *got;
+
+	puts_(&b, "a\n");
+	for (int i = 0; i < 5000; i++)
+		puts_(&b, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!b\n");
+	got = run_check("t.csv", "{\"columns\": {\"a\": {\"pattern\": \"(a+)+b\"}}}", (char *)b.p, b.n, 0, 0,
+			&res);
+	assert_int_equal(res.count, 5000);
+	assert_false(res.ok);
+	assert_non_null(strstr(res.fail[0].detail, "limit"));
+	free(got);
+	free(b.p);
+}
+
 /* unique past its cap fails the check rather than growing the table. */
 static void test_unique_cap(void **state)
 {
@@ -449,6 +470,7 @@ int main(void)
 		cmocka_unit_test(test_million_columns),
 		cmocka_unit_test(test_long_line),
 		cmocka_unit_test(test_catastrophic_text),
+		cmocka_unit_test(test_catastrophic_column),
 		cmocka_unit_test(test_unique_cap),
 		cmocka_unit_test(test_images),
 		cmocka_unit_test(test_media_type_mismatch),
