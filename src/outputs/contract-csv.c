@@ -338,6 +338,22 @@ static void unique_resolve(struct csvc *s, struct col *c)
 
 	if (!c->npending)
 		return;
+	if (!c->tab) {
+		/* Growing by doubling moves every hash again, at random: size
+		 * the table once, for as many rows as records like those read
+		 * so far (at least the UNIQUE_AHEAD put off) make of the
+		 * file, within the cap. */
+		uint64_t done = s->record > 1 ? s->record - 1 : 0;
+		uint64_t len = done ? (s->nl_at - s->header_len) / done : s->header_len;
+		uint64_t est = s->size / (len ? len : 1) + 1;
+		size_t cap = 1024;
+
+		if (est > SBX_CONTRACT_UNIQUE_MAX_ROWS)
+			est = SBX_CONTRACT_UNIQUE_MAX_ROWS;
+		while (cap < 2 * est + 2)
+			cap *= 2;
+		c->first_cap = cap;
+	}
 	c->first_pending = (k + 1) % UNIQUE_AHEAD;
 	c->npending--;
 	if (!seen_before(c, c->pending[k].h))
@@ -454,19 +470,6 @@ static void check_cell(struct csvc *s, struct col *c)
 			fail_at(s, c, "pattern", "does not match", cell);
 		else if (r != SBX_REGEX_MATCH)
 			fail_at(s, c, "pattern", "hit the match's step or memory limit", cell);
-	}
-	if (k->unique && !c->tab) {
-		/* Growing by doubling moves every hash again, at random: size
-		 * the table once for the rows that records as long as the
-		 * header make of the file, within the cap. */
-		uint64_t est = s->size / (s->header_len ? s->header_len : 1) + 1;
-		size_t cap = 1024;
-
-		if (est > SBX_CONTRACT_UNIQUE_MAX_ROWS)
-			est = SBX_CONTRACT_UNIQUE_MAX_ROWS;
-		while (cap < 2 * est + 2)
-			cap *= 2;
-		c->first_cap = cap;
 	}
 	if (k->unique && !c->uniq_over) {
 		if (c->used + c->npending >= SBX_CONTRACT_UNIQUE_MAX_ROWS) {
