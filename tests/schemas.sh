@@ -178,7 +178,9 @@ job min valid "{$R, \"code\": \"\"}" "a minimal job"
 job handle valid "{$R, \"code_handle\": \"main.py\", \"input_handles\": [\"main.py\"]}" "code_handle"
 job full valid "$(jq '.runtime_profile = "no-such-profile" | .args = ["--month", "2026-10"] |
 	.env = {"TZ": "UTC"} | .limits.cpu_cores = 0.5 | .limits.soft_seconds = 30 |
-	.partial_outputs = "retain" | .extract = [] | .network_profile = "egress-example"' \
+	.partial_outputs = "retain" | .extract = [] | .network_profile = "egress-example" |
+	.outputs = {"totals.csv": {"rows": {"min": 1}, "columns": {"total": {"type": "number",
+		"sum": {"equals": 871.49, "tolerance": 0.01}}}}}' \
 	"$SBX_SRCDIR/examples/chart-job.json")" "every key"
 job unknown invalid "{$R, \"code\": \"\", \"memory\": 512}" "an unknown key"
 job unknown-limit invalid "{$R, \"code\": \"\", \"limits\": {\"memory\": 512}}" "an unknown key in limits"
@@ -188,6 +190,8 @@ job huge invalid "{$R, \"code\": \"\", \"limits\": {\"wall_seconds\": 86401}}" "
 job cores invalid "{$R, \"code\": \"\", \"limits\": {\"cpu_cores\": 0}}" "cpu_cores 0"
 job both invalid "{$R, \"code\": \"\", \"code_handle\": \"x\"}" "code and code_handle"
 job neither invalid "{$R}" "no code"
+job contract-tolerance invalid "{$R, \"code\": \"\", \"outputs\": {\"t.csv\": {\"columns\": {\"n\": {\"type\": \"number\", \"sum\": {\"equals\": 1, \"tolerance\": -1}}}}}}" "a negative sum tolerance"
+job contract-key invalid "{$R, \"code\": \"\", \"outputs\": {\"t.csv\": {\"colour\": 1}}}" "an unknown key in a contract"
 job noprofile invalid '{"code": ""}' "no runtime_profile"
 job profiletype invalid '{"runtime_profile": 1, "code": ""}' "a number for runtime_profile"
 job badhandle invalid "{$R, \"code\": \"\", \"input_handles\": [\"../etc\"]}" 'a handle "../etc"'

@@ -200,6 +200,25 @@ static const char *artifact_status(enum sbx_artifact_status s)
 	return "rejected";
 }
 
+/* An artifact's contract result: null when it had none, or when it was
+ * rejected before its contract could be checked. */
+static json_t *contract(const struct sbx_contract_result *r)
+{
+	json_t *f = json_array();
+
+	if (!r) {
+		json_decref(f);
+		return json_null();
+	}
+	for (size_t i = 0; i < r->n; i++)
+		json_array_append_new(f, json_pack("{s:o,s:o,s:o}", "check", cstr(r->fail[i].check),
+						   "detail", cstr(r->fail[i].detail), "row",
+						   r->fail[i].row ? json_integer((json_int_t)r->fail[i].row) :
+								    json_null()));
+	return json_pack("{s:b,s:o,s:I}", "ok", r->ok, "failures", f, "failure_count",
+			 (json_int_t)r->count);
+}
+
 static json_t *artifacts(const struct sbx_run *run)
 {
 	json_t *a = json_array();
@@ -221,6 +240,8 @@ static json_t *artifacts(const struct sbx_run *run)
 				     x->media_type ? json_string(x->media_type) : json_null(), "status",
 				     artifact_status(x->status), "reason", cstr(x->reason), "partial",
 				     x->partial, "formula_cells", x->formula_cells, "flags", flags));
+		json_object_set_new(json_array_get(a, json_array_size(a) - 1), "contract",
+				    contract(x->contract));
 	}
 	return a;
 }

@@ -95,6 +95,177 @@ static int put_limits(json_t *obj, const char *const *limits, struct sbx_error *
 	return 0;
 }
 
+/* A number for a value that spells one (26.5, 3), else the text itself. */
+static json_t *value_of(const char *s, size_t n)
+{
+	_cleanup_free_ char *t = sbx_xstrndup(s, n);
+	json_t *v = json_loads(t, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL);
+
+	if (json_is_number(v) || json_is_boolean(v))
+		return v;
+	json_decref(v);
+	return json_stringn(s, n);
+}
+
+/* RANGE: N (exactly), N.., ..M or N..M, as {"min", "max"}. */
+static json_t *range_of(const char *s, size_t n)
+{
+	const char *dots = memmem(s, n, "..", 2);
+	json_t *r = json_object();
+
+	if (!dots) {
+		json_object_set_new(r, "min", value_of(s, n));
+		json_object_set_new(r, "max", value_of(s, n));
+		return r;
+	}
+	if (dots > s)
+		json_object_set_new(r, "min", value_of(s, (size_t)(dots - s)));
+	if (dots + 2 < s + n)
+		json_object_set_new(r, "max", value_of(dots + 2, (size_t)(s + n - dots - 2)));
+	return r;
+}
+
+/*
+ * One check of --require PATH:CHECK=VALUE... into the contract @k:
+ * rows, bytes, lines, width, height take a RANGE; header a comma-separated
+ * list; media_type a type; pattern a regular expression (the rest of the
+ * option, ':' and all); COLUMN.type, .min, .max, .pattern (the rest),
+ * .sum (X or X~TOLERANCE), .unique and .not_null (true without a value).
+ * Returns how many bytes of @s it used, or 0 when it is not CHECK=VALUE.
+ */
+static size_t put_check(json_t *k, const char *s)
+{
+	static const char *const ranges[] = { "rows", "bytes", "lines", "width", "height" };
+	size_t klen = strcspn(s, "=:"), vlen;
+	const char *v = s[klen] == '=' ? s + klen + 1 : NULL;
+	const char *dot = memchr(s, '.', klen);
+	_cleanup_free_ char *key = sbx_xstrndup(s, klen);
+
+	if (klen == 0)
+		return 0;
+	vlen = v ? strcspn(v, ":") : 0;
+	/* A pattern ends the option: its ':' are its own. */
+	if (v && (strcmp(key, "pattern") == 0 || (dot && strcmp(dot, ".pattern") == 0)))
+		vlen = strlen(v);
+	if (dot) {
+		_cleanup_free_ char *col = sbx_xstrndup(s, (size_t)(dot - s));
+		const char *what = key + (dot - s) + 1;
+		json_t *cols = json_object_get(k, "columns"), *c;
+
+		if (!cols)
+			json_object_set_new(k, "columns", cols = json_object());
+		if (!(c = json_object_get(cols, col)))
+			json_object_set_new(cols, col, c = json_object());
+		if (!v) {
+			json_object_set_new(c, what, json_true());
+			return klen;
+		}
+		/* A sum or a bound is of numbers unless .type says otherwise. */
+		if (!json_object_get(c, "type") &&
+		    (!strcmp(what, "sum") || !strcmp(what, "min") || !strcmp(what, "max")))
+			json_object_set_new(c, "type", json_string("number"));
+		if (strcmp(what, "sum") == 0) {
+			const char *tilde = memchr(v, '~', vlen);
+			json_t *sum = json_object();
+
+			json_object_set_new(sum, "equals", value_of(v, tilde ? (size_t)(tilde - v) : vlen));
+			if (tilde)
+				json_object_set_new(sum, "tolerance",
+						    value_of(tilde + 1, (size_t)(v + vlen - tilde - 1)));
+			json_object_set_new(c, what, sum);
+		} else if (strcmp(what, "type") == 0 || strcmp(what, "pattern") == 0) {
+			json_object_set_new(c, what, json_stringn(v, vlen));
+		} else {
+			json_object_set_new(c, what, value_of(v, vlen));
+		}
+		return (size_t)(v - s) + vlen;
+	}
+	if (!v)
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(ranges); i++)
+		if (strcmp(key, ranges[i]) == 0) {
+			json_object_set_new(k, key, range_of(v, vlen));
+			return (size_t)(v - s) + vlen;
+		}
+	if (strcmp(key, "header") == 0) {
+		json_t *h = json_array();
+
+		for (const char *p = v; p <= v + vlen;) {
+			size_t n = strcspn(p, ",:");
+
+			if (p + n > v + vlen)
+				n = (size_t)(v + vlen - p);
+			json_array_append_new(h, json_stringn(p, n));
+			p += n + 1;
+		}
+		json_object_set_new(k, key, h);
+	} else {
+		bool text = strcmp(key, "pattern") == 0 || strcmp(key, "media_type") == 0;
+
+		json_object_set_new(k, key, text ? json_stringn(v, vlen) : value_of(v, vlen));
+	}
+	return (size_t)(v - s) + vlen;
+}
+
+/*
+ * --require PATH: a required output; --require PATH:CHECK=VALUE[:...]:
+ * an output contract (outputs.PATH), its checks as put_check() reads them.
+ * A PATH that holds ':' can only be required by a job file.
+ */
+static int put_require(json_t *j, const char *const *req, struct sbx_error *err)
+{
+	json_t *plain = json_array(), *outputs = json_object();
+
+	for (size_t i = 0; req && req[i]; i++) {
+		const char *colon = strchr(req[i], ':'), *p;
+		_cleanup_free_ char *path = NULL;
+		json_t *k;
+
+		if (!colon) {
+			json_t *v = json_string(req[i]);
+
+			if (!v)
+				goto not_utf8;
+			json_array_append_new(plain, v);
+			continue;
+		}
+		path = sbx_xstrndup(req[i], (size_t)(colon - req[i]));
+		if (!json_stringn(path, strlen(path)) || !sbx_utf8_valid(req[i], strlen(req[i])))
+			goto not_utf8;
+		if (!(k = json_object_get(outputs, path)))
+			json_object_set_new(outputs, path, k = json_object());
+		for (p = colon + 1;;) {
+			size_t used = put_check(k, p);
+
+			if (used == 0) {
+				json_decref(plain);
+				json_decref(outputs);
+				return sbx_error_set(err, SBX_EXIT_USAGE, 0,
+						     "run: --require: expected PATH[:CHECK=VALUE...], got '%s'",
+						     req[i]);
+			}
+			p += used;
+			if (!*p)
+				break;
+			p++; /* ':' */
+		}
+	}
+	if (json_array_size(plain))
+		json_object_set_new(j, "required_outputs", plain);
+	else
+		json_decref(plain);
+	if (json_object_size(outputs))
+		json_object_set_new(j, "outputs", outputs);
+	else
+		json_decref(outputs);
+	return 0;
+not_utf8:
+	json_decref(plain);
+	json_decref(outputs);
+	return sbx_error_set(err, SBX_EXIT_INVALID, 0, "%s: --require: not UTF-8 text",
+			     SBX_ONELINER_SOURCE);
+}
+
 /*
  * RFC 8785 for the one thing sbx_canonjson_dump() refuses, a real number
  * (cpu_cores 0.5): the shortest form that reads back as the same double,
@@ -188,7 +359,7 @@ int sbx_oneliner_build(const struct sbx_oneliner *o, char **job, size_t *len,
 	    put_list(j, "input_handles", o->handles, "-i", err) < 0 ||
 	    put_limits(j, o->limits, err) < 0 ||
 	    put_list(j, "allowed_outputs", o->allow, "--allow", err) < 0 ||
-	    put_list(j, "required_outputs", o->require, "--require", err) < 0 ||
+	    put_require(j, o->require, err) < 0 ||
 	    put_list(j, "args", o->args, "argument", err) < 0)
 		return -1;
 	if (o->code) {

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "contract.h"
 #include "hostconfig.h"
 #include "job.h"
 #include "json.h"
@@ -99,6 +100,18 @@ static void print_plan(const struct sbx_plan *plan, const struct sbx_job *job)
 		line("allowed_outputs", *t);
 	for (char **r = job->required_outputs; r && *r; r++)
 		line_job("required_outputs", *r);
+	{
+		const char *path;
+		json_t *k;
+
+		/* Each output contract by path; its checks are the job's. */
+		json_object_foreach(job->outputs, path, k) {
+			const json_t *req = json_object_get(k, "required");
+			_cleanup_free_ char *v = sbx_xasprintf("%s (contract, %s)", path,
+								json_is_false(req) ? "optional" : "required");
+			line_job("outputs", v);
+		}
+	}
 	line("partial_outputs", job->partial_outputs == SBX_PARTIAL_RETAIN ? "retain" : "discard");
 }
 
@@ -108,6 +121,7 @@ static int dry_run(const struct sbx_run_opts *o, struct sbx_job *job, bool have_
 	struct sbx_hostconfig cfg = { 0 };
 	struct sbx_catalog cat = { 0 };
 	struct sbx_plan plan = { 0 };
+	struct sbx_contracts contracts = { 0 };
 	int code = 0;
 
 	if (sbx_hostconfig_load(&cfg, o->common.config, err) < 0) {
@@ -116,11 +130,15 @@ static int dry_run(const struct sbx_run_opts *o, struct sbx_job *job, bool have_
 	}
 	if (sbx_catalog_load(&cat, sbx_catalog_default_dir(o->common.policy, &cfg), err) < 0 ||
 	    (!have_job && sbx_job_load(job, o->job, err) < 0) ||
-	    sbx_policy_admit(&plan, job, &cat, err) < 0)
+	    sbx_contracts_parse(job->outputs, job->source, &contracts, err) < 0 ||
+	    sbx_policy_admit(&plan, job, &cat, err) < 0 ||
+	    sbx_contracts_admit(&contracts, job->source, plan.profile->name,
+				plan.profile->allowed_outputs, &plan.allowed_outputs, err) < 0)
 		code = -1;
 	else
 		print_plan(&plan, job);
 	fflush(stdout);
+	sbx_contracts_free(&contracts);
 	sbx_plan_free(&plan);
 	sbx_catalog_free(&cat);
 	sbx_hostconfig_free(&cfg);
@@ -136,11 +154,16 @@ int sbx_run_preview(const struct sbx_run_opts *o)
 	int r = 0;
 
 	if (o->one.profile) {
+		struct sbx_contracts contracts = { 0 };
+
 		if (sbx_oneliner_build(&o->one, &bytes, &len, &err) < 0 ||
-		    sbx_job_parse(&job, SBX_ONELINER_SOURCE, bytes, len, &err) < 0) {
+		    sbx_job_parse(&job, SBX_ONELINER_SOURCE, bytes, len, &err) < 0 ||
+		    sbx_contracts_parse(job.outputs, job.source, &contracts, &err) < 0) {
+			sbx_contracts_free(&contracts);
 			r = -1;
 			goto out;
 		}
+		sbx_contracts_free(&contracts);
 		if (o->print_job) {
 			/* The job's bytes exactly: saved to a file, they are a
 			 * job with the same job_sha256.  A newline only for a

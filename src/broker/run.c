@@ -362,21 +362,41 @@ static void decide_status(struct sbx_run *run)
 	run->status = SBX_STATUS_SUCCEEDED;
 }
 
-/* Required outputs must have been promoted for "succeeded". */
+/* One required output must have been promoted for "succeeded". */
+static bool required_ok(struct sbx_run *run, const char *path)
+{
+	const struct sbx_artifact *a = run->collected ? sbx_collection_find(&run->coll, path) : NULL;
+
+	if (a && a->status == SBX_ARTIFACT_PROMOTED)
+		return true;
+	run->status = SBX_STATUS_FAILED;
+	if (a && a->contract && !a->contract->ok) {
+		const struct sbx_contract_failure *f = &a->contract->fail[0];
+
+		snprintf(run->reason, sizeof(run->reason),
+			 "required output \"%s\" failed its contract: %s: %s%s", path, f->check,
+			 f->detail, a->contract->count > 1 ? " (and more)" : "");
+		run->reason_code = "output_contract";
+		return false;
+	}
+	snprintf(run->reason, sizeof(run->reason), "required output \"%s\" %s", path,
+		 a ? "was rejected" : "is missing");
+	run->reason_code = a ? "required_output_rejected" : "required_output_missing";
+	return false;
+}
+
+/* Required outputs (required_outputs, and every contract not marked
+ * "required": false) must have been promoted for "succeeded". */
 static void check_required(struct sbx_run *run)
 {
 	if (run->status != SBX_STATUS_SUCCEEDED)
 		return;
-	for (char **r = run->job.required_outputs; r && *r; r++) {
-		const struct sbx_artifact *a = run->collected ? sbx_collection_find(&run->coll, *r) : NULL;
-		if (!a || a->status != SBX_ARTIFACT_PROMOTED) {
-			run->status = SBX_STATUS_FAILED;
-			snprintf(run->reason, sizeof(run->reason), "required output \"%s\" %s", *r,
-				 a ? "was rejected" : "is missing");
-			run->reason_code = a ? "required_output_rejected" : "required_output_missing";
+	for (char **r = run->job.required_outputs; r && *r; r++)
+		if (!required_ok(run, *r))
 			return;
-		}
-	}
+	for (size_t i = 0; i < run->contracts.n; i++)
+		if (run->contracts.v[i].required && !required_ok(run, run->contracts.v[i].path))
+			return;
 }
 
 /* Does the directory at @fd hold nothing but "." and ".."? */
@@ -777,6 +797,7 @@ static int execute(struct sbx_run *run, int sfd)
 		/* DIR/.sbx is where the captures go: never the payload's. */
 		sbx_streams_reserve(&run->coll);
 		if (sbx_collect_validate(&run->coll, run->plan.allowed_outputs, &run->err) < 0 ||
+		    sbx_contracts_check(&run->contracts, &run->coll, &run->err) < 0 ||
 		    sbx_hold_collect(run) < 0 ||
 		    sbx_collect_promote(&run->coll, &run->artifacts, run->partial,
 					run->job.partial_outputs == SBX_PARTIAL_RETAIN, &run->err) < 0) {
@@ -894,7 +915,13 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 		goto done;
 	}
 	run.job_read = true;
-	if (sbx_policy_admit(&run.plan, &run.job, &run.cat, &run.err) < 0)
+	/* Output contracts: malformed is 65, before the policy's 77s. */
+	if (sbx_contracts_parse(run.job.outputs, run.job.source, &run.contracts, &run.err) < 0)
+		goto done;
+	if (sbx_policy_admit(&run.plan, &run.job, &run.cat, &run.err) < 0 ||
+	    sbx_contracts_admit(&run.contracts, run.job.source, run.plan.profile->name,
+				run.plan.profile->allowed_outputs, &run.plan.allowed_outputs,
+				&run.err) < 0)
 		goto done;
 	run.admitted = true;
 	if (run.job.partial_outputs == SBX_PARTIAL_HOLD && sbx_hold_check(&run.cfg, &run.err) < 0)
@@ -989,6 +1016,7 @@ done:
 	sbx_events_close(run.ev);
 	sbx_key_clear(&run.key);
 	sbx_plan_free(&run.plan);
+	sbx_contracts_free(&run.contracts);
 	sbx_job_free(&run.job);
 	sbx_catalog_free(&run.cat);
 	sbx_hostconfig_free(&run.cfg);

@@ -13,6 +13,7 @@
 #include "cgroup.h"
 #include "cli.h"
 #include "collect.h"
+#include "contract.h"
 #include "hostconfig.h"
 #include "job.h"
 #include "policy.h"
@@ -58,6 +59,7 @@ struct sbx_run {
 	bool sandbox_oom_killed;  /* the init was OOM-killed before it could
 				   * report the payload's end */
 	struct sbx_collection coll;
+	struct sbx_contracts contracts; /* the job's outputs (contract.h) */
 	bool collected;
 	bool partial;
 	struct sbx_hold *hold;    /* held outputs (hold.h), NULL when none */

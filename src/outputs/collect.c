@@ -488,6 +488,8 @@ static int validate_one(struct sbx_collection *c, struct sbx_artifact *a, char *
 	} else {
 		a->formula_cells = rep.formula_cells;
 		a->flags = rep.flags;
+		a->width = rep.width;
+		a->height = rep.height;
 		return 0;
 	}
 	a->formula_cells = false;
@@ -539,6 +541,7 @@ void sbx_collection_free(struct sbx_collection *c)
 		free(c->items[i].path);
 		free(c->items[i].media_type);
 		free(c->items[i].reason);
+		free(c->items[i].contract);
 	}
 	free(c->items);
 	c->items = NULL;

@@ -55,6 +55,8 @@ struct sbx_artifact {
 	bool formula_cells; /* CSV cells starting with = + - @ TAB CR */
 	unsigned flags;     /* SBX_MEDIA_FLAG_*: suspicious but allowed */
 	bool hold;          /* to be held, not promoted (sbx_collect_hold) */
+	uint64_t width, height; /* images: dimensions the validator read */
+	struct sbx_contract_result *contract; /* contract.h: NULL when none was checked */
 	/* private to collect.c and promote.c */
 	char qname[16];    /* name in the quarantine dir, "" when not copied */
 	bool validated;

@@ -313,6 +313,11 @@ static size_t csv_pick_sep(const unsigned char *p, size_t n, unsigned char *sep)
 	return 0;
 }
 
+size_t sbx_media_csv_pick_sep(const unsigned char *p, size_t n, unsigned char *sep)
+{
+	return csv_pick_sep(p, n, sep);
+}
+
 static void csv_init(struct csv *s, unsigned char sep)
 {
 	memset(s, 0, sizeof(*s));

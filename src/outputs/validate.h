@@ -251,6 +251,11 @@ int sbx_media_text_feed(const char *what, struct sbx_media_utf8 *u, const unsign
 int sbx_media_text_end(const char *what, const struct sbx_media_utf8 *u,
 		       struct sbx_media_report *rep);
 
+/* The separator of a CSV whose first chunk is @p, as the validator picks it
+ * (a "sep=X" line, else the most frequent of , ; TAB in the first line);
+ * returns the bytes of a "sep=" line, which is not a record. */
+size_t sbx_media_csv_pick_sep(const unsigned char *p, size_t n, unsigned char *sep);
+
 int sbx_media_text_validate(int fd, uint64_t size, struct sbx_media_report *rep);
 int sbx_media_csv_validate(int fd, uint64_t size, struct sbx_media_report *rep);
 int sbx_media_json_validate(int fd, uint64_t size, struct sbx_media_report *rep);

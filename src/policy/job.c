@@ -19,7 +19,7 @@
 static const char *const job_keys[] = {
 	"input_handles", "extract", "runtime_profile", "network_profile", "code", "code_handle",
 	"args", "env", "limits", "allowed_outputs", "required_outputs", "partial_outputs",
-	NULL,
+	"outputs", NULL,
 };
 
 static bool is_alnum(char ch)
@@ -155,6 +155,37 @@ static int parse_code(const struct sbx_jctx *c, const json_t *root, struct sbx_j
 	return 0;
 }
 
+/*
+ * outputs: an object from output path to its contract.  Only the shape is
+ * checked here (paths, objects, a bound); the contracts themselves are
+ * parsed at admission by the outputs library (contract.h), which this
+ * library may not include.  The object is kept as JSON for it.
+ */
+static int parse_outputs(const struct sbx_jctx *c, const json_t *v, struct sbx_job *job)
+{
+	const char *path;
+	json_t *m;
+
+	if (!v)
+		return 0;
+	if (sbx_json_object(c, "outputs", v) < 0)
+		return -1;
+	if (json_object_size(v) > SBX_JOB_MAX_REQUIRED)
+		return sbx_json_error(c, "outputs", "at most %d outputs", SBX_JOB_MAX_REQUIRED);
+	json_object_foreach((json_t *)v, path, m) {
+		char p[SBX_JSON_PATH_MAX];
+
+		sbx_json_path_key(p, "outputs", path);
+		if (!output_path_valid(path))
+			return sbx_json_error(c, p, "expected a relative path below /work/out without "
+						    "empty, \".\" or \"..\" components");
+		if (sbx_json_object(c, p, m) < 0)
+			return -1;
+	}
+	job->outputs = json_incref((json_t *)v);
+	return 0;
+}
+
 static int parse_partial(const struct sbx_jctx *c, const json_t *v, enum sbx_partial *out)
 {
 	*out = SBX_PARTIAL_DISCARD;
@@ -246,6 +277,8 @@ static int parse_root(const struct sbx_jctx *c, const json_t *root, struct sbx_j
 	} else {
 		job->required_outputs = sbx_xcalloc(1, sizeof(char *));
 	}
+	if (parse_outputs(c, json_object_get(root, "outputs"), job) < 0)
+		return -1;
 	return parse_partial(c, json_object_get(root, "partial_outputs"), &job->partial_outputs);
 }
 
@@ -263,6 +296,8 @@ static void free_fields(struct sbx_job *job)
 	sbx_strv_free(job->env);
 	sbx_strv_free(job->allowed_outputs);
 	sbx_strv_free(job->required_outputs);
+	json_decref(job->outputs);
+	job->outputs = NULL;
 	job->input_handles = job->extract = job->args = job->env = NULL;
 	job->allowed_outputs = job->required_outputs = NULL;
 	job->runtime_profile = job->network_profile = job->code = job->code_handle = NULL;

@@ -8,6 +8,7 @@
 #ifndef SBX_JOB_H
 #define SBX_JOB_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -49,6 +50,8 @@ struct sbx_job {
 	struct sbx_limits limits;/* only the keys the job gave */
 	char **allowed_outputs;  /* NULL when the job omitted it: profile's list */
 	char **required_outputs;
+	json_t *outputs;         /* the contracts' object as given, or NULL
+				  * (parsed at admission: contract.h) */
 	enum sbx_partial partial_outputs;
 };
 

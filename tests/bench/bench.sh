@@ -212,3 +212,7 @@ echo "direct:        $(python3 "$W/netclient.py" direct)"
 jq -n --rawfile c "$W/netclient.py" '{runtime_profile: "python-analysis", network_profile: "bench", code: $c}' > "$W/net.json"
 $SBX run -q --config "$W/config.json" --policy "$W/policy" --key "$W/key" --store "$W/store" "$W/net.json" 2>/dev/null |
 	jq -r '"through proxy: " + (.stdout.excerpt | gsub("\n|\ufffd"; "")) + " (status " + .status + ", connections " + (.network.connections_allowed|tostring) + ")"'
+
+echo
+echo "== an output contract on a 12 MB CSV, against its validation"
+"$B/tests/bench/bench-contract" 15

@@ -60,6 +60,48 @@ static void test_canonical(void **state)
 	free(job);
 }
 
+/* --require PATH:CHECK=VALUE...: an output contract, checks of one path
+ * merged, patterns keeping their colons; malformed checks are 64. */
+static void test_require_contract(void **state)
+{
+	static struct {
+		const char *req[4];
+		const char *want; /* the job's members after "code", or NULL: 64 */
+	} cases[] = {
+		{ { "t.csv:rows=1..", NULL }, "\"outputs\":{\"t.csv\":{\"rows\":{\"min\":1}}}" },
+		{ { "t.csv:rows=3", NULL }, "\"outputs\":{\"t.csv\":{\"rows\":{\"max\":3,\"min\":3}}}" },
+		{ { "t.csv:total.sum=26.5~0.005", "t.csv:id.unique:id.type=integer", "plain.txt", NULL },
+		  "\"outputs\":{\"t.csv\":{\"columns\":{\"id\":{\"type\":\"integer\",\"unique\":true},"
+		  "\"total\":{\"sum\":{\"equals\":26.5,\"tolerance\":0.005},\"type\":\"number\"}}}},"
+		  "\"required_outputs\":[\"plain.txt\"]" },
+		{ { "n.txt:lines=..3:pattern=^a:b$", NULL },
+		  "\"outputs\":{\"n.txt\":{\"lines\":{\"max\":3},\"pattern\":\"^a:b$\"}}" },
+		{ { "t.csv:header=a,b", NULL }, "\"outputs\":{\"t.csv\":{\"header\":[\"a\",\"b\"]}}" },
+		{ { "t.csv:rows", NULL }, NULL },
+		{ { "t.csv:=1", NULL }, NULL },
+		{ { "t.csv:", NULL }, NULL },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct sbx_oneliner o = { .profile = "shell", .code = "true", .require = cases[i].req };
+		char want[1024];
+		int code;
+		char *job = build(&o, &code);
+
+		if (!cases[i].want) {
+			assert_null(job);
+			assert_int_equal(code, SBX_EXIT_USAGE);
+			continue;
+		}
+		assert_int_equal(code, 0);
+		snprintf(want, sizeof(want), "{\"code\":\"true\",%s,\"runtime_profile\":\"shell\"}",
+			 cases[i].want);
+		assert_string_equal(job, want);
+		free(job);
+	}
+}
+
 static void test_minimal_and_parsed(void **state)
 {
 	struct sbx_oneliner o = { .profile = "shell", .code = "true" };
@@ -184,6 +226,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_canonical),
+		cmocka_unit_test(test_require_contract),
 		cmocka_unit_test(test_minimal_and_parsed),
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test(test_job_parser_judges),

@@ -1,0 +1,480 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-contract.c - output contracts: the parser (65 with the JSON path),
+ * the type admission (77), each check on ordinary and hostile files (a
+ * CSV with a million columns, a 10 MB line, a catastrophic pattern, a PNG
+ * whose header lies about its size, NaN/inf/overflowing numbers, dates
+ * that do not exist, a unique column past its cap).
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "contract.h"
+#include "json.h"
+#include "samples.h"
+#include "util.h"
+#include "validate.h"
+
+static int parse(const char *text, struct sbx_contracts *cs, struct sbx_error *err)
+{
+	json_error_t je;
+	json_t *v = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+	int r;
+
+	assert_non_null(v);
+	memset(err, 0, sizeof(*err));
+	r = sbx_contracts_parse(v, "job.json", cs, err);
+	json_decref(v);
+	return r;
+}
+
+/* --- the parser ------------------------------------------------------------ */
+
+static const struct {
+	const char *json;
+	const char *error; /* NULL: valid */
+} pcases[] = {
+	{ "{\"totals.csv\": {\"columns\": {\"total\": {\"type\": \"number\", \"sum\": {\"equals\": 26, \"tolerance\": 0.005}}}}}",
+	  NULL },
+	{ "{\"totals.csv\": {\"columns\": {\"total\": {\"type\": \"number\", \"sum\": {\"equals\": 1, \"tolerance\": -1}}}}}",
+	  "job.json: outputs[\"totals.csv\"].columns.total.sum.tolerance: expected a non-negative number, got -1" },
+	{ "{\"t.csv\": {\"columns\": {\"total\": {\"sum\": {\"equals\": 1}}}}}",
+	  "outputs[\"t.csv\"].columns.total.sum: needs \"type\" integer or number" },
+	{ "{\"t.csv\": {\"columns\": {\"total\": {\"type\": \"number\", \"sum\": {}}}}}",
+	  "outputs[\"t.csv\"].columns.total.sum.equals: missing required key" },
+	{ "{\"t.csv\": {\"columns\": {\"d\": {\"type\": \"date\", \"min\": \"2026-02-30\"}}}}",
+	  "outputs[\"t.csv\"].columns.d.min: expected an ISO 8601 date" },
+	{ "{\"t.csv\": {\"columns\": {\"d\": {\"type\": \"timestamp\"}}}}",
+	  "outputs[\"t.csv\"].columns.d.type: expected \"string\", \"integer\", \"number\" or \"date\"" },
+	{ "{\"t.csv\": {\"columns\": {\"d\": {\"min\": 1}}}}",
+	  "outputs[\"t.csv\"].columns.d.min: needs \"type\"" },
+	{ "{\"t.csv\": {\"columns\": {\"n\": {\"type\": \"integer\", \"min\": 5, \"max\": 1}}}}",
+	  "outputs[\"t.csv\"].columns.n.max: must not be less than min" },
+	{ "{\"t.csv\": {\"columns\": {\"n\": {\"pattern\": \"(a+\"}}}}",
+	  "outputs[\"t.csv\"].columns.n.pattern: expected a regular expression (PCRE2)" },
+	{ "{\"t.csv\": {\"columns\": {\"n\": {\"colour\": 1}}}}", "outputs[\"t.csv\"].columns.n.colour" },
+	{ "{\"t.csv\": {\"columns\": {}}}", "outputs[\"t.csv\"].columns: expected an object of 1 to 64" },
+	{ "{\"t.csv\": {\"columns\": {\"a\": {\"unique\": true}, \"b\": {\"unique\": true}, \"c\": {\"unique\": true}, \"d\": {\"unique\": true}, \"e\": {\"unique\": true}}}}",
+	  "outputs[\"t.csv\"].columns.e.unique: at most 4 unique columns" },
+	{ "{\"t.csv\": {\"rows\": {\"min\": 3, \"max\": 2}}}", "outputs[\"t.csv\"].rows.max: must not be less than min" },
+	{ "{\"t.csv\": {\"rows\": {}}}", "outputs[\"t.csv\"].rows: expected an object with" },
+	{ "{\"t.csv\": {\"rows\": {\"min\": -1}}}", "outputs[\"t.csv\"].rows.min: expected" },
+	{ "{\"t.csv\": {\"rows\": {\"min\": 1.5}}}", "outputs[\"t.csv\"].rows.min: expected" },
+	{ "{\"t.csv\": {\"header\": []}}", "outputs[\"t.csv\"].header: expected a non-empty array" },
+	{ "{\"t.csv\": {\"header\": [\"a\", 1]}}", "outputs[\"t.csv\"].header[1]: expected" },
+	{ "{\"t.csv\": {\"width\": {\"min\": 1}}}", "outputs[\"t.csv\"].width: applies to image/png and image/jpeg outputs only" },
+	{ "{\"chart.png\": {\"rows\": {\"min\": 1}}}", "outputs[\"chart.png\"].rows: applies to text/csv and TSV" },
+	{ "{\"chart.png\": {\"width\": {\"min\": 100, \"max\": 2000}, \"height\": {\"max\": 2000}}}", NULL },
+	{ "{\"chart.png\": {\"media_type\": \"text/csv\"}}",
+	  "outputs[\"chart.png\"].media_type: expected image/png, the type of the path's extension" },
+	{ "{\"chart.png\": {\"media_type\": \"image/gif\"}}", "outputs[\"chart.png\"].media_type: expected image/png" },
+	{ "{\"run.sh\": {}}", "outputs[\"run.sh\"]: expected a path whose extension names a media type" },
+	{ "{\"note.txt\": {\"pattern\": \"^ok$\", \"lines\": {\"max\": 3}, \"required\": false, \"hold\": true}}", NULL },
+	{ "{\"note.txt\": {\"required\": \"no\"}}", "outputs[\"note.txt\"].required: expected" },
+	{ "{\"note.txt\": {\"hold\": 1}}", "outputs[\"note.txt\"].hold: expected" },
+	{ "{\"data.json\": {\"schema\": {\"type\": \"object\"}}}", NULL },
+	{ "{\"data.json\": {\"schema\": {\"properties\": {\"total\": {\"minimum\": \"x\"}}}}}",
+	  "job.json: outputs[\"data.json\"].schema: /properties/total/minimum: expected a number" },
+	{ "{\"data.json\": {\"schema\": {\"$ref\": \"#\"}}}", "outputs[\"data.json\"].schema: /$ref: unsupported keyword" },
+	{ "{\"t.csv\": {\"bytes\": {\"max\": 100}, \"lines\": {\"max\": 1}}}", "outputs[\"t.csv\"].lines: applies to text/plain" },
+	{ "{\"t.csv\": []}", "outputs[\"t.csv\"]: expected an object" },
+	{ "[]", "job.json: outputs: expected an object" },
+};
+
+static void test_parse(void **state)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(pcases); i++) {
+		struct sbx_contracts cs;
+		struct sbx_error err;
+		int r = parse(pcases[i].json, &cs, &err);
+
+		if (!pcases[i].error) {
+			if (r != 0)
+				fail_msg("case %zu: %s", i, err.msg);
+		} else {
+			if (r == 0)
+				fail_msg("case %zu: accepted %s", i, pcases[i].json);
+			assert_int_equal(err.code, SBX_EXIT_INVALID);
+			if (!strstr(err.msg, pcases[i].error))
+				fail_msg("case %zu: got \"%s\", wanted \"%s\"", i, err.msg, pcases[i].error);
+		}
+		sbx_contracts_free(&cs);
+	}
+}
+
+static void test_parse_hold_required(void **state)
+{
+	struct sbx_contracts cs;
+	struct sbx_error err;
+
+	assert_int_equal(parse("{\"a.txt\": {\"hold\": true, \"required\": false}, \"b.md\": {\"media_type\": \"text/plain\"}}",
+			       &cs, &err), 0);
+	assert_int_equal(cs.n, 2);
+	assert_true(cs.v[0].hold);
+	assert_false(cs.v[0].required);
+	assert_false(cs.v[1].hold);
+	assert_true(cs.v[1].required);
+	assert_string_equal(cs.v[1].media_type, "text/plain");
+	sbx_contracts_free(&cs);
+}
+
+static void test_admit(void **state)
+{
+	char *profile[] = { "text/csv", "text/plain", NULL };
+	char **allowed = sbx_xcalloc(2, sizeof(char *));
+	struct sbx_contracts cs;
+	struct sbx_error err;
+
+	allowed[0] = sbx_xstrdup("text/plain");
+	assert_int_equal(parse("{\"t.csv\": {}}", &cs, &err), 0);
+	assert_int_equal(sbx_contracts_admit(&cs, "job.json", "shell", profile, &allowed, &err), 0);
+	/* The entry allows its type. */
+	assert_string_equal(allowed[1], "text/csv");
+	assert_null(allowed[2]);
+	sbx_contracts_free(&cs);
+	assert_int_equal(parse("{\"photo.jpg\": {}}", &cs, &err), 0);
+	assert_int_equal(sbx_contracts_admit(&cs, "job.json", "shell", profile, &allowed, &err), -1);
+	assert_int_equal(err.code, SBX_EXIT_REFUSED);
+	assert_non_null(strstr(err.msg, "job.json: outputs[\"photo.jpg\"]: profile \"shell\" does not allow output type image/jpeg"));
+	sbx_contracts_free(&cs);
+	sbx_strv_free(allowed);
+}
+
+/* --- checks ----------------------------------------------------------------- */
+
+static int memfd_text(const char *s, size_t n)
+{
+	int fd = memfd_create("contract", MFD_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(sbx_write_all(fd, s, n), (ssize_t)n);
+	return fd;
+}
+
+/* Check @content as @path against @contract; the failures as
+ * "check@row check ..." in order, "" when it passes. */
+static char *run_check(const char *path, const char *contract, const char *content, size_t n,
+		       uint64_t width, uint64_t height, struct sbx_contract_result *res)
+{
+	char json[4096];
+	struct sbx_contracts cs;
+	struct sbx_error err;
+	int fd = memfd_text(content, n);
+	char *out = sbx_xstrdup("");
+
+	snprintf(json, sizeof(json), "{\"%s\": %s}", path, contract);
+	if (parse(json, &cs, &err) < 0)
+		fail_msg("%s: %s", json, err.msg);
+	assert_int_equal(sbx_contract_check(&cs.v[0], fd, n, cs.v[0].media_type, width, height, res), 0);
+	for (size_t i = 0; i < res->n; i++) {
+		char *o = out;
+
+		out = res->fail[i].row ? sbx_xasprintf("%s%s%s@%llu", o, *o ? " " : "", res->fail[i].check,
+						       (unsigned long long)res->fail[i].row) :
+					 sbx_xasprintf("%s%s%s", o, *o ? " " : "", res->fail[i].check);
+		free(o);
+	}
+	assert_int_equal(res->ok, res->count == 0);
+	close(fd);
+	sbx_contracts_free(&cs);
+	return out;
+}
+
+static const struct {
+	const char *name, *path, *contract, *content, *want;
+} ccases[] = {
+	{ "sum ok", "t.csv", "{\"columns\": {\"total\": {\"type\": \"number\", \"sum\": {\"equals\": 26, \"tolerance\": 0.005}}}}",
+	  "month,total\n2026-01,14.75\n2026-02,8.25\n2026-03,3.00\n", "" },
+	{ "sum off by one row", "t.csv", "{\"columns\": {\"total\": {\"type\": \"number\", \"sum\": {\"equals\": 26, \"tolerance\": 0.005}}}}",
+	  "month,total\n2026-01,4.25\n2026-02,8.25\n2026-03,3.00\n", "columns.total.sum" },
+	{ "decimal fractions sum without a tolerance", "t.csv", "{\"columns\": {\"x\": {\"type\": \"number\", \"sum\": {\"equals\": 0.3}}}}",
+	  "x\n0.1\n0.2\n", "" },
+	{ "integer sum exact", "t.csv", "{\"columns\": {\"n\": {\"type\": \"integer\", \"sum\": {\"equals\": 6}}}}",
+	  "n\n1\n2\n3\n", "" },
+	{ "integer sum past int64", "t.csv", "{\"columns\": {\"n\": {\"type\": \"integer\", \"sum\": {\"equals\": 0}}}}",
+	  "n\n9223372036854775807\n9223372036854775807\n", "columns.n.sum" },
+	{ "number sum overflows to inf", "t.csv", "{\"columns\": {\"n\": {\"type\": \"number\", \"sum\": {\"equals\": 0}}}}",
+	  "n\n1e308\n1e308\n1e308\n1e308\n1e308\n1e308\n1e308\n1e308\n1e308\n1e308\n", "columns.n.sum" },
+	{ "NaN, inf, hex, spaces are not numbers", "t.csv", "{\"columns\": {\"n\": {\"type\": \"number\"}}}",
+	  "n\nnan\ninf\n-Infinity\n0x10\n\" 1\"\n1e999\n1.\n.5\n-2.5e-3\n",
+	  "columns.n.type@1 columns.n.type@2 columns.n.type@3 columns.n.type@4 columns.n.type@5 columns.n.type@6" },
+	{ "integers: overflow, decimals, signs", "t.csv", "{\"columns\": {\"n\": {\"type\": \"integer\"}}}",
+	  "n\n9223372036854775808\n-9223372036854775808\n1.0\n+7\n1e3\n",
+	  "columns.n.type@1 columns.n.type@3 columns.n.type@5" },
+	{ "dates that do not exist", "t.csv", "{\"columns\": {\"d\": {\"type\": \"date\"}}}",
+	  "d\n2026-02-30\n2024-02-29\n2100-02-29\n2000-02-29\n2026-13-01\n2026-10\n2026-10-01T25:00\n2026-10-01T12:30:00Z\n2026-10-01T12:30:59.5+02:00\n26-10-01\n",
+	  "columns.d.type@1 columns.d.type@3 columns.d.type@5 columns.d.type@7 columns.d.type@10" },
+	{ "date range", "t.csv", "{\"columns\": {\"d\": {\"type\": \"date\", \"min\": \"2026-01-01\", \"max\": \"2026-12-31\"}}}",
+	  "d\n2025-12-31\n2026-06-01\n2027-01-01\n", "columns.d.min@1 columns.d.max@3" },
+	{ "number range", "t.csv", "{\"columns\": {\"n\": {\"type\": \"number\", \"min\": 0, \"max\": 10}}}",
+	  "n\n-0.5\n10\n10.01\n", "columns.n.min@1 columns.n.max@3" },
+	{ "not_null, empty cells skip the type", "t.csv", "{\"columns\": {\"a\": {\"not_null\": true}, \"b\": {\"type\": \"integer\"}}}",
+	  "a,b\n,\n\"\",1\nx,y\n", "columns.a.not_null@1 columns.a.not_null@2 columns.b.type@3" },
+	{ "unique", "t.csv", "{\"columns\": {\"id\": {\"unique\": true}}}", "id\n1\n2\n1\n\"2\"\n3\n",
+	  "columns.id.unique@3 columns.id.unique@4" },
+	{ "pattern is the whole cell", "t.csv", "{\"columns\": {\"code\": {\"pattern\": \"[A-Z]{3}\"}}}",
+	  "code\nEUR\nEURO\neur\n", "columns.code.pattern@2 columns.code.pattern@3" },
+	{ "quoted cells with separators, quotes and line breaks", "t.csv",
+	  "{\"header\": [\"name\", \"n\"], \"columns\": {\"n\": {\"type\": \"integer\", \"sum\": {\"equals\": 3}}, \"name\": {\"pattern\": \"a,\\\"b\\\"\\nc\"}}}",
+	  "name,n\r\n\"a,\"\"b\"\"\nc\",1\r\n\"a,\"\"b\"\"\nc\",2\r\n", "" },
+	{ "header exact", "t.csv", "{\"header\": [\"month\", \"total\"]}", "month,sum\n1,2\n", "header" },
+	{ "header too long", "t.csv", "{\"header\": [\"a\"]}", "a,b\n1,2\n", "header" },
+	{ "byte order mark before the header", "t.csv", "{\"header\": [\"a\", \"b\"], \"columns\": {\"a\": {}}}",
+	  "\xef\xbb\xbf" "a,b\n1,2\n", "" },
+	{ "a missing column", "t.csv", "{\"columns\": {\"total\": {\"type\": \"number\"}}}", "month,sum\n1,2\n",
+	  "columns.total" },
+	{ "rows", "t.csv", "{\"rows\": {\"min\": 3}}", "a\n1\n2", "rows" },
+	{ "rows max", "t.csv", "{\"rows\": {\"max\": 1}}", "a\n1\n2\n", "rows" },
+	{ "semicolon separated", "t.csv", "{\"columns\": {\"b\": {\"type\": \"integer\", \"sum\": {\"equals\": 5}}}}",
+	  "a;b\n1,5;2\n1,5;3\n", "" },
+	{ "sep= line", "t.csv", "{\"header\": [\"a\", \"b\"]}", "sep=|\na|b\n1|2\n", "" },
+	{ "tsv", "t.tsv", "{\"columns\": {\"b\": {\"type\": \"integer\", \"min\": 2}}}", "a\tb\n1\t2\n1\t1\n", "columns.b.min@2" },
+	{ "bytes", "t.csv", "{\"bytes\": {\"min\": 100}}", "a\n1\n", "bytes" },
+	{ "text lines and pattern", "n.txt", "{\"lines\": {\"min\": 2, \"max\": 3}, \"pattern\": \"^total: [0-9]+$\"}",
+	  "header\ntotal: 42\nfooter", "" },
+	{ "text: no line matches, too many lines", "n.txt", "{\"lines\": {\"max\": 2}, \"pattern\": \"^total\"}",
+	  "a\nb\nc\n", "lines pattern" },
+	{ "text: an empty file has no lines", "n.txt", "{\"lines\": {\"min\": 1}}", "", "lines" },
+	{ "json schema", "d.json", "{\"schema\": {\"type\": \"object\", \"required\": [\"total\"], \"properties\": {\"total\": {\"type\": \"number\", \"minimum\": 0}}}}",
+	  "{\"total\": -1}", "schema.minimum" },
+	{ "json schema: required", "d.json", "{\"schema\": {\"required\": [\"total\"]}}", "{\"sum\": 1}", "schema.required" },
+	{ "json schema: valid", "d.json", "{\"schema\": {\"type\": \"array\", \"maxItems\": 3}}", "[1, 2]", "" },
+	{ "catastrophic pattern on a cell fails, does not hang", "t.csv", "{\"columns\": {\"a\": {\"pattern\": \"(a+)+b\"}}}",
+	  "a\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!b\n",
+	  "columns.a.pattern@1" },
+};
+
+static void test_checks(void **state)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(ccases); i++) {
+		struct sbx_contract_result res;
+		char *got = run_check(ccases[i].path, ccases[i].contract, ccases[i].content,
+				      strlen(ccases[i].content), 0, 0, &res);
+
+		if (strcmp(got, ccases[i].want) != 0)
+			fail_msg("%s: got \"%s\", wanted \"%s\" (first: %s)", ccases[i].name, got,
+				 ccases[i].want, res.n ? res.fail[0].detail : "-");
+		free(got);
+	}
+}
+
+/* The article's case: the manifest says which column and by how much. */
+static void test_sum_detail(void **state)
+{
+	struct sbx_contract_result res;
+	const char *csv = "month,total\n2026-01,4.25\n2026-02,8.25\n2026-03,3.00\n";
+	char *got = run_check("t.csv", "{\"columns\": {\"total\": {\"type\": \"number\", \"sum\": {\"equals\": 26, \"tolerance\": 0.005}}}}",
+			      csv, strlen(csv), 0, 0, &res);
+
+	assert_string_equal(got, "columns.total.sum");
+	assert_string_equal(res.fail[0].detail, "sum is 15.5, expected 26 (tolerance 0.005): off by -10.5");
+	assert_int_equal(res.fail[0].row, 0);
+	free(got);
+}
+
+/* Many failures: 20 listed, all counted. */
+static void test_failures_bounded(void **state)
+{
+	struct buf b = { 0 };
+	struct sbx_contract_result res;
+	char *got;
+
+	puts_(&b, "n\n");
+	for (int i = 0; i < 1000; i++)
+		puts_(&b, "x\n");
+	got = run_check("t.csv", "{\"columns\": {\"n\": {\"type\": \"integer\"}}}", (char *)b.p, b.n, 0, 0, &res);
+	assert_int_equal(res.n, SBX_CONTRACT_MAX_FAILURES);
+	assert_int_equal(res.count, 1000);
+	assert_false(res.ok);
+	assert_int_equal(res.fail[19].row, 20);
+	free(got);
+	free(b.p);
+}
+
+/* A header of a million columns: the contract names the last one. */
+static void test_million_columns(void **state)
+{
+	struct buf b = { 0 };
+	struct sbx_contract_result res;
+	char cell[32];
+	char *got;
+
+	for (int i = 0; i < 1000000; i++) {
+		snprintf(cell, sizeof(cell), "%sc%d", i ? "," : "", i);
+		puts_(&b, cell);
+	}
+	puts_(&b, "\n");
+	for (int i = 0; i < 1000000; i++)
+		puts_(&b, i ? ",1" : "1");
+	puts_(&b, "\n");
+	got = run_check("t.csv", "{\"columns\": {\"c999999\": {\"type\": \"integer\", \"sum\": {\"equals\": 2}}}}",
+			(char *)b.p, b.n, 0, 0, &res);
+	assert_string_equal(got, "columns.c999999.sum");
+	assert_non_null(strstr(res.fail[0].detail, "sum is 1, expected 2"));
+	free(got);
+	got = run_check("t.csv", "{\"header\": [\"c0\", \"c1\"]}", (char *)b.p, b.n, 0, 0, &res);
+	assert_string_equal(got, "header");
+	assert_string_equal(res.fail[0].detail, "1000000 columns, expected 2");
+	free(got);
+	free(b.p);
+}
+
+/* A 10 MB cell in a checked column, and a 10 MB line of text. */
+static void test_long_line(void **state)
+{
+	size_t n = 10u << 20;
+	char *p = sbx_xmalloc(n + 16);
+	struct sbx_contract_result res;
+	char *got;
+
+	memcpy(p, "a\n", 2);
+	memset(p + 2, 'x', n);
+	got = run_check("t.csv", "{\"columns\": {\"a\": {\"pattern\": \"x+\"}}}", p, n + 2, 0, 0, &res);
+	assert_string_equal(got, "columns.a@1");
+	assert_non_null(strstr(res.fail[0].detail, "longer than 65536"));
+	free(got);
+	/* Text: one line; the pattern sees its first 64 KiB. */
+	got = run_check("n.txt", "{\"lines\": {\"max\": 1}, \"pattern\": \"^x+$\"}", p + 2, n, 0, 0, &res);
+	assert_string_equal(got, "");
+	free(got);
+	memcpy(p + 2 + n - 6, "needle", 6);
+	got = run_check("n.txt", "{\"pattern\": \"needle\"}", p + 2, n, 0, 0, &res);
+	assert_string_equal(got, "pattern");
+	free(got);
+	free(p);
+}
+
+/* (a+)+$ against a long line that almost matches: the step limit ends it. */
+static void test_catastrophic_text(void **state)
+{
+	size_t n = 30000;
+	char *p = sbx_xmalloc(n + 2);
+	struct sbx_contract_result res;
+	char *got;
+
+	memset(p, 'a', n);
+	p[n] = '!';
+	got = run_check("n.txt", "{\"pattern\": \"^(a+)+$\"}", p, n + 1, 0, 0, &res);
+	assert_string_equal(got, "pattern");
+	assert_non_null(strstr(res.fail[0].detail, "limit"));
+	free(got);
+	free(p);
+}
+
+/* A catastrophic pattern on every row of a column: each match has its own
+ * step limit, and all of them one budget, so 5000 rows cost the budget
+ * (20 full limits), not 5000 full limits (minutes); every row still fails. */
+static void test_catastrophic_column(void **state)
+{
+	struct buf b = { 0 };
+	struct sbx_contract_result res;
+	char *got;
+
+	puts_(&b, "a\n");
+	for (int i = 0; i < 5000; i++)
+		puts_(&b, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!b\n");
+	got = run_check("t.csv", "{\"columns\": {\"a\": {\"pattern\": \"(a+)+b\"}}}", (char *)b.p, b.n, 0, 0,
+			&res);
+	assert_int_equal(res.count, 5000);
+	assert_false(res.ok);
+	assert_non_null(strstr(res.fail[0].detail, "limit"));
+	free(got);
+	free(b.p);
+}
+
+/* unique past its cap fails the check rather than growing the table. */
+static void test_unique_cap(void **state)
+{
+	struct buf b = { 0 };
+	struct sbx_contract_result res;
+	char cell[32];
+	char *got;
+
+	puts_(&b, "id\n");
+	for (unsigned i = 0; i <= SBX_CONTRACT_UNIQUE_MAX_ROWS; i++) {
+		snprintf(cell, sizeof(cell), "%u\n", i);
+		puts_(&b, cell);
+	}
+	got = run_check("t.csv", "{\"columns\": {\"id\": {\"unique\": true}}}", (char *)b.p, b.n, 0, 0, &res);
+	assert_string_equal(got, "columns.id.unique@1048577");
+	assert_non_null(strstr(res.fail[0].detail, "more than 1048576 rows"));
+	free(got);
+	free(b.p);
+}
+
+/* Images: the dimensions are the validator's; a header that claims more
+ * than the pixel cap never reaches the contract. */
+static void test_images(void **state)
+{
+	struct buf good = make_png(PNG_GOOD), huge = make_png(PNG_HUGE);
+	struct sbx_media_report rep;
+	struct sbx_contract_result res;
+	int fd = memfd_of(&huge);
+	char *got;
+
+	assert_int_equal(sbx_media_validate("image/png", fd, huge.n, &rep), -1);
+	close(fd);
+	fd = memfd_of(&good);
+	assert_int_equal(sbx_media_validate("image/png", fd, good.n, &rep), 0);
+	close(fd);
+	got = run_check("c.png", "{\"width\": {\"min\": 2}, \"height\": {\"max\": 1}}", (char *)good.p, good.n,
+			rep.width, rep.height, &res);
+	assert_string_equal(got, "width");
+	assert_string_equal(res.fail[0].detail, "1 pixels wide, expected at least 2");
+	free(got);
+	got = run_check("c.png", "{\"width\": {\"max\": 100}, \"height\": {\"min\": 1}}", (char *)good.p, good.n,
+			rep.width, rep.height, &res);
+	assert_string_equal(got, "");
+	free(got);
+	free(good.p);
+	free(huge.p);
+}
+
+/* A content type other than the contract's (cannot happen after the
+ * collector's checks, but the check does not rely on that). */
+static void test_media_type_mismatch(void **state)
+{
+	struct sbx_contracts cs;
+	struct sbx_error err;
+	struct sbx_contract_result res;
+	int fd = memfd_text("a\n", 2);
+
+	assert_int_equal(parse("{\"t.csv\": {}}", &cs, &err), 0);
+	assert_int_equal(sbx_contract_check(&cs.v[0], fd, 2, "text/plain", 0, 0, &res), 0);
+	assert_false(res.ok);
+	assert_string_equal(res.fail[0].check, "media_type");
+	close(fd);
+	sbx_contracts_free(&cs);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_parse_hold_required),
+		cmocka_unit_test(test_admit),
+		cmocka_unit_test(test_checks),
+		cmocka_unit_test(test_sum_detail),
+		cmocka_unit_test(test_failures_bounded),
+		cmocka_unit_test(test_million_columns),
+		cmocka_unit_test(test_long_line),
+		cmocka_unit_test(test_catastrophic_text),
+		cmocka_unit_test(test_catastrophic_column),
+		cmocka_unit_test(test_unique_cap),
+		cmocka_unit_test(test_images),
+		cmocka_unit_test(test_media_type_mismatch),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
