@@ -924,7 +924,8 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 				&run.err) < 0)
 		goto done;
 	run.admitted = true;
-	if (run.job.partial_outputs == SBX_PARTIAL_HOLD && sbx_hold_check(&run.cfg, &run.err) < 0)
+	if ((run.job.partial_outputs == SBX_PARTIAL_HOLD || sbx_contracts_hold(&run.contracts)) &&
+	    sbx_hold_check(&run.cfg, &run.err) < 0)
 		goto done;
 
 	if (sbx_state_dir(run.cfg.state_dir, &state_dir, &run.err) < 0)

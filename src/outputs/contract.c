@@ -340,6 +340,15 @@ static int parse_entry(const struct sbx_jctx *c, const char *path, const json_t 
 		sbx_json_path_key(q, p, "hold");
 		if (sbx_json_bool(c, q, m, &k->hold) < 0)
 			return -1;
+		/* A held output waits for `sbx promote`, so the run itself never
+		 * promotes it: it cannot also be what success requires. */
+		if (k->hold && json_object_get(v, "required")) {
+			if (k->required)
+				return sbx_json_expected(c, q, m, "false when \"required\" is true "
+							 "(a held output is not promoted by the run)");
+		} else if (k->hold) {
+			k->required = false;
+		}
 	}
 	if (not_for_type(c, p, v, "rows", is_csv(k->media_type), "text/csv and TSV") < 0 ||
 	    not_for_type(c, p, v, "header", is_csv(k->media_type), "text/csv and TSV") < 0 ||
@@ -580,6 +589,8 @@ int sbx_contracts_check(const struct sbx_contracts *cs, struct sbx_collection *c
 			sbx_contract_check(k, fd, a->size, a->media_type, a->width, a->height, res);
 			free(a->contract);
 			a->contract = res;
+			if (res->ok && k->hold)
+				a->hold = true;
 			if (!res->ok) {
 				collect_set_rejected(a, "output contract: %s: %s%s", res->fail[0].check,
 						     res->fail[0].detail,
@@ -590,6 +601,14 @@ int sbx_contracts_check(const struct sbx_contracts *cs, struct sbx_collection *c
 		}
 	}
 	return 0;
+}
+
+bool sbx_contracts_hold(const struct sbx_contracts *cs)
+{
+	for (size_t i = 0; i < cs->n; i++)
+		if (cs->v[i].hold)
+			return true;
+	return false;
 }
 
 void sbx_contracts_free(struct sbx_contracts *cs)

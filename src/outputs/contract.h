@@ -73,7 +73,7 @@ struct sbx_contract {
 	char *path;             /* relative to /work/out */
 	const char *media_type; /* static: given, or the extension's */
 	bool required;          /* unless "required": false */
-	bool hold;              /* "hold": true */
+	bool hold;              /* "hold": true; then required defaults to false */
 	struct sbx_contract_range bytes, rows, width, height, lines;
 	char **header;          /* exact first record, or NULL */
 	size_t nheader;
@@ -133,13 +133,17 @@ int sbx_contract_check(const struct sbx_contract *k, int fd, uint64_t size,
 /*
  * sbx_contracts_check() - after sbx_collect_validate(): each candidate
  * still to be promoted that has a contract is checked; one that fails
- * becomes REJECTED ("output contract: <check>: <detail>").  Every checked
- * artifact gets its result in a->contract.
+ * becomes REJECTED ("output contract: <check>: <detail>"); one that passes
+ * a contract with "hold": true is marked a->hold, for sbx_hold_collect().
+ * Every checked artifact gets its result in a->contract.
  * Return: 0, or -1 (SBX_EXIT_SOFTWARE) when a quarantined copy cannot be
  * opened.
  */
 int sbx_contracts_check(const struct sbx_contracts *cs, struct sbx_collection *c,
 			struct sbx_error *err);
+
+/* Whether any contract asks for its output to be held ("hold": true). */
+bool sbx_contracts_hold(const struct sbx_contracts *cs);
 
 void sbx_contracts_free(struct sbx_contracts *cs);
 

@@ -113,6 +113,26 @@ for mode in root user; do
 	check "$mode: hold: ... promotes its outputs, holds nothing" \
 		eval '[ "$(artifact ok.txt .status)" = promoted ] && [ -f "$ART/ok.txt" ] && [ ! -e "$(hold_of "$(jqm .run_id)")" ]'
 
+	# One output held by its contract ("hold": true): the run completes and
+	# succeeds on the others; the held one waits for sbx promote.
+	mkjob "$M/per.json" shell 'echo a,b > /work/out/t.csv; echo note > /work/out/n.txt' \
+		'{outputs: {"n.txt": {hold: true}, "t.csv": {}}}'
+	sbx_run "$M/per.json"
+	expect_rc 0 "$mode: per-output hold: the run succeeds"
+	check "$mode: per-output hold: t.csv promoted, n.txt held and not in --artifacts" \
+		eval '[ "$(jqm .status)" = succeeded ] && [ "$(artifact t.csv .status)" = promoted ] &&
+		      [ "$(artifact n.txt .status)" = held ] && [ -f "$ART/t.csv" ] && [ ! -e "$ART/n.txt" ] &&
+		      [ -d "$(hold_of "$(jqm .run_id)")" ]'
+	promote --artifacts "$M/p-per" "$(jqm .run_id)" n.txt
+	expect_prc 0 "$mode: per-output hold: promote delivers n.txt"
+	check "$mode: per-output hold: ... the promoted file, and the hold is gone" \
+		eval '[ "$(cat "$M/p-per/n.txt")" = note ] && jq_openssl_ok "$POUT" && [ ! -e "$(hold_of "$(jqm .run_id)")" ]'
+	# Held is not promoted, so a held output cannot be required as well.
+	mkjob "$M/perbad.json" shell 'echo note > /work/out/n.txt' '{outputs: {"n.txt": {hold: true, required: true}}}'
+	sbx_run "$M/perbad.json"
+	expect_rc 65 "$mode: per-output hold that is also required"
+	check "$mode: ... the error names the JSON path" grep -q 'outputs\["n.txt"\]\.hold' "$ERR"
+
 	# --- refusals that move nothing -----------------------------------------
 	promote --artifacts "$M/p-unknown" 0123456789abcdef0123456789abcdef
 	expect_prc 1 "$mode: promote of an unknown run id"
