@@ -81,7 +81,7 @@ else
 	not_ok "the manifests validate against the Kubernetes API's schemas"
 	diag "$out"
 fi
-for kind in Job Deployment RuntimeClass ConfigMap; do
+for kind in Job Deployment Pod RuntimeClass ConfigMap; do
 	check "a $kind is among them" \
 		jqe --arg k "$kind" -s 'any(.[]; .doc.kind == $k)' "$T/docs.jsonl"
 done
@@ -128,9 +128,11 @@ if [ -s "$T/table" ]; then
 else
 	not_ok "docs/deploy.md has the settings table"
 fi
-# Every pod template: a Job's and a Deployment's.
-jq -c 'select(.doc.kind == "Job" or .doc.kind == "Deployment") |
-	{name: "\(.file) \(.doc.kind)", pod: .doc.spec.template.spec}' "$T/docs.jsonl" >"$T/pods"
+# Every pod template: a Job's, a Deployment's, and the check Pod.
+jq -c 'select(.doc.kind == "Job" or .doc.kind == "Deployment" or .doc.kind == "Pod") |
+	{name: "\(.file) \(.doc.kind)",
+	 pod: (if .doc.kind == "Pod" then .doc.spec else .doc.spec.template.spec end)}' \
+	"$T/docs.jsonl" >"$T/pods"
 [ -s "$T/pods" ] || not_ok "pod templates found in the manifests"
 while IFS= read -r pod; do
 	name=$(jq -r .name <<<"$pod")

@@ -10,9 +10,11 @@
 #   - the Job: exit status is the run's, stdout is the manifest and only
 #     it, the manifest lands beside the artifacts and `sbx verify
 #     --artifacts` accepts them; a failing job exits 1 with its manifest;
+#     the stop signal to the shell cancels the run (130, its manifest);
 #   - the worker (two loops): 12 tasks, each run exactly once, one
 #     manifest each on stdout and in done/, nothing left in incoming/ or
-#     claimed/; after SIGTERM it claims nothing more, lets the run in
+#     claimed/; after the stop signal (SIGINT, the image's STOPSIGNAL, as
+#     root; SIGTERM as the user) it claims nothing more, lets the run in
 #     flight finish (succeeded, not cancelled) and exits;
 #   - nothing left behind.
 . "$(dirname "$0")/lib.sh"
@@ -48,12 +50,18 @@ pod_config() (
 # user, with sbx on PATH; stdout in $M/pod.out, the shell's pid (it execs
 # the script's shell) in $M/pod.pid.
 pod_env() {
-	as_mode env PATH="$T/bin:/usr/bin:/bin" POD_NAME="$2" SBX_PRINCIPAL="$PRINCIPAL" \
+	# --default-signal: a pod's command does not start with SIGINT ignored,
+	# as a background job of this script would.
+	as_mode env --default-signal PATH="$T/bin:/usr/bin:/bin" POD_NAME="$2" SBX_PRINCIPAL="$PRINCIPAL" \
 		sh -c 'echo $$ >"$0" && exec sh -c "$1"' "$M/pod.pid" "$1"
 }
 
+# sbx on the pods' PATH: this build, bounded like $SBX, but through exec
+# so that a signal the pod's shell sends reaches sbx (timeout passes it
+# on), as it would in the pod.
 mkdir -p "$T/bin"
-ln -s "$SBX" "$T/bin/sbx"
+printf '#!/bin/sh\nexec timeout -s KILL 120 "%s" "$@"\n' "$SBX_REAL" >"$T/bin/sbx"
+chmod 0755 "$T/bin/sbx"
 JOB_SCRIPT=$(pod_script "$K8S/job.yaml")
 WORKER_SCRIPT=$(pod_script "$K8S/worker.yaml")
 [ -n "$JOB_SCRIPT" ] && [ -n "$WORKER_SCRIPT" ] ||
@@ -102,6 +110,30 @@ for mode in root user; do
 	expect_rc 1 "$mode: a failing job fails the pod with the run's status"
 	check "$mode: and prints its manifest (failed, exit code 3)" \
 		test "$(jqm .status) $(jqm .exit.code)" = "failed 3"
+	check "$mode: which is kept on the artifacts volume too" \
+		cmp -s "$OUT" "$P/var/lib/sbx/artifacts/sbx-run-fail.manifest.json"
+
+	# Stopping the pod cancels the run: the shell passes the stop signal on
+	# (as root SIGINT, the image's STOPSIGNAL; as the user SIGTERM,
+	# Kubernetes' default).
+	sig=INT
+	[ "$mode" = user ] && sig=TERM
+	jq '.code = "sleep 20\n" | del(.required_outputs)' "$M/fail.json" >"$P/etc/sbx/job/job.json"
+	[ "$mode" = user ] && chown "$SBX_TEST_USER" "$P/etc/sbx/job/job.json"
+	pod_env "$job_script" sbx-run-stop >"$M/pod.out" 2>"$M/pod.err" &
+	jpid=$!
+	for _ in $(seq 200); do
+		[ -n "$(ls -A "$M/state/runs" 2>/dev/null)" ] && break
+		sleep 0.05
+	done
+	sleep 0.2
+	kill -"$sig" "$(cat "$M/pod.pid")"
+	wait $jpid
+	RC=$?
+	jq -r '.run_id // empty' "$OUT" >>"$T/run-ids" 2>/dev/null
+	expect_rc 130 "$mode: SIG$sig to the Job's shell cancels the run"
+	check "$mode: the cancelled run's manifest is printed and kept beside the artifacts" \
+		test "$(jqm .status)" = cancelled -a -s "$P/var/lib/sbx/artifacts/sbx-run-stop.manifest.json"
 
 	# --- the worker --------------------------------------------------------------
 	q=$P/var/lib/sbx/queue
@@ -132,12 +164,12 @@ for mode in root user; do
 	check "$mode: incoming/ and claimed/<pod>/ are empty" \
 		test -z "$(ls -A "$q/incoming")$(ls -A "$q/claimed/sbx-worker-test")"
 
-	# SIGTERM: no new claims, the run in flight finishes.
+	# The stop signal: no new claims, the run in flight finishes.
 	mkjob "$q/incoming/slow.json.tmp" shell "sleep 2; echo slow > /work/out/t.txt" \
 		'{network_profile: "disabled", allowed_outputs: ["text/plain"], required_outputs: ["t.txt"]}'
 	mv "$q/incoming/slow.json.tmp" "$q/incoming/slow.json"
 	for _ in $(seq 100); do [ -e "$q/claimed/sbx-worker-test/slow.json" ] && break; sleep 0.1; done
-	kill -TERM "$(cat "$M/pod.pid")"
+	kill -"$sig" "$(cat "$M/pod.pid")"
 	for _ in $(seq 100); do [ -e "$M/state/worker.stop" ] && break; sleep 0.1; done
 	for i in 1 2 3; do
 		mkjob "$q/incoming/late$i.json" shell "echo late" '{network_profile: "disabled"}'
@@ -145,11 +177,11 @@ for mode in root user; do
 	[ "$mode" = user ] && chown -R "$SBX_TEST_USER" "$q/incoming"
 	wait $wpid
 	wrc=$?
-	check "$mode: after SIGTERM the worker exits (status $wrc)" test "$wrc" -eq 0
+	check "$mode: after SIG$sig the worker exits (status $wrc)" test "$wrc" -eq 0
 	check "$mode: the task in flight finished: succeeded, not cancelled" \
 		test "$(jq -r .status "$q/done/slow.manifest.json" 2>/dev/null)" = succeeded
 	jq -r '.run_id // empty' "$q/done/slow.manifest.json" >>"$T/run-ids" 2>/dev/null
-	check "$mode: nothing was claimed after SIGTERM" \
+	check "$mode: nothing was claimed after SIG$sig" \
 		test "$(ls "$q/incoming" | tr '\n' ' ')" = "late1.json late2.json late3.json "
 	# stdout: exactly one manifest line per task, no task twice.
 	lines=$(grep -c . "$M/worker.out")
