@@ -193,4 +193,117 @@ for mode in root user; do
 	[ -s "$M/worker.err" ] && diag "$mode: worker stderr: $(head -c 1000 "$M/worker.err")"
 	check "$mode: nothing left behind" nothing_left
 done
+
+# --- a pod's identity: uid 0 of a user namespace (hostUsers: false) --------------
+# The pod's root is an unprivileged id on the node, with a range of ids
+# mapped (here 64 of this script's own host ids), none of them sbx's
+# root_ids, so sbx acts as an ordinary user; it has a cgroup of its own
+# (here delegated to that host id by hand).  The Job's command runs in
+# such a namespace with a job that unpacks an archive.
+setup_mode pod
+P=$M/pod
+X=$ROOT_IDS_FIRST
+mkdir -p "$P/var/lib/sbx/store/alice" "$P/var/lib/sbx/artifacts" "$P/etc/sbx/key" "$P/tmp" \
+	"$P/etc/sbx/config" "$P/etc/sbx/job"
+python3 - "$P/var/lib/sbx/store/alice/hello.tar" <<'PY' || { echo "Bail out! cannot make the archive"; exit 1; }
+import io, sys, tarfile
+data = b"hello from the archive\n"
+with tarfile.open(sys.argv[1], "w") as t:
+    i = tarfile.TarInfo("dir/hello.txt"); i.size = len(data); i.mode = 0o644
+    t.addfile(i, io.BytesIO(data))
+PY
+cp "$KEY" "$P/etc/sbx/key/signing.key"
+jq -n '{runtime_profile: "shell", network_profile: "disabled", input_handles: ["hello.tar"],
+	extract: ["hello.tar"], code: "cp /work/in/hello.tar/dir/hello.txt /work/out/hello.txt; grep ^CapEff /proc/self/status\n",
+	allowed_outputs: ["text/plain"], required_outputs: ["hello.txt"]}' >"$P/etc/sbx/job/job.json"
+cg=sbx-e2e-$SBX_TEST_USER-pod
+launch=
+if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+	mkdir -p "/sys/fs/cgroup/$cg/launch"
+	chown -R "$X:$X" "/sys/fs/cgroup/$cg"
+	launch=/sys/fs/cgroup/$cg/launch/cgroup.procs
+else
+	for c in memory pids cpu cpuacct freezer; do
+		[ -d "/sys/fs/cgroup/$c" ] || continue
+		mkdir -p "/sys/fs/cgroup/$c/$cg"
+		chown "$X:$X" "/sys/fs/cgroup/$c/$cg"
+	done
+fi
+pod_config job.json | jq --arg c "/$cg" '. + {cgroup_parent: $c} | del(.root_ids)' \
+	>"$P/etc/sbx/config/job.json"
+chown -R "$X:$X" "$P" "$M/state"
+chmod 0600 "$P/etc/sbx/key/signing.key"
+job_script=$(repath <<<"$JOB_SCRIPT")
+# A user namespace mapping 0-63 to X..X+63 (written by root from outside,
+# as the runtime does), entered as its uid 0, then what the pod's
+# securityContext gives: no capability (the bounding set too; uid 0 gains
+# none at execve) and no_new_privs.
+cat >"$T/userns.py" <<'PY'
+import ctypes, os, sys
+first, count, argv = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+r, w = os.pipe()
+r2, w2 = os.pipe()
+pid = os.fork()
+if pid == 0:
+    if ctypes.CDLL(None, use_errno=True).unshare(0x10000000) != 0:  # CLONE_NEWUSER
+        os._exit(126)
+    os.write(w, b"x")
+    os.read(r2, 1)
+    os.setresgid(0, 0, 0)
+    os.setgroups([])
+    os.setresuid(0, 0, 0)
+    os.execvp(argv[0], argv)
+os.read(r, 1)
+for f in ("uid_map", "gid_map"):
+    with open(f"/proc/{pid}/{f}", "w") as fh:
+        fh.write(f"0 {first} {count}\n")
+os.write(w2, b"x")
+_, st = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(st))
+PY
+# in_pod CAPS COMMAND...: COMMAND as the pod's uid 0, with CAPS (setpriv's
+# list: "-all", or "-all,+setfcap") as its bounding set.
+in_pod() {
+	local caps=$1
+	shift
+	sh -c '[ -z "$0" ] || echo $$ >"$0"; exec "$@"' "$launch" \
+		python3 "$T/userns.py" "$X" 64 \
+		setpriv --bounding-set="$caps" --inh-caps=-all --no-new-privs -- \
+		env -i --default-signal PATH="$T/bin:/usr/bin:/bin" HOME=/ SBX_LIBEXECDIR="$SBX_BUILDDIR" \
+		POD_NAME=sbx-run-pod SBX_PRINCIPAL=alice "$@"
+}
+# Every capability dropped: uid 0 cannot map itself into the sandbox's
+# user namespace (the kernel wants CAP_SETFCAP for a map of uid 0), and
+# sbx check and sbx run say so.
+in_pod -all sbx check --config "$P/etc/sbx/config/job.json" >"$M/check.out" 2>&1
+rc=$?
+check "pod without CAP_SETFCAP: sbx check exits 69 (status $rc)" test "$rc" -eq 69
+check "pod without CAP_SETFCAP: sbx check names the capability" \
+	grep -q '^user namespaces  blocked: .*Hint: .*CAP_SETFCAP.*capabilities.add' \
+	<<<"$(tr '\n' ' ' <"$M/check.out")"
+in_pod -all sh -c "$job_script" >"$M/pod.out" 2>"$M/pod.err"
+RC=$? OUT=$M/pod.out ERR=$M/pod.err
+jq -r '.run_id // empty' "$OUT" >>"$T/run-ids" 2>/dev/null
+expect_rc 69 "pod without CAP_SETFCAP: the run is refused"
+check "pod without CAP_SETFCAP: isolation_unavailable, and the Hint names the setting" \
+	eval '[ "$(jqm .status)" = isolation_unavailable ] && grep -q "^sbx: Hint: .*CAP_SETFCAP.*capabilities.add" "$ERR"'
+rm -rf "$P/var/lib/sbx/artifacts/sbx-run-pod" "$P/var/lib/sbx/artifacts/sbx-run-pod.manifest.json"
+# With the pod's settings: CAP_SETFCAP alone.
+in_pod -all,+setfcap sh -c "$job_script" >"$M/pod.out" 2>"$M/pod.err"
+RC=$? OUT=$M/pod.out ERR=$M/pod.err
+jq -r '.run_id // empty' "$OUT" >>"$T/run-ids" 2>/dev/null
+expect_rc 0 "pod: uid 0 of a user namespace with CAP_SETFCAP alone runs a job that unpacks an archive"
+check "pod: the archive's file is the artifact" \
+	grep -qx 'hello from the archive' "$P/var/lib/sbx/artifacts/sbx-run-pod/hello.txt"
+check "pod: signed, and sbx verify --artifacts accepts it" \
+	"$SBX" verify --pubkey "$KEY.pub" --artifacts "$P/var/lib/sbx/artifacts/sbx-run-pod" \
+	"$P/var/lib/sbx/artifacts/sbx-run-pod.manifest.json"
+check "pod: the payload has no capability (CapEff 0)" \
+	eval 'jqm .stdout.excerpt | grep -qx "CapEff:[[:space:]]*0*"'
+check "pod: nothing left behind" nothing_left
+if [ -n "$launch" ]; then
+	rmdir "/sys/fs/cgroup/$cg/launch" "/sys/fs/cgroup/$cg" 2>/dev/null
+else
+	rmdir /sys/fs/cgroup/*/"$cg" 2>/dev/null
+fi
 finish
