@@ -16,6 +16,11 @@
 #     claimed/; after the stop signal (SIGINT, the image's STOPSIGNAL, as
 #     root; SIGTERM as the user) it claims nothing more, lets the run in
 #     flight finish (succeeded, not cancelled) and exits;
+#   - the pod's identity (uid 0 of a user namespace mapping 64 unused host
+#     ids, no capability but CAP_SETFCAP, no_new_privs): the Job's command
+#     runs a job that unpacks an archive, and the payload has no
+#     capability; with CAP_SETFCAP dropped too, sbx check and sbx run
+#     refuse with 69 and the Hint that names it;
 #   - nothing left behind.
 . "$(dirname "$0")/lib.sh"
 K8S=$SBX_SRCDIR/deploy/kubernetes
