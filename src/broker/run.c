@@ -565,6 +565,10 @@ static int materialize(struct sbx_run *run, const struct sbx_spec *spec,
 		.deadline_ns = sbx_now_mono_ns() + run->plan.limits.v[SBX_LIMIT_WALL_SECONDS] * 1000000000ull,
 		.wall_seconds = run->plan.limits.v[SBX_LIMIT_WALL_SECONDS],
 		.memory_mib = run->plan.limits.v[SBX_LIMIT_MEMORY_MIB],
+		/* Host root always maps a root_ids id; uid 0 that is the
+		 * sandbox's outer id is root of a user namespace acting as an
+		 * ordinary user (rootids.c). */
+		.own_id = !root && spec->outer_uid == 0,
 	};
 	if (root) {
 		setfsgid(spec->outer_gid);

@@ -618,7 +618,7 @@ static int run_extractor(int archive_fd, int dst_fd, const struct sbx_archive_li
 	}
 	argv[argc] = NULL;
 
-	if (geteuid() == 0) {
+	if (geteuid() == 0 && !(ctl && ctl->own_id)) {
 		/* setfsuid/setfsgid with an invalid id change nothing and
 		 * return the current value. */
 		uid = (uid_t)setfsuid((uid_t)-1);

@@ -117,6 +117,10 @@ struct sbx_extract_ctl {
 	uint64_t deadline_ns;    /* CLOCK_MONOTONIC; 0: none */
 	uint64_t wall_seconds;   /* named in the timeout message */
 	uint64_t memory_mib;     /* the helper's --max-memory; 0: its default */
+	bool own_id;             /* uid 0 that maps itself (root of a container's user
+				  * namespace without root_ids): the helper runs as it,
+				  * in a user namespace of its own, as an ordinary
+				  * caller's does */
 };
 int sbx_store_materialize(const struct sbx_store *store, char *const *handles,
 			  char *const *extract, int in_dirfd, uint64_t per_input_max,

@@ -16,6 +16,8 @@
  *   a container's seccomp filter         clone or unshare: EPERM with no
  *                                        setting to blame; clone3: ENOSYS
  *                                        on a kernel that has it
+ *   a container's root without           the uid_map write: EPERM (5.12+
+ *   CAP_SETFCAP                          wants it to map uid 0)
  */
 #include "config.h"
 
@@ -26,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/capability.h>
 
 #include "userns.h"
 
@@ -84,6 +87,19 @@ static void refused(const struct sbx_userns_facts *f, struct sbx_userns_diagnosi
 			 "(user_namespace create, or the write to uid_map) and allow it for the domain sbx "
 			 "runs in with a local module (`audit2allow -M sbx-userns` on that denial, then "
 			 "`semodule -i sbx-userns.pp`)");
+		return;
+	}
+	/* Since Linux 5.12 a map that names uid 0 of the parent namespace
+	 * needs CAP_SETFCAP there, also for one's own id: root of a
+	 * container whose capabilities were all dropped cannot map itself. */
+	if (f->err == EPERM && f->step == SBX_USERNS_MAPS && f->root_without_setfcap == 1) {
+		set(d, SBX_USERNS_SETFCAP, "uid 0 of a user namespace without CAP_SETFCAP");
+		snprintf(d->hint, sizeof(d->hint),
+			 "sbx runs as uid 0 of a user namespace (a container) without CAP_SETFCAP, "
+			 "which the kernel requires to map uid 0 into the sandbox's user namespace: give "
+			 "sbx's container that capability (Kubernetes: securityContext.capabilities.add: "
+			 "[\"SETFCAP\"]; podman and docker: --cap-add SETFCAP), or run sbx there as a "
+			 "uid other than 0 (docs/deploy.md)");
 		return;
 	}
 	if (f->err == EPERM && (f->step == SBX_USERNS_CLONE || f->step == SBX_USERNS_NAMESPACES)) {
@@ -229,6 +245,39 @@ static int read_release(int *major, int *minor)
 	return r;
 }
 
+/* 1 when sbx is uid 0 of a user namespace that is not the initial one
+ * and lacks CAP_SETFCAP in it, 0 when not, -1 when unknown. */
+static int read_root_without_setfcap(void)
+{
+	unsigned long inside, outside, count;
+	unsigned long long eff;
+	char line[256];
+	int r = -1;
+	FILE *fp;
+
+	if (geteuid() != 0)
+		return 0;
+	fp = fopen("/proc/self/uid_map", "re");
+	if (!fp)
+		return -1;
+	if (fscanf(fp, "%lu %lu %lu", &inside, &outside, &count) == 3 && inside == 0 &&
+	    outside == 0 && count == 4294967295UL)
+		r = 0; /* the initial user namespace: host root */
+	fclose(fp);
+	if (r == 0)
+		return 0;
+	fp = fopen("/proc/self/status", "re");
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
+			r = (eff >> CAP_SETFCAP) & 1 ? 0 : 1;
+			break;
+		}
+	fclose(fp);
+	return r;
+}
+
 void sbx_userns_read_facts(struct sbx_userns_facts *f)
 {
 	static char exe[PATH_MAX];
@@ -244,6 +293,7 @@ void sbx_userns_read_facts(struct sbx_userns_facts *f)
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
 	f->exe = exe;
+	f->root_without_setfcap = read_root_without_setfcap();
 }
 
 void sbx_userns_explain(enum sbx_userns_step step, int err, struct sbx_userns_diagnosis *d)

@@ -35,6 +35,7 @@ enum sbx_userns_cause {
 	SBX_USERNS_APPARMOR,      /* kernel.apparmor_restrict_unprivileged_userns=1 */
 	SBX_USERNS_SELINUX,       /* EACCES with SELinux enforcing */
 	SBX_USERNS_SECCOMP,       /* refused with no setting to blame: a filter */
+	SBX_USERNS_SETFCAP,       /* uid 0 of a user namespace, mapping itself without CAP_SETFCAP */
 };
 
 /* What the diagnosis needs; -1 for a setting the host does not have. */
@@ -47,6 +48,8 @@ struct sbx_userns_facts {
 	int selinux_enforce;           /* /sys/fs/selinux/enforce */
 	int kernel_major, kernel_minor; /* /proc/sys/kernel/osrelease, 0.0 when unknown */
 	const char *exe;               /* sbx's own path, for an AppArmor profile */
+	int root_without_setfcap;      /* 1: uid 0 of a user namespace other than the initial
+					* one, without CAP_SETFCAP; 0: not so; -1: unknown */
 };
 
 struct sbx_userns_diagnosis {

@@ -115,6 +115,17 @@ static const struct {
 	  { OPEN_HOST, .step = SBX_USERNS_CLONE, .err = ENOSYS, .kernel_major = 0,
 	    .kernel_minor = 0 },
 	  SBX_USERNS_NO_CLONE3, "clone3", "5.3" },
+	/* uid 0 of a container's user namespace, every capability dropped:
+	 * mapping uid 0 needs CAP_SETFCAP (Linux 5.12). */
+	{ "container root without CAP_SETFCAP, map EPERM",
+	  { OPEN_HOST, .step = SBX_USERNS_MAPS, .err = EPERM, .root_without_setfcap = 1 },
+	  SBX_USERNS_SETFCAP, "CAP_SETFCAP", "capabilities.add" },
+	{ "container root with CAP_SETFCAP, map EPERM: unexplained",
+	  { OPEN_HOST, .step = SBX_USERNS_MAPS, .err = EPERM, .root_without_setfcap = 0 },
+	  SBX_USERNS_UNEXPLAINED, "", "id map" },
+	{ "no CAP_SETFCAP, but the clone failed: not it",
+	  { OPEN_HOST, .step = SBX_USERNS_CLONE, .err = EPERM, .root_without_setfcap = 1 },
+	  SBX_USERNS_SECCOMP, "seccomp", "seccomp" },
 	/* The kernel itself */
 	{ "EINVAL at the clone",
 	  { OPEN_HOST, .step = SBX_USERNS_CLONE, .err = EINVAL },
