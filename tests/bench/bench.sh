@@ -210,7 +210,7 @@ while True:
 PY
 python3 "$W/netserver.py" "$W/netport" &
 NETSRV=$!
-trap 'kill $NETSRV 2>/dev/null; rm -rf "$W"' EXIT
+trap 'kill $NETSRV 2>/dev/null; rm -rf "$W" "$STATE"' EXIT
 for i in $(seq 50); do [ -s "$W/netport" ] && break; sleep 0.1; done
 NETPORT=$(cat "$W/netport")
 printf '{"description":"bench","kind":"egress","allow":[{"host":"127.0.0.1","ports":[%s]}],"allow_cidrs":["127.0.0.1/32"]}\n' \
