@@ -845,6 +845,21 @@ static void cleanup(struct sbx_run *run)
 	}
 }
 
+/* The catalog's seccomp policies are its largest files; one whose program
+ * this caller's cache holds was parsed and accepted by this build before,
+ * and is parsed again only if the program must be compiled after all
+ * (seccomp-cache.c).  No state dir yet: parse it (the error, if any, comes
+ * in its place below). */
+static bool seccomp_known(void *ud, const char *raw, size_t len)
+{
+	const struct sbx_run *run = ud;
+	_cleanup_free_ char *dir = NULL;
+	struct sbx_error e = { 0 };
+
+	return sbx_state_dir(run->cfg.state_dir, &dir, &e) == 0 &&
+	       sbx_seccomp_cache_known(dir, raw, len);
+}
+
 int sbx_cmd_run(const struct sbx_run_opts *o)
 {
 	struct sbx_run run = { .opts = o, .status = SBX_STATUS_ERROR, .temp_fd = -1,
@@ -896,7 +911,9 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	 * redrawn between them would garble both. */
 	sbx_status_line_init(&run.status_line, STDERR_FILENO,
 			     o->events && !strcmp(o->events, "-") ? -1 : o->common.verbosity, run.t0_ns);
-	if (sbx_catalog_load(&run.cat, sbx_catalog_default_dir(o->common.policy, &run.cfg), &run.err) < 0 ||
+	if (sbx_catalog_load_with(&run.cat, sbx_catalog_default_dir(o->common.policy, &run.cfg),
+				  &(struct sbx_catalog_hooks){ .seccomp_known = seccomp_known, .ud = &run },
+				  &run.err) < 0 ||
 	    sbx_events_open(o->events, run.run_id, &run.ev, &run.err) < 0) {
 		sbx_error_print(&run.err);
 		sbx_key_clear(&run.key);

@@ -120,6 +120,9 @@ struct sbx_seccomp_policy {
 	char *description;
 	struct sbx_seccomp_rule *rules;
 	size_t n_rules;
+	/* Loaded as bytes only (sbx_catalog_load_with): no description or
+	 * rules until sbx_catalog_seccomp_parse(). */
+	bool rules_pending;
 };
 
 struct sbx_catalog {
@@ -138,6 +141,31 @@ struct sbx_catalog {
  */
 int sbx_catalog_load(struct sbx_catalog *cat, const char *dir, struct sbx_error *err);
 void sbx_catalog_free(struct sbx_catalog *cat);
+
+/*
+ * sbx_catalog_load_with() - sbx_catalog_load(), except that a seccomp
+ * policy whose exact bytes @seccomp_known(@ud, raw, len) vouches for is
+ * not parsed: it is kept as bytes with rules_pending set.  The hook says
+ * that this build parsed and accepted those bytes before (sbx run: the
+ * program compiled from them is in the caller's cache), so the catalog is
+ * still validated as a whole; sbx_catalog_seccomp_parse() gives the rules
+ * when they are needed after all.
+ */
+struct sbx_catalog_hooks {
+	bool (*seccomp_known)(void *ud, const char *raw, size_t len);
+	void *ud;
+};
+int sbx_catalog_load_with(struct sbx_catalog *cat, const char *dir,
+			  const struct sbx_catalog_hooks *hooks, struct sbx_error *err);
+
+/*
+ * sbx_catalog_seccomp_parse() - the rules of @pol (which may be pending)
+ * into @out, a policy of its own to free with sbx_catalog_seccomp_free().
+ * Errors: as sbx_catalog_load() reports them for that file (69).
+ */
+int sbx_catalog_seccomp_parse(const struct sbx_seccomp_policy *pol,
+			      struct sbx_seccomp_policy *out, struct sbx_error *err);
+void sbx_catalog_seccomp_free(struct sbx_seccomp_policy *pol);
 
 /* Lookups by exact name; NULL when absent.  Names are compared as opaque
  * strings, so "../x" or "/usr/bin/python" simply do not exist. */

@@ -37,6 +37,11 @@ void sbx_seccomp_free(struct sock_fprog *prog);
 int sbx_seccomp_compile_cached(const struct sbx_seccomp_policy *pol, const char *state_dir,
 			       struct sock_fprog *prog, struct sbx_error *err);
 char *sbx_seccomp_cache_key(const struct sbx_seccomp_policy *pol, size_t *len);
+/* Whether @state_dir's cache holds the program of these exact policy
+ * bytes for this build (which compiled them only after parsing and
+ * accepting them): sbx run's hook for sbx_catalog_load_with().  Reads
+ * only; false when anything is missing or not the caller's own. */
+bool sbx_seccomp_cache_known(const char *state_dir, const char *raw, size_t len);
 
 
 /*

@@ -23,6 +23,11 @@
  * replaced.  The kernel checks the program again when it is loaded.
  * Anything going wrong with the cache only costs the compile: a run never
  * fails because of it.
+ *
+ * An entry also stands for the parse: this build wrote it only after
+ * parsing, accepting and compiling exactly those policy bytes, so sbx run
+ * loads a policy with an entry as bytes (sbx_seccomp_cache_known, the
+ * catalog's hook) and parses it here only on a miss.
  */
 #include "config.h"
 
@@ -235,6 +240,45 @@ static void store(int dirfd, const char *name, const char *key, size_t key_len,
 		unlinkat(dirfd, tmp, 0);
 }
 
+bool sbx_seccomp_cache_known(const char *state_dir, const char *raw, size_t len)
+{
+	const struct sbx_seccomp_policy pol = { .raw = (char *)raw, .raw_len = len };
+	_cleanup_free_ char *key = NULL, *path = NULL;
+	_cleanup_close_ int dirfd = -1;
+	struct sock_fprog prog = { 0 };
+	size_t key_len = 0;
+	struct stat st;
+	char name[40];
+	bool hit;
+
+	if (!state_dir || !(key = sbx_seccomp_cache_key(&pol, &key_len)))
+		return false;
+	path = sbx_xasprintf("%s/seccomp", state_dir);
+	dirfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dirfd < 0 || fstat(dirfd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077))
+		return false;
+	snprintf(name, sizeof(name), "%016llx.bpf", (unsigned long long)fnv1a(key, key_len));
+	hit = load(dirfd, name, key, key_len, &prog) == 0;
+	free(prog.filter);
+	return hit;
+}
+
+/* A policy loaded as bytes (rules_pending) is parsed only on a miss. */
+static int compile(const struct sbx_seccomp_policy *pol, struct sock_fprog *prog,
+		   struct sbx_error *err)
+{
+	struct sbx_seccomp_policy parsed;
+	int r;
+
+	if (!pol->rules_pending)
+		return sbx_seccomp_compile(pol, prog, err);
+	if (sbx_catalog_seccomp_parse(pol, &parsed, err) < 0)
+		return -1;
+	r = sbx_seccomp_compile(&parsed, prog, err);
+	sbx_catalog_seccomp_free(&parsed);
+	return r;
+}
+
 int sbx_seccomp_compile_cached(const struct sbx_seccomp_policy *pol, const char *state_dir,
 			       struct sock_fprog *prog, struct sbx_error *err)
 {
@@ -248,11 +292,11 @@ int sbx_seccomp_compile_cached(const struct sbx_seccomp_policy *pol, const char 
 	if (key)
 		dirfd = open_cache_dir(state_dir);
 	if (dirfd < 0)
-		return sbx_seccomp_compile(pol, prog, err);
+		return compile(pol, prog, err);
 	snprintf(name, sizeof(name), "%016llx.bpf", (unsigned long long)fnv1a(key, key_len));
 	if (load(dirfd, name, key, key_len, prog) == 0)
 		return 0;
-	if (sbx_seccomp_compile(pol, prog, err) < 0)
+	if (compile(pol, prog, err) < 0)
 		return -1;
 	prune(dirfd, name);
 	store(dirfd, name, key, key_len, prog);

@@ -85,6 +85,11 @@ int sbx_seccomp_compile(const struct sbx_seccomp_policy *pol, struct sock_fprog 
 	void *buf;
 	ssize_t n;
 
+	/* Bytes without their rules (sbx_catalog_load_with) would compile
+	 * into a filter that allows everything. */
+	if (pol->rules_pending)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0, "%s: seccomp policy not parsed",
+				     pol->file ? pol->file : "seccomp");
 	ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)
 		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0, "seccomp: cannot initialize libseccomp");

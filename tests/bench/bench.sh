@@ -2,7 +2,9 @@
 # make bench: the overhead of `sbx run` over the bare interpreter, compared
 # in the same interleaved run against bubblewrap doing the same, plus the
 # costs that the issues ask to watch.  Not a test: it prints numbers.
-# `make bench BENCH_BASE=../old-build` adds an older sbx to the same rounds.
+# `make bench BENCH_BASE=../old-build` adds an older sbx to the same rounds;
+# BENCH_RUNS (40) sets the rounds, BENCH_TARGETS_ONLY=1 prints only the
+# issue's four ratios and what they are computed from.
 set -eu
 B=${SBX_BUILDDIR:?}
 S=${SBX_SRCDIR:?}
@@ -40,7 +42,7 @@ BASE_TRUE= BASE_PY=
 if [ -n "${BENCH_BASE:-}" ]; then
 	BASERUN="$BENCH_BASE/sbx run -q --config $W/config.json --policy ${BENCH_BASE_POLICY:-$S/policy} --key $W/key --store $W/store"
 	BASE_TRUE="base=$BASERUN $W/true.json"
-	BASE_PY="base=$BASERUN $W/py.json"
+	BASE_PY="py-base=$BASERUN $W/py.json"
 fi
 # bubblewrap with the mounts the shell profile gets, all namespaces.
 BWRAP="/usr/bin/bwrap --unshare-all --die-with-parent --new-session --ro-bind /usr /usr \
@@ -48,18 +50,81 @@ BWRAP="/usr/bin/bwrap --unshare-all --die-with-parent --new-session --ro-bind /u
 --ro-bind /etc/ld.so.cache /etc/ld.so.cache --proc /proc --dev /dev --tmpfs /tmp --tmpfs /work \
 --chdir /work"
 
-echo "== trivial job: /bin/true ($RUNS runs, interleaved)"
-"$BR" -n "$RUNS" \
-	"bare=/bin/true" \
-	"bwrap=$BWRAP /bin/sh -c true" \
-	"sbx=$SBXRUN $W/true.json" ${BASE_TRUE:+"$BASE_TRUE"}
+# The README's example job (examples/chart-job.json: a CSV into totals and
+# a matplotlib PNG), in sbx and bare.  Bare runs the same code with the
+# paths moved under $W and a matplotlib cache that the warm-up rounds fill
+# (the warm cache a user's machine has); readme-bare-cold gives each run a
+# fresh MPLCONFIGDIR, as the profile does today until its prepared font
+# cache exists, to show how much of the difference is that cache.
+R=$W/readme
+mkdir -p "$R/in" "$R/out" "$R/mpl" "$W/store/$(id -un)"
+cp "$S/examples/sales.csv" "$R/in/sales.csv"
+cp "$S/examples/sales.csv" "$W/store/$(id -un)/sales.csv"
+jq -r .code "$S/examples/chart-job.json" |
+	sed -e "s#/work/in/#$R/in/#g" -e "s#/work/out/#$R/out/#g" > "$R/chart.py"
+cat > "$R/cold.sh" <<SH
+d=\$(mktemp -d "$R/mpl-cold.XXXXXX") && MPLCONFIGDIR=\$d /usr/bin/python3 -I "$R/chart.py"; r=\$?; rm -rf "\$d"; exit \$r
+SH
+BASE_README=
+[ -n "${BENCH_BASE:-}" ] && BASE_README="base-readme=$BASERUN $S/examples/chart-job.json"
 
+# One interleaved run for everything the targets compare, so that each
+# ratio's two sides saw the same load.  bwrap first: the ratio column is
+# against it.  CPU is the whole process tree's (bench-run reaps what
+# bwrap's outer process leaves to it); "both" targets hold for wall and
+# CPU alike.
+echo "== trivial job, python3 -c pass and the README example ($RUNS rounds, interleaved)"
+rounds_rc=0
+MPLBACKEND=Agg MPLCONFIGDIR=$R/mpl "$BR" -n "$RUNS" -o "$W/rounds" \
+	"bwrap=$BWRAP /bin/sh -c true" \
+	"sbx=$SBXRUN $W/true.json" ${BASE_TRUE:+"$BASE_TRUE"} \
+	"bare=/bin/true" \
+	"py-bare=/usr/bin/python3 -I -c pass" \
+	"py-bwrap=$BWRAP /usr/bin/python3 -I -c pass" \
+	"py-sbx=$SBXRUN $W/py.json" ${BASE_PY:+"$BASE_PY"} \
+	"readme-bare=/usr/bin/python3 -I $R/chart.py" \
+	"readme-bare-cold=/bin/sh $R/cold.sh" \
+	"readme-sbx=$SBXRUN $S/examples/chart-job.json" ${BASE_README:+"$BASE_README"} || rounds_rc=$?
+
+# target LABEL NAME BASE METRIC MAX: the ratios NAME/BASE of the median
+# wall and CPU times, and whether METRIC's (wall, cpu, or both) is within
+# MAX (METRIC -: no target, the ratios only).
+target() {
+	awk -v label="$1" -v a="$2" -v b="$3" -v metric="$4" -v max="$5" '
+		{ wall[$1] = $2; cpu[$1] = $4 }
+		END {
+			if (!(a in wall) || !(b in wall) || wall[b] <= 0 || cpu[b] <= 0) {
+				printf "%-34s no figures\n", label; exit
+			}
+			rw = wall[a] / wall[b]; rc = cpu[a] / cpu[b]
+			r = metric == "cpu" ? rc : metric == "wall" ? rw : (rw > rc ? rw : rc)
+			printf "%-36s wall %8.2f / %8.2f ms = %5.2fx   CPU %8.2f / %8.2f ms = %5.2fx",
+				label, wall[a], wall[b], rw, cpu[a], cpu[b], rc
+			if (metric == "-")
+				printf "\n"
+			else
+				printf "   target %s <= %.2fx: %s\n", metric, max, r <= max ? "met" : "NOT met"
+		}' "$W/rounds"
+}
 echo
-echo "== python3 -c pass"
-"$BR" -n "$RUNS" \
-	"bare=/usr/bin/python3 -I -c pass" \
-	"bwrap=$BWRAP /usr/bin/python3 -I -c pass" \
-	"sbx=$SBXRUN $W/py.json" ${BASE_PY:+"$BASE_PY"}
+echo "== the targets (medians of the rounds above)"
+target "trivial run, CPU, sbx/bwrap" sbx bwrap cpu 1.5
+target "trivial run, wall, sbx/bwrap" sbx bwrap wall 1.0
+target "python3 -c pass, sbx/bare" py-sbx py-bare both 1.25
+target "README example, sbx/bare (warm)" readme-sbx readme-bare both 1.10
+target "  for scale: bare, cache cold/warm" readme-bare-cold readme-bare - 0
+if [ -n "${BENCH_BASE:-}" ]; then
+	# Against the older build: no target, below 1 is better.
+	target "trivial run, sbx/base" sbx base - 0
+	target "python3 -c pass, sbx/base" py-sbx py-base - 0
+	target "README example, sbx/base" readme-sbx base-readme - 0
+fi
+# A run that failed (the README job in sbx, say) fails the bench, after
+# the figures.
+[ "$rounds_rc" = 0 ] || { echo "bench: some runs failed (FAILED RUNS above)"; exit 1; }
+# BENCH_TARGETS_ONLY=1: stop here (the figures a start-up change is
+# judged by, without the minutes the rest takes).
+[ -z "${BENCH_TARGETS_ONLY:-}" ] || exit 0
 
 echo
 echo "== start-up of the binary alone"
@@ -174,7 +239,7 @@ while True:
 PY
 python3 "$W/netserver.py" "$W/netport" &
 NETSRV=$!
-trap 'kill $NETSRV 2>/dev/null; rm -rf "$W"' EXIT
+trap 'kill $NETSRV 2>/dev/null; rm -rf "$W" "$STATE"' EXIT
 for i in $(seq 50); do [ -s "$W/netport" ] && break; sleep 0.1; done
 NETPORT=$(cat "$W/netport")
 printf '{"description":"bench","kind":"egress","allow":[{"host":"127.0.0.1","ports":[%s]}],"allow_cidrs":["127.0.0.1/32"]}\n' \

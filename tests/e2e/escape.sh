@@ -62,6 +62,7 @@ echo "init_cmdline $(tr '\0' ' ' < /proc/1/cmdline)"
 echo "uid $(id -u)"
 grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' /proc/self/status | tr -d '\t' | tr ':' ' '
 echo "ifaces $(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\n' ',')"
+echo "lo_self $(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1); c=socket.create_connection(s.getsockname(), timeout=2); a, _=s.accept(); c.sendall(b"up"); print(a.recv(2).decode())' 2>&1 | tail -n 1)"
 echo "hostname $(hostname)"
 for n in user mnt pid net ipc uts cgroup; do echo "ns_$n $(readlink /proc/self/ns/$n)"; done
 echo "cgroup_view $(cut -d: -f3 /proc/self/cgroup | sort -u | tr '\n' ',')"
@@ -94,6 +95,7 @@ for mode in root user; do
 	check "$mode: NoNewPrivs 1" grep -qx "NoNewPrivs 1" <<<"$got"
 	check "$mode: Seccomp 2 (filter)" grep -qx "Seccomp 2" <<<"$got"
 	check "$mode: only lo in the net namespace" grep -qx "ifaces lo," <<<"$got"
+	check "$mode: lo is up: the payload reaches itself on 127.0.0.1" grep -qx "lo_self up" <<<"$got"
 	check "$mode: the host's name is not visible" grep -qx "hostname sbx" <<<"$got"
 	# All seven namespaces are new (the clone makes user and pid, the init
 	# the other five), and the cgroup namespace is rooted at the run's.

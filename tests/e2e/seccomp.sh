@@ -14,6 +14,11 @@
 #    the init and a SIGTERM flood that makes it work - must end with the
 #    payload's own status, not `error`.
 # 3. What ordinary programs do on themselves keeps working.
+# 4. The program compiled from a policy is kept in the state dir, and sbx
+#    run then takes the policy's bytes as read without parsing them again:
+#    an edited policy (a new deny rule) must apply on the very next run, a
+#    broken one must be refused (69), never stood in for by the program
+#    cached from the old bytes.
 . "$SBX_SRCDIR/tests/e2e/lib.sh"
 
 make_probe_catalog
@@ -162,6 +167,30 @@ PY
 	check "$mode: python's own niceness, affinity, scheduler, rlimits and sockets work" \
 		eval '[ $RC -eq 0 ] && grep -qx "python ok" <<<"$got" && grep -qx "vsock True" <<<"$got" && grep -qx "init renice True" <<<"$got"'
 	[ $RC -eq 0 ] || diag "stderr excerpt: $(jqm .stderr.excerpt | head -c 800)"
+
+	# 4. The cached program stands only for the bytes it came from.
+	SC="$M/sc-policy"
+	rm -rf "$SC" && cp -r "$SBX_SRCDIR/policy" "$SC" && chmod -R a+rX "$SC"
+	cp "$SC/seccomp/default.json" "$M/sc-default.json"
+	mkjob "$M/mk.json" shell 'if mkdir /tmp/d 2>/dev/null; then echo made; else echo denied; fi'
+	POLICY=$SC sbx_run "$M/mk.json"
+	POLICY=$SC sbx_run "$M/mk.json"
+	check "$mode: cached policy: the second run the same (mkdir allowed)" \
+		eval '[ $RC -eq 0 ] && [ "$(jqm .stdout.excerpt)" = "made" ] && ls "$M/state/seccomp/"*.bpf >/dev/null'
+	jq '.deny += [{"syscalls": ["mkdir", "mkdirat"], "errno": "EPERM", "why": "test only"}]' \
+		"$M/sc-default.json" > "$SC/seccomp/default.json"
+	POLICY=$SC sbx_run "$M/mk.json"
+	check "$mode: an edited policy applies on the next run (mkdir denied)" \
+		eval '[ $RC -eq 0 ] && [ "$(jqm .stdout.excerpt)" = "denied" ]'
+	jq '.deny[0].syscalls += ["no_such_syscall"]' "$M/sc-default.json" > "$SC/seccomp/default.json"
+	POLICY=$SC sbx_run "$M/mk.json"
+	expect_rc 69 "$mode: a broken policy is refused, cached program or not"
+	check "$mode: ... naming the file and the syscall" \
+		eval 'grep -q "seccomp/default.json" "$ERR" && grep -q "no_such_syscall" "$ERR"'
+	cp "$M/sc-default.json" "$SC/seccomp/default.json"
+	POLICY=$SC sbx_run "$M/mk.json"
+	check "$mode: the old policy back: mkdir allowed again" \
+		eval '[ $RC -eq 0 ] && [ "$(jqm .stdout.excerpt)" = "made" ]'
 	check "$mode: nothing left behind" nothing_left
 done
 

@@ -275,9 +275,124 @@ static void test_bad_entries_ignored(void **state)
 	sbx_seccomp_free(&plain);
 }
 
+static bool hook_known(void *ud, const char *raw, size_t len)
+{
+	return sbx_seccomp_cache_known(ud, raw, len);
+}
+
+static bool hook_yes(void *ud, const char *raw, size_t len)
+{
+	(void)ud, (void)raw, (void)len;
+	return true;
+}
+
+/* sbx run's catalog: a policy is kept as bytes only when the cache holds
+ * the program of exactly those bytes; such a policy compiles to the same
+ * program, from the cache or, on a miss, after being parsed then; and a
+ * policy without its rules never compiles into a filter. */
+static void test_known_policy_loaded_as_bytes(void **state)
+{
+	_cleanup_free_ char *p = sbx_xasprintf("%s/policy", srcdir());
+	struct sbx_catalog_hooks hooks = { .seccomp_known = hook_known, .ud = dir };
+	struct sock_fprog plain, got;
+	struct sbx_catalog lazy;
+	struct sbx_error err = { 0 };
+	const struct sbx_seccomp_policy *lp;
+
+	(void)state;
+	rm_cache();
+	assert_int_equal(sbx_seccomp_compile(pol, &plain, &err), 0);
+	/* Nothing cached: parsed as always. */
+	assert_false(sbx_seccomp_cache_known(dir, pol->raw, pol->raw_len));
+	assert_int_equal(sbx_catalog_load_with(&lazy, p, &hooks, &err), 0);
+	lp = sbx_catalog_seccomp(&lazy, "default");
+	assert_non_null(lp);
+	assert_false(lp->rules_pending);
+	assert_int_equal(lp->n_rules, pol->n_rules);
+	sbx_catalog_free(&lazy);
+
+	/* Cached: bytes only; the program is the cached one. */
+	compile_ok(pol, dir, &got);
+	sbx_seccomp_free(&got);
+	assert_true(sbx_seccomp_cache_known(dir, pol->raw, pol->raw_len));
+	assert_int_equal(sbx_catalog_load_with(&lazy, p, &hooks, &err), 0);
+	lp = sbx_catalog_seccomp(&lazy, "default");
+	assert_true(lp->rules_pending);
+	assert_int_equal(lp->n_rules, 0);
+	assert_int_equal(lp->raw_len, pol->raw_len);
+	assert_memory_equal(lp->raw, pol->raw, pol->raw_len);
+	compile_ok(lp, dir, &got);
+	assert_same(&plain, &got);
+	sbx_seccomp_free(&got);
+
+	/* The cache gone: parsed now, compiled, the same program. */
+	rm_cache();
+	compile_ok(lp, dir, &got);
+	assert_same(&plain, &got);
+	sbx_seccomp_free(&got);
+	compile_ok(lp, NULL, &got);
+	assert_same(&plain, &got);
+	sbx_seccomp_free(&got);
+
+	/* Never an empty filter from a policy without its rules. */
+	assert_int_equal(sbx_seccomp_compile(lp, &got, &err), -1);
+	assert_int_equal(err.code, SBX_EXIT_SOFTWARE);
+	sbx_catalog_free(&lazy);
+	sbx_seccomp_free(&plain);
+}
+
+/* Bytes that do not parse, vouched for by a (forged) hook, are refused
+ * when they are needed, with the catalog's error for that file; the same
+ * bytes without the hook make the whole catalog fail to load. */
+static void test_pending_bad_policy_refused(void **state)
+{
+	struct sbx_seccomp_policy bad = { .name = "default", .file = "x/seccomp/default.json",
+					  .raw = "{\"description\": \"d\", \"deny\": [{\"syscalls\": [\"nosuchcall\"]}]}",
+					  .rules_pending = true };
+	struct sbx_seccomp_policy out;
+	struct sock_fprog got;
+	struct sbx_error err = { 0 };
+
+	(void)state;
+	bad.raw_len = strlen(bad.raw);
+	assert_int_equal(sbx_catalog_seccomp_parse(&bad, &out, &err), -1);
+	assert_int_equal(err.code, SBX_EXIT_UNAVAILABLE);
+	assert_non_null(strstr(err.msg, "x/seccomp/default.json"));
+	rm_cache();
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_seccomp_compile_cached(&bad, dir, &got, &err), -1);
+	assert_int_equal(err.code, SBX_EXIT_UNAVAILABLE);
+
+	/* A catalog with that file: refused by plain loading, bytes only
+	 * with a hook that says yes. */
+	char cdir[64];
+	snprintf(cdir, sizeof(cdir), "/tmp/sbx-test-sccat.XXXXXX");
+	assert_non_null(mkdtemp(cdir));
+	_cleanup_free_ char *cmd = sbx_xasprintf("cp -r '%s/policy/.' '%s/' && printf '%%s' '%s' > '%s/seccomp/default.json'",
+						 srcdir(), cdir, bad.raw, cdir);
+	assert_int_equal(system(cmd), 0);
+	struct sbx_catalog c2;
+	struct sbx_catalog_hooks yes = { .seccomp_known = hook_yes };
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_catalog_load(&c2, cdir, &err), -1);
+	assert_int_equal(err.code, SBX_EXIT_UNAVAILABLE);
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_catalog_load_with(&c2, cdir, &yes, &err), 0);
+	assert_true(sbx_catalog_seccomp(&c2, "default")->rules_pending);
+	err = (struct sbx_error){ 0 };
+	assert_int_equal(sbx_seccomp_compile_cached(sbx_catalog_seccomp(&c2, "default"), NULL, &got, &err), -1);
+	assert_int_equal(err.code, SBX_EXIT_UNAVAILABLE);
+	sbx_catalog_free(&c2);
+	free(cmd);
+	cmd = sbx_xasprintf("rm -rf '%s'", cdir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_known_policy_loaded_as_bytes),
+		cmocka_unit_test(test_pending_bad_policy_refused),
 		cmocka_unit_test(test_hit_is_the_compiled_program),
 		cmocka_unit_test(test_other_policy_never_loads_entry),
 		cmocka_unit_test(test_bad_entries_ignored),
