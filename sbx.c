@@ -30,7 +30,8 @@ enum {
 	FOR_CANCEL = 1 << 5,
 	FOR_GC = 1 << 6,
 	FOR_PS = 1 << 7,
-	FOR_ALL = 0xff,
+	FOR_PREPARE = 1 << 8,
+	FOR_ALL = 0x1ff,
 };
 
 enum {
@@ -193,6 +194,7 @@ static const char usage_text[] =
 	"  profiles                     list runtime and network profiles\n"
 	"  cancel RUN_ID                cancel a running job\n"
 	"  gc                           reap what crashed runs left behind\n"
+	"  prepare [PROFILE...]         build profiles' prepared runtime state\n"
 	"  --version | --help\n"
 	"\n"
 	"Options accepted by every subcommand, before or after it: --config FILE,\n"
@@ -520,6 +522,11 @@ static int do_gc(struct parsed *p)
 	return r ? r : sbx_cmd_gc(&p->run.common);
 }
 
+static int do_prepare(struct parsed *p)
+{
+	return sbx_cmd_prepare(&p->run.common, p->operands);
+}
+
 static int do_ps(struct parsed *p)
 {
 	int r = operands("ps", p, 0, 0);
@@ -546,6 +553,9 @@ static const struct subcommand subcommands[] = {
 	{ "cancel", FOR_CANCEL, "sbx cancel RUN_ID",
 	  "Cancel a running job (from another shell).", do_cancel },
 	{ "gc", FOR_GC, "sbx gc", "Reap what crashed runs left behind.", do_gc },
+	{ "prepare", FOR_PREPARE, "sbx prepare [PROFILE...]",
+	  "Build the prepared runtime state of the named profiles (default: every\n"
+	  "profile with a prepare step), as the owner of the catalog.", do_prepare },
 	{ "ps", FOR_PS, "sbx ps [--json]",
 	  "List the live runs the caller may see: run id, user, principal, profile,\n"
 	  "stage, elapsed time, memory.", do_ps },

@@ -54,6 +54,7 @@
 #include "digest.h"
 #include "events.h"
 #include "passwd.h"
+#include "prepare.h"
 #include "proxy.h"
 #include "report.h"
 #include "rootids.h"
@@ -749,6 +750,12 @@ static int execute(struct sbx_run *run, int sfd)
 	 * is limit_exceeded, not failed. */
 	run->output_quota_hit = output_root_full(sp.outroot_fd);
 	decide_status(run);
+	if (run->opts->prepare) {
+		/* sbx prepare: the output root is the prepared tree. */
+		r = run->status != SBX_STATUS_SUCCEEDED ? 0 :
+			run->opts->prepare->take(run->opts->prepare, sp.outroot_fd, &run->err);
+		goto out;
+	}
 
 	/* Collection and validation. */
 	{
@@ -855,7 +862,8 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	    sbx_streams_open(&run.streams, (const char *const[]){ o->stdout_file, o->stderr_file },
 			     &run.artifacts, &run.err) < 0 ||
 	    sbx_hostconfig_load(&run.cfg, o->common.config, &run.err) < 0 ||
-	    sbx_sign_default_key(o->key, run.cfg.signing_key, &run.key, &run.err) < 0) {
+	    (!o->prepare &&
+	     sbx_sign_default_key(o->key, run.cfg.signing_key, &run.key, &run.err) < 0)) {
 		sbx_error_print(&run.err);
 		sbx_streams_close(&run.streams);
 		sbx_artifacts_dir_close(&run.artifacts);
@@ -889,7 +897,9 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 		goto done;
 	}
 	run.job_read = true;
-	if (sbx_policy_admit(&run.plan, &run.job, &run.cat, &run.err) < 0)
+	if (sbx_policy_admit(&run.plan, &run.job, &run.cat, &run.err) < 0 ||
+	    (o->prepare ? o->prepare->admit(o->prepare, &run.plan, &run.err) :
+			  sbx_prepared_admit(&run.plan, &run.cfg, &run.cat, &run.err)) < 0)
 		goto done;
 	run.admitted = true;
 
@@ -942,8 +952,13 @@ done:
 	/* Before the first digest: a run that ended early never got to the
 	 * set-up in execute().  Should it fail, signing fails (70). */
 	sbx_crypto_init();
-	manifest = sbx_manifest_build(&run);
-	if (sbx_manifest_finish(manifest, sbx_key_pkey(&run.key), &line, &len, &run.err) < 0) {
+	manifest = o->prepare ? NULL : sbx_manifest_build(&run);
+	if (o->prepare) {
+		/* No manifest: the state written by prepare.c is the record. */
+		code = run.err.code ? run.err.code : sbx_status_exit(run.status);
+		if (!run.err.code && run.reason[0] && run.status != SBX_STATUS_SUCCEEDED)
+			sbx_warn("prepare: %s: %s", run.plan.profile->name, run.reason);
+	} else if (sbx_manifest_finish(manifest, sbx_key_pkey(&run.key), &line, &len, &run.err) < 0) {
 		sbx_error_print(&run.err);
 		code = SBX_EXIT_SOFTWARE;
 	} else {
