@@ -616,6 +616,24 @@ static void remove_others(int dir_fd, const char *keep)
 		}
 }
 
+/* The tree state.json names (in static storage), or "": kept whether or
+ * not it is stale for this catalog, as another catalog's profile of the
+ * same name may be what it was prepared for. */
+static const char *current_tree(int dir_fd)
+{
+	static char name[128];
+	_cleanup_close_ int fd = openat(dir_fd, STATE_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_json_ json_t *doc = NULL;
+	json_error_t jerr;
+	const char *t;
+
+	name[0] = '\0';
+	if (fd >= 0 && (doc = json_loadfd(fd, 0, &jerr)) &&
+	    (t = json_string_value(json_object_get(doc, "tree"))))
+		snprintf(name, sizeof(name), "%s", t);
+	return name;
+}
+
 /* mkdir -p, 0755: the tree must be reachable by every user's run. */
 static int make_dirs(const char *path, struct sbx_error *err)
 {
@@ -729,16 +747,7 @@ static int prepare_one(const struct sbx_common_opts *o, const struct sbx_hostcon
 	}
 	/* Whatever did not become the state goes: the staging tree, this
 	 * run's directory, older trees. */
-	{
-		_cleanup_free_ char *keep_tree = NULL;
-		struct sbx_prepared now = { 0 };
-		struct sbx_error e2 = { 0 };
-
-		if (sbx_prepared_lookup(cfg, cat, pr, false, &now, &e2) == 0)
-			keep_tree = sbx_xstrdup(strrchr(now.tree, '/') + 1);
-		sbx_prepared_free(&now);
-		remove_others(dir_fd, keep_tree ? keep_tree : "");
-	}
+	remove_others(dir_fd, current_tree(dir_fd));
 	json_decref(c.entries);
 	return code;
 }
