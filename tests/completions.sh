@@ -28,9 +28,9 @@ declare -A opts=(
 	[verify]="--pubkey --artifacts"
 	[keygen]="--output"
 	[check]="--json" [profiles]="--json" [cancel]="" [gc]=""
-	[ps]="--json"
+	[ps]="--json" [prepare]=""
 )
-cmds="run verify keygen check profiles cancel gc ps"
+cmds="run verify keygen check profiles cancel gc ps prepare"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/sbx-completions.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT

@@ -78,7 +78,7 @@ for f in manifest_version sbx_version run_id principal job_sha256 profile networ
 	network isolation limits status reason reason_code exit timing usage events stdout stderr artifacts \
 	signature peak_memory_bytes output_bytes output_files oom_kills pids_peak pids_limit_hit \
 	output_quota_hit formula_cells partial media_type startup_ms wall_ms cpu_user_ms \
-	cpu_system_ms landlock_abi no_new_privs key_id excerpt truncated; do
+	cpu_system_ms landlock_abi no_new_privs key_id excerpt truncated prepared_sha256; do
 	section "THE MANIFEST" | grep -q "\b$f\b" || miss="$miss $f"
 done
 if [ -z "$miss" ]; then ok "THE MANIFEST documents every field"; else not_ok "THE MANIFEST misses:$miss"; fi
