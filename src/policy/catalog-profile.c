@@ -340,14 +340,13 @@ static int parse_prepare(const struct sbx_jctx *c, const json_t *v, struct sbx_p
 			       abs_path_ok, "an absolute path in normal form", true,
 			       &pp->inputs) < 0)
 		return -1;
-	pp->timeout_seconds = 600;
+	/* The command's wall_seconds: a job's rules, so within the maximum. */
+	pp->timeout_seconds = pr->maximums.v[SBX_LIMIT_WALL_SECONDS] < 600 ?
+				      pr->maximums.v[SBX_LIMIT_WALL_SECONDS] : 600;
 	if ((f = json_object_get(v, "timeout_seconds")) &&
 	    sbx_json_uint(c, "prepare.timeout_seconds", f, 1,
 			  pr->maximums.v[SBX_LIMIT_WALL_SECONDS], &pp->timeout_seconds) < 0)
 		return -1;
-	if (pp->timeout_seconds > pr->maximums.v[SBX_LIMIT_WALL_SECONDS])
-		return sbx_json_error(c, "prepare.timeout_seconds",
-				      "the default 600 is above maximums.wall_seconds; set it");
 	if (!(f = sbx_json_required(c, "prepare", v, "mount")) ||
 	    sbx_json_string(c, "prepare.mount", f, SBX_SPEC_PATH_MAX - 1, &pp->mount) < 0)
 		return -1;
