@@ -10,12 +10,12 @@
  * tree: copied out through directory fds, directories and regular files
  * only (a symlink, a hard link, a fifo or socket, or a seed that is not a
  * plain directory of files refuses the whole tree), hashed, made
- * read-only, and committed by two renames, the tree and then state.json.
+ * read-only, and committed by two renames, the tree and then its state.
  * A command that fails or times out, or a tree that is refused, leaves
  * the old state as it was and nothing of the new.  A lock file per
  * profile keeps two `sbx prepare` of it apart.
  *
- * state.json records what the tree was built from (the profile file's
+ * The state file records what the tree was built from (the profile file's
  * bytes and the declared inputs' identity) and every entry's identity
  * (inode, size, mtime, ctime), so that a run checks it with one read and a
  * few fstatat calls, without hashing: ctime cannot be set back, so an
@@ -40,7 +40,7 @@
 #include "runid.h"
 #include "prepare.h"
 
-#define STATE_FILE "state.json"
+#define STATE_FILE "state"
 #define STATE_MAX_BYTES (1u << 20)
 /* A prepared tree is a cache: small.  The caps bound the run's check. */
 #define TREE_MAX_ENTRIES 256
@@ -108,54 +108,22 @@ void sbx_prepared_free(struct sbx_prepared *p)
 
 /* --- identities ------------------------------------------------------------ */
 
+static int64_t ns(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000LL + t->tv_nsec;
+}
+
+static const char *type_name(mode_t m)
+{
+	return S_ISDIR(m) ? "dir" : S_ISREG(m) ? "file" : "other";
+}
+
 static json_t *identity(const struct stat *st)
 {
-	return json_pack("{s:s,s:I,s:I,s:I,s:I,s:I}", "type",
-			 S_ISDIR(st->st_mode) ? "dir" : S_ISREG(st->st_mode) ? "file" : "other",
+	return json_pack("{s:s,s:I,s:I,s:I,s:I,s:I}", "type", type_name(st->st_mode),
 			 "ino", (json_int_t)st->st_ino, "dev", (json_int_t)st->st_dev,
-			 "size", (json_int_t)st->st_size,
-			 "mtime_ns", (json_int_t)(st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec),
-			 "ctime_ns", (json_int_t)(st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec));
-}
-
-/* Does @st still have the identity @rec recorded? */
-static bool same_identity(const json_t *rec, const struct stat *st, bool with_ctime)
-{
-	json_t *now = identity(st);
-	bool same = true;
-	const char *k;
-	json_t *v;
-
-	json_object_foreach(now, k, v) {
-		if (!with_ctime && !strcmp(k, "ctime_ns"))
-			continue;
-		if (!json_equal(v, json_object_get(rec, k)))
-			same = false;
-	}
-	json_decref(now);
-	return same;
-}
-
-/* The declared inputs, each {"path", identity...} or {"path", "absent"}. */
-static json_t *inputs_identity(const struct sbx_prepare *pp)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; pp->inputs[i]; i++) {
-		struct stat st;
-		json_t *o;
-
-		if (stat(pp->inputs[i], &st) == 0)
-			o = identity(&st);
-		else
-			o = json_pack("{s:b}", "absent", true);
-		json_object_set_new(o, "path", json_string(pp->inputs[i]));
-		/* An input's ctime moves with every chmod and backup restore
-		 * of the host: its size and mtime say whether it changed. */
-		json_object_del(o, "ctime_ns");
-		json_array_append_new(a, o);
-	}
-	return a;
+			 "size", (json_int_t)st->st_size, "mtime_ns", (json_int_t)ns(&st->st_mtim),
+			 "ctime_ns", (json_int_t)ns(&st->st_ctim));
 }
 
 /* --- the run's check --------------------------------------------------------- */
@@ -202,19 +170,61 @@ static int hash_tree(int root_fd, const json_t *entries, char hex[65], struct sb
 	return sbx_sha256_final_hex(&h, hex, err);
 }
 
+/* A @kind line's fields after the identity: @st and, for entries, its ctime. */
+static bool identity_matches(const char *fields, bool entry, const struct stat *st,
+			     const char **path)
+{
+	char type[8];
+	unsigned long long dev, ino, size;
+	long long mt, ct = 0;
+	int off = 0;
+
+	if (entry ? sscanf(fields, "%7s %llu %llu %llu %lld %lld %n", type, &dev, &ino, &size, &mt,
+			   &ct, &off) != 6 :
+		    sscanf(fields, "%7s %llu %llu %llu %lld %n", type, &dev, &ino, &size, &mt,
+			   &off) != 5)
+		return false;
+	*path = fields + off;
+	return off > 0 && !strcmp(type, type_name(st->st_mode)) && dev == (unsigned long long)st->st_dev &&
+	       ino == (unsigned long long)st->st_ino && size == (unsigned long long)st->st_size &&
+	       mt == ns(&st->st_mtim) && (!entry || ct == ns(&st->st_ctim));
+}
+
+/* The path at the end of an entry line (for sbx check's re-hash). */
+static const char *entry_path(const char *fields, char type[8])
+{
+	unsigned long long x;
+	long long y;
+	int off = 0;
+
+	if (sscanf(fields, "%7s %llu %llu %llu %lld %lld %n", type, &x, &x, &x, &y, &y, &off) != 6 ||
+	    !off)
+		return NULL;
+	return fields + off;
+}
+
+/*
+ * The state file, one record a line, the path last on its line:
+ *   sbx-prepared 1
+ *   profile FNV1A64 SIZE SHA256
+ *   tree NAME SHA256
+ *   input absent PATH | input TYPE DEV INO SIZE MTIME_NS PATH
+ *   entry TYPE DEV INO SIZE MTIME_NS CTIME_NS PATH    (the tree itself is ".")
+ * Text rather than JSON: a run reads it, and a JSON parser's allocations
+ * cost more than every fstatat the check makes.
+ */
 int sbx_prepared_lookup(const struct sbx_hostconfig *cfg, const struct sbx_catalog *cat,
 			const struct sbx_profile *pr, bool deep, struct sbx_prepared *out,
 			struct sbx_error *err)
 {
 	_cleanup_free_ char *base = NULL, *dir = NULL, *data = NULL;
-	_cleanup_json_ json_t *st_doc = NULL, *inputs = NULL;
+	_cleanup_json_ json_t *entries = deep ? json_array() : NULL;
 	_cleanup_close_ int dfd = -1, sfd = -1, tfd = -1;
-	const json_t *entries, *e;
-	const char *tree, *sha;
+	char tree[128] = "", sha[65] = "", *save = NULL, *line;
+	size_t n_in = 0, n_entries = 0;
+	bool have_profile = false;
 	struct stat st;
-	json_error_t jerr;
 	uid_t owner;
-	size_t i;
 	ssize_t n;
 
 	if (prepared_base(cfg, cat, &base, &owner, err) < 0)
@@ -232,41 +242,70 @@ int sbx_prepared_lookup(const struct sbx_hostconfig *cfg, const struct sbx_catal
 			     dir);
 	data = sbx_xmalloc((size_t)st.st_size + 1);
 	n = sbx_read_all(sfd, data, (size_t)st.st_size + 1);
-	if (n != st.st_size ||
-	    !(st_doc = json_loadb(data, (size_t)n, JSON_REJECT_DUPLICATES, &jerr)))
+	if (n != st.st_size)
 		return stale(err, pr, "unreadable", STATE_FILE);
-	if (json_integer_value(json_object_get(st_doc, "profile_size")) != (json_int_t)pr->raw_len ||
-	    strtoull(json_string_value(json_object_get(st_doc, "profile_fnv1a64")) ?: "", NULL, 16) !=
-		    fnv1a64(pr->raw, pr->raw_len))
-		return stale(err, pr, "stale", "the profile changed since it was prepared");
-	inputs = inputs_identity(pr->prepare);
-	json_array_foreach(json_object_get(st_doc, "inputs"), i, e) {
-		const json_t *now = json_array_get(inputs, i);
-		if (!now || !json_equal(e, now))
-			return stale(err, pr, "stale",
-				     json_string_value(json_object_get(e, "path")) ?: "inputs");
-	}
-	if (json_array_size(json_object_get(st_doc, "inputs")) != json_array_size(inputs))
-		return stale(err, pr, "stale", "the declared inputs changed");
-	tree = json_string_value(json_object_get(st_doc, "tree"));
-	sha = json_string_value(json_object_get(st_doc, "tree_sha256"));
-	entries = json_object_get(st_doc, "entries");
-	if (!tree || strncmp(tree, "tree-", 5) || strchr(tree, '/') || !sha || strlen(sha) != 64 ||
-	    !json_is_array(entries) || json_array_size(entries) > TREE_MAX_ENTRIES + 1)
+	data[n] = '\0';
+	line = strtok_r(data, "\n", &save);
+	if (!line || strcmp(line, "sbx-prepared 1"))
 		return stale(err, pr, "unreadable", STATE_FILE);
-	tfd = openat(dfd, tree, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (tfd < 0)
-		return stale(err, pr, "missing", tree);
-	/* Every entry as it was recorded: one fstatat each. */
-	json_array_foreach(entries, i, e) {
-		const char *path = json_string_value(json_object_get(e, "path"));
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		const char *path = NULL;
 		struct stat es;
 
-		if (!path || fstatat(tfd, path, &es, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) < 0 ||
-		    !same_identity(e, &es, true) || (es.st_mode & 0222) ||
-		    (es.st_uid != owner && es.st_uid != 0))
-			return stale(err, pr, "tampered with", path ? path : "entries");
+		if (!strncmp(line, "profile ", 8)) {
+			char fnv[17];
+			unsigned long long size;
+
+			if (sscanf(line + 8, "%16s %llu", fnv, &size) != 2)
+				return stale(err, pr, "unreadable", STATE_FILE);
+			if (size != pr->raw_len || strtoull(fnv, NULL, 16) != fnv1a64(pr->raw, pr->raw_len))
+				return stale(err, pr, "stale", "the profile changed since it was prepared");
+			have_profile = true;
+		} else if (!strncmp(line, "tree ", 5)) {
+			if (sscanf(line + 5, "%127s %64s", tree, sha) != 2 || strncmp(tree, "tree-", 5) ||
+			    strchr(tree, '/') || strlen(sha) != 64)
+				return stale(err, pr, "unreadable", STATE_FILE);
+			tfd = openat(dfd, tree, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (tfd < 0)
+				return stale(err, pr, "missing", tree);
+		} else if (!strncmp(line, "input ", 6)) {
+			/* The inputs in the profile's order, each as it was. */
+			const char *want = pr->prepare->inputs[n_in];
+			int r;
+
+			if (!have_profile || !want)
+				return stale(err, pr, "stale", "the declared inputs changed");
+			r = stat(want, &es);
+			if (!strncmp(line + 6, "absent ", 7)) {
+				if (strcmp(line + 13, want) || r == 0)
+					return stale(err, pr, "stale", want);
+			} else if (r < 0 || !identity_matches(line + 6, false, &es, &path) ||
+				   strcmp(path, want)) {
+				return stale(err, pr, "stale", want);
+			}
+			n_in++;
+		} else if (!strncmp(line, "entry ", 6)) {
+			/* Every entry as it was recorded: one fstatat each. */
+			char type[8];
+			const char *p = entry_path(line + 6, type);
+
+			if (tfd < 0 || !p || ++n_entries > TREE_MAX_ENTRIES + 1)
+				return stale(err, pr, "unreadable", STATE_FILE);
+			if (fstatat(tfd, p, &es, AT_SYMLINK_NOFOLLOW) < 0 ||
+			    !identity_matches(line + 6, true, &es, &path) || (es.st_mode & 0222) ||
+			    (es.st_uid != owner && es.st_uid != 0))
+				return stale(err, pr, "tampered with", p);
+			if (entries)
+				json_array_append_new(entries, json_pack("{s:s,s:s}", "path", p,
+									 "type", type));
+		} else {
+			return stale(err, pr, "unreadable", STATE_FILE);
+		}
 	}
+	if (!have_profile || tfd < 0 || !n_entries)
+		return stale(err, pr, "unreadable", STATE_FILE);
+	if (pr->prepare->inputs[n_in])
+		return stale(err, pr, "stale", "the declared inputs changed");
 	if (deep) {
 		char hex[65];
 
@@ -382,9 +421,11 @@ static int copy_tree(struct prepare_ctx *c, int src, int dst, const char *prefix
 				continue;
 			path = prefix[0] ? sbx_xasprintf("%s/%s", prefix, e->d_name) :
 					   sbx_xstrdup(e->d_name);
-			if (sbx_has_control(e->d_name, strlen(e->d_name)))
+			/* The state file holds a path at the end of a line. */
+			if (sbx_has_control(e->d_name, strlen(e->d_name)) || e->d_name[0] == ' ')
 				return sbx_error_set(err, SBX_EXIT_REFUSED, 0,
-						     "prepare: a name with control characters");
+						     "prepare: %s: a name with control characters or "
+						     "a leading space", prefix[0] ? prefix : "/work/out");
 			if (json_array_size(c->entries) >= TREE_MAX_ENTRIES)
 				return sbx_error_set(err, SBX_EXIT_REFUSED, 0,
 						     "prepare: more than %d entries", TREE_MAX_ENTRIES);
@@ -464,7 +505,7 @@ static int seal_tree(int tfd, json_t *entries, struct sbx_error *err)
 		const char *path = json_string_value(json_object_get(e, "path"));
 		bool dir = !strcmp(json_string_value(json_object_get(e, "type")), "dir");
 
-		if (!path[0])
+		if (!strcmp(path, "."))
 			continue;
 		if (fchmodat(tfd, path, dir ? 0555 : 0444, 0) < 0)
 			return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "prepare: chmod %s", path);
@@ -486,7 +527,7 @@ static int record_identities(int tfd, json_t *entries, struct sbx_error *err)
 		struct stat st;
 		json_t *id;
 
-		if (fstatat(tfd, path, &st, AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) < 0)
+		if (fstatat(tfd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "prepare: stat %s", path);
 		id = identity(&st);
 		json_object_update(e, id);
@@ -536,7 +577,7 @@ static int take_tree(struct sbx_prepare_run *h, int outroot_fd, struct sbx_error
 	}
 	sort_entries(c->entries);
 	/* The tree's root is an entry too: a file added at the top changes it. */
-	json_array_insert_new(c->entries, 0, json_pack("{s:s,s:s}", "path", "", "type", "dir"));
+	json_array_insert_new(c->entries, 0, json_pack("{s:s,s:s}", "path", ".", "type", "dir"));
 	if (hash_tree(tfd, c->entries, c->sha256, err) < 0)
 		return -1;
 	return seal_tree(tfd, c->entries, err);
@@ -567,28 +608,52 @@ static int prepare_admit(struct sbx_prepare_run *h, struct sbx_plan *plan, struc
 	return 0;
 }
 
-/* state.json, written beside and renamed over the old one. */
+/* The state file (sbx_prepared_lookup), written beside and renamed over
+ * the old one. */
 static int write_state(struct prepare_ctx *c, const char *tree, struct sbx_error *err)
 {
 	const struct sbx_profile *pr = c->pr;
-	char fnv[17], psha[65];
-	_cleanup_json_ json_t *doc = NULL;
+	char psha[65];
 	_cleanup_free_ char *text = NULL;
 	_cleanup_close_ int fd = -1;
+	size_t len = 0, i;
+	FILE *m;
+	json_t *e;
 
 	if (sbx_sha256_buf(pr->raw, pr->raw_len, psha, err) < 0)
 		return -1;
-	snprintf(fnv, sizeof(fnv), "%016llx", (unsigned long long)fnv1a64(pr->raw, pr->raw_len));
-	doc = json_pack("{s:i,s:s,s:s,s:s,s:I,s:s,s:s,s:o,s:O}", "version", 1, "profile", pr->name,
-			"profile_sha256", psha, "profile_fnv1a64", fnv, "profile_size",
-			(json_int_t)pr->raw_len, "tree", tree, "tree_sha256", c->sha256, "inputs",
-			inputs_identity(pr->prepare), "entries", c->entries);
-	text = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
+	if (!(m = open_memstream(&text, &len)))
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "prepare: state");
+	fprintf(m, "sbx-prepared 1\nprofile %016llx %zu %s\ntree %s %s\n",
+		(unsigned long long)fnv1a64(pr->raw, pr->raw_len), pr->raw_len, psha, tree, c->sha256);
+	for (i = 0; pr->prepare->inputs[i]; i++) {
+		struct stat st;
+
+		/* An input's ctime moves with every chmod and backup restore
+		 * of the host: its size and mtime say whether it changed. */
+		if (stat(pr->prepare->inputs[i], &st) < 0)
+			fprintf(m, "input absent %s\n", pr->prepare->inputs[i]);
+		else
+			fprintf(m, "input %s %llu %llu %llu %lld %s\n", type_name(st.st_mode),
+				(unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+				(unsigned long long)st.st_size, (long long)ns(&st.st_mtim),
+				pr->prepare->inputs[i]);
+	}
+	json_array_foreach(c->entries, i, e)
+		fprintf(m, "entry %s %lld %lld %lld %lld %lld %s\n",
+			json_string_value(json_object_get(e, "type")),
+			(long long)json_integer_value(json_object_get(e, "dev")),
+			(long long)json_integer_value(json_object_get(e, "ino")),
+			(long long)json_integer_value(json_object_get(e, "size")),
+			(long long)json_integer_value(json_object_get(e, "mtime_ns")),
+			(long long)json_integer_value(json_object_get(e, "ctime_ns")),
+			json_string_value(json_object_get(e, "path")));
+	if (fclose(m) != 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "prepare: state");
 	unlinkat(c->dir_fd, STATE_FILE ".new", 0);
 	fd = openat(c->dir_fd, STATE_FILE ".new", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		    0644);
-	if (!text || fd < 0 || sbx_write_all(fd, text, strlen(text)) < 0 ||
-	    sbx_write_all(fd, "\n", 1) < 0 || fsync(fd) < 0 ||
+	if (fd < 0 || sbx_write_all(fd, text, len) < 0 || fsync(fd) < 0 ||
 	    renameat(c->dir_fd, STATE_FILE ".new", c->dir_fd, STATE_FILE) < 0) {
 		sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "prepare: writing %s", STATE_FILE);
 		unlinkat(c->dir_fd, STATE_FILE ".new", 0);
@@ -616,21 +681,22 @@ static void remove_others(int dir_fd, const char *keep)
 		}
 }
 
-/* The tree state.json names (in static storage), or "": kept whether or
- * not it is stale for this catalog, as another catalog's profile of the
+/* The tree the state file names (in static storage), or "": kept whether
+ * or not it is stale for this catalog, as another catalog's profile of the
  * same name may be what it was prepared for. */
 static const char *current_tree(int dir_fd)
 {
 	static char name[128];
 	_cleanup_close_ int fd = openat(dir_fd, STATE_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	_cleanup_json_ json_t *doc = NULL;
-	json_error_t jerr;
-	const char *t;
+	char buf[4096], *t;
+	ssize_t n;
 
 	name[0] = '\0';
-	if (fd >= 0 && (doc = json_loadfd(fd, 0, &jerr)) &&
-	    (t = json_string_value(json_object_get(doc, "tree"))))
-		snprintf(name, sizeof(name), "%s", t);
+	if (fd < 0 || (n = sbx_read_all(fd, buf, sizeof(buf) - 1)) <= 0)
+		return name;
+	buf[n] = '\0';
+	if ((t = strstr(buf, "\ntree ")) && sscanf(t + 6, "%127s", name) != 1)
+		name[0] = '\0';
 	return name;
 }
 

@@ -7,7 +7,7 @@
  * Where it lives: DIR/<profile>/, DIR being the host config's
  * "prepared_dir", else LOCALSTATEDIR/lib/sbx/prepared when the catalog
  * belongs to root, else $XDG_STATE_HOME/sbx/prepared (~/.local/state) of
- * the user who owns the catalog and runs sbx.  In it: "state.json" (what
+ * the user who owns the catalog and runs sbx.  In it: "state" (what
  * the tree was built from and the identity of each of its entries),
  * "tree-<digest>/" (the tree, read-only) and ".lock".
  */

@@ -47,7 +47,7 @@ prepare() {
 		>"$M/prepare.out" 2>"$M/prepare.err"
 	RC=$?; OUT="$M/prepare.out"; ERR="$M/prepare.err"
 }
-state_sum() { cksum < "$M/prepared/prep/state.json" 2>/dev/null; }
+state_sum() { cksum < "$M/prepared/prep/state" 2>/dev/null; }
 # Nothing of a refused prepare: no staging tree, no run directory, one tree.
 no_debris() {
 	local d="$M/prepared/prep"
@@ -79,8 +79,8 @@ if touch /run/sbx/prepared/new 2>/dev/null; then echo CREATED; else echo refused
 	prepare "$POLICY"
 	expect_rc 0 "$mode: sbx prepare builds the state"
 	check "$mode: the state is the caller's, not writable by others" \
-		test "$(stat -c %U "$M/prepared/prep/state.json")" = "$(as_mode id -un)"
-	TREE_SHA=$(jq -r .tree_sha256 "$M/prepared/prep/state.json")
+		test "$(stat -c %U "$M/prepared/prep/state")" = "$(as_mode id -un)"
+	TREE_SHA=$(awk '$1 == "tree" { print $3 }' "$M/prepared/prep/state")
 	as_mode "$SBX" check --json --config "$M/config.json" --policy "$POLICY" > "$M/check.json"
 	check "$mode: sbx check reports it ok" \
 		test "$(jq -r '.checks[] | select(.name == "prepared prep") | .state' "$M/check.json")" = ok
