@@ -720,6 +720,26 @@ static int make_dirs(const char *path, struct sbx_error *err)
 	return 0;
 }
 
+/* A failed command's last words (its captured stderr, as the run kept it
+ * beside its artifacts), for whoever runs sbx prepare: up to 2 KiB. */
+static void show_stderr(const char *art)
+{
+	_cleanup_free_ char *path = sbx_xasprintf("%s/.sbx/stderr", art);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	char buf[2048], *save = NULL, *line;
+	off_t size;
+	ssize_t n;
+
+	if (fd < 0 || (size = lseek(fd, 0, SEEK_END)) <= 0 ||
+	    lseek(fd, size > (off_t)sizeof(buf) - 1 ? size - (off_t)sizeof(buf) + 1 : 0, SEEK_SET) < 0 ||
+	    (n = sbx_read_all(fd, buf, sizeof(buf) - 1)) <= 0)
+		return;
+	buf[n] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (!sbx_has_control(line, strlen(line)))
+			sbx_warn("prepare: stderr: %s", line);
+}
+
 static int prepare_one(const struct sbx_common_opts *o, const struct sbx_hostconfig *cfg,
 		       const struct sbx_catalog *cat, const struct sbx_profile *pr)
 {
@@ -789,6 +809,8 @@ static int prepare_one(const struct sbx_common_opts *o, const struct sbx_hostcon
 	ro.one.limits = limits;
 	ro.prepare = &hook;
 	code = sbx_cmd_run(&ro);
+	if (code != 0)
+		show_stderr(art);
 	if (code == 0 && c.entries) {
 		/* Commit: the tree under its digest, then the state naming it. */
 		_cleanup_close_ int tfd = -1;

@@ -36,9 +36,11 @@ mkcat "$T/cat-symlink" 'mkdir /work/out/real && echo x > /work/out/real/f && ln 
 mkcat "$T/cat-inner-link" 'mkdir /work/out/seed && ln -s /etc/passwd /work/out/seed/pw'
 mkcat "$T/cat-hardlink" 'mkdir /work/out/seed && echo x > /work/out/seed/a && ln /work/out/seed/a /work/out/seed/b'
 mkcat "$T/cat-fifo" 'mkdir /work/out/seed && mkfifo /work/out/seed/p'
-mkcat "$T/cat-fail" 'mkdir -p /work/out/seed && echo half > /work/out/seed/cache && exit 3'
+mkcat "$T/cat-fail" 'mkdir -p /work/out/seed && echo half > /work/out/seed/cache && echo no-fonts-here >&2 && exit 3'
 mkcat "$T/cat-slow" 'mkdir -p /work/out/seed && echo half > /work/out/seed/cache && sleep 30' \
 	'.prepare.timeout_seconds = 1'
+mkcat "$T/cat-hang" 'mkdir -p /work/out/seed && echo half > /work/out/seed/cache && sleep 30' \
+	'.prepare.timeout_seconds = 25'
 
 # prepare CATALOG [extra options]: sbx prepare prep, status in $RC.
 prepare() {
@@ -46,6 +48,16 @@ prepare() {
 	as_mode "$SBX" prepare --config "$M/config.json" --policy "$cat" "$@" prep \
 		>"$M/prepare.out" 2>"$M/prepare.err"
 	RC=$?; OUT="$M/prepare.out"; ERR="$M/prepare.err"
+}
+# find_sbx PID DEPTH: the sbx process at or below PID (our own children).
+find_sbx() {
+	local c
+	[ "$(cat /proc/$1/comm 2>/dev/null)" = sbx ] && { echo "$1"; return 0; }
+	[ "$2" -lt 4 ] || return 1
+	for c in $(cat /proc/$1/task/*/children 2>/dev/null); do
+		find_sbx "$c" $(($2 + 1)) && return 0
+	done
+	return 1
 }
 state_sum() { cksum < "$M/prepared/prep/state" 2>/dev/null; }
 # Nothing of a refused prepare: no staging tree, no run directory, one tree.
@@ -140,12 +152,30 @@ if touch /run/sbx/prepared/new 2>/dev/null; then echo CREATED; else echo refused
 	# script: the good state still serves the good catalog.
 	prepare "$T/cat-fail"
 	expect_rc 1 "$mode: a prepare command that fails fails sbx prepare"
+	check "$mode: ... showing the command's stderr" grep -q "prepare: stderr: no-fonts-here" "$ERR"
 	check "$mode: ... the old state is kept, nothing left (fail)" \
 		eval 'test "$(state_sum)" = "$before" && no_debris'
 	prepare "$T/cat-slow"
 	expect_rc 124 "$mode: a prepare command past timeout_seconds is killed"
 	check "$mode: ... the old state is kept, nothing left (timeout)" \
 		eval 'test "$(state_sum)" = "$before" && no_debris'
+	# sbx killed in the middle of a prepare: the next one clears what it
+	# left, and sbx gc the run's own state.
+	as_mode "$SBX" prepare --config "$M/config.json" --policy "$T/cat-hang" prep >/dev/null 2>&1 &
+	killed=$!
+	# $! is the subshell of as_mode: sbx is below it (under runuser as
+	# the user), found through /proc/PID/task/*/children.
+	for i in $(seq 50); do sbxpid=$(find_sbx "$killed" 0) && break; sleep 0.1; done
+	for i in $(seq 100); do [ -n "$(ls -A "$M/state/runs" 2>/dev/null)" ] && break; sleep 0.1; done
+	sleep 1
+	if [ -n "$sbxpid" ]; then kill -KILL "$sbxpid"; else not_ok "$mode: no sbx below $killed"; fi
+	wait "$killed" 2>/dev/null
+	as_mode "$SBX" gc --config "$M/config.json" >/dev/null 2>&1
+	check "$mode: a killed prepare left the old state" test "$(state_sum)" = "$before"
+	prepare "$POLICY"
+	expect_rc 0 "$mode: the next prepare succeeds"
+	check "$mode: ... and leaves nothing of the killed one" no_debris
+	before=$(state_sum)
 	sbx_run "$M/probe.json"
 	expect_rc 0 "$mode: the good state still serves its catalog"
 
