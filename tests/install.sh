@@ -83,7 +83,7 @@ else
 	not_ok "installed sbx check fails"
 fi
 # make install (or the package's postinst) prepared the shipped profiles.
-if grep -q "^prepared python-analysis *ok: sha256:" "$T/check.out"; then
+if grep -q "^prepared *ok: python-analysis: sha256:" "$T/check.out"; then
 	ok "python-analysis was prepared on install"
 else
 	not_ok "python-analysis has no prepared state after install"

@@ -392,16 +392,17 @@ static void prepared_items(struct report *rp, const struct sbx_hostconfig *cfg,
 		const struct sbx_profile *pr = &cat->profiles[i];
 		struct sbx_prepared p = { 0 };
 		struct sbx_error perr = { 0 };
-		char name[96], detail[128];
+		char detail[160];
 
 		if (!pr->prepare)
 			continue;
-		snprintf(name, sizeof(name), "prepared %s", pr->name);
+		/* One item name for all, in the text's 16 columns; the detail
+		 * starts with the profile's name. */
 		if (sbx_prepared_lookup(cfg, cat, pr, true, &p, &perr) == 0) {
-			snprintf(detail, sizeof(detail), "sha256:%s", p.sha256);
-			item(rp, name, false, "ok", detail, NULL);
+			snprintf(detail, sizeof(detail), "%s: sha256:%s", pr->name, p.sha256);
+			item(rp, "prepared", false, "ok", detail, NULL);
 		} else {
-			item(rp, name, false, strstr(perr.msg, "missing") ? "missing" : "stale",
+			item(rp, "prepared", false, strstr(perr.msg, "missing") ? "missing" : "stale",
 			     perr.msg, perr.hint);
 		}
 		sbx_prepared_free(&p);

@@ -701,7 +701,7 @@ static const char *current_tree(int dir_fd)
 }
 
 /* mkdir -p, 0755: the tree must be reachable by every user's run. */
-static int make_dirs(const char *path, struct sbx_error *err)
+static int make_dirs(const char *path)
 {
 	_cleanup_free_ char *p = sbx_xstrdup(path);
 
@@ -716,7 +716,6 @@ static int make_dirs(const char *path, struct sbx_error *err)
 		if (!ch)
 			break;
 	}
-	(void)err;
 	return 0;
 }
 
@@ -764,7 +763,7 @@ static int prepare_one(const struct sbx_common_opts *o, const struct sbx_hostcon
 	dir = sbx_xasprintf("%s/%s", base, pr->name);
 	/* As the owner of the prepared state only: a run trusts the state by
 	 * whose it is (sbx_prepared_lookup). */
-	if ((r = make_dirs(dir, &err)) < 0 ||
+	if ((r = make_dirs(dir)) < 0 ||
 	    (dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
 	    faccessat(dir_fd, ".", W_OK, AT_EACCESS) < 0 || geteuid() != owner) {
 		int e = r < 0 ? -r : errno;

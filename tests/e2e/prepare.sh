@@ -85,7 +85,7 @@ if touch /run/sbx/prepared/new 2>/dev/null; then echo CREATED; else echo refused
 		test "$(jqm .status)" = isolation_unavailable
 	as_mode "$SBX" check --json --config "$M/config.json" --policy "$POLICY" > "$M/check.json"
 	check "$mode: sbx check --json reports the state missing" \
-		test "$(jq -r '.checks[] | select(.name == "prepared prep") | .state' "$M/check.json")" = missing
+		test "$(jq -r '.checks[] | select(.name == "prepared" and (.detail | startswith("prep: "))) | .state' "$M/check.json")" = missing
 
 	# Prepared: the run gets the tree read-only and the seed writable.
 	prepare "$POLICY"
@@ -95,7 +95,7 @@ if touch /run/sbx/prepared/new 2>/dev/null; then echo CREATED; else echo refused
 	TREE_SHA=$(awk '$1 == "tree" { print $3 }' "$M/prepared/prep/state")
 	as_mode "$SBX" check --json --config "$M/config.json" --policy "$POLICY" > "$M/check.json"
 	check "$mode: sbx check reports it ok" \
-		test "$(jq -r '.checks[] | select(.name == "prepared prep") | .state' "$M/check.json")" = ok
+		test "$(jq -r '.checks[] | select(.name == "prepared" and (.detail | startswith("prep: "))) | .state' "$M/check.json")" = ok
 	sbx_run "$M/probe.json"
 	expect_rc 0 "$mode: the prepared run succeeds"
 	check "$mode: the manifest carries the tree's digest" \
@@ -116,7 +116,7 @@ if touch /run/sbx/prepared/new 2>/dev/null; then echo CREATED; else echo refused
 	check "$mode: ... saying tampered" grep -q "tampered" "$ERR"
 	as_mode "$SBX" check --json --config "$M/config.json" --policy "$POLICY" > "$M/check.json"
 	check "$mode: sbx check reports it stale" \
-		test "$(jq -r '.checks[] | select(.name == "prepared prep") | .state' "$M/check.json")" = stale
+		test "$(jq -r '.checks[] | select(.name == "prepared" and (.detail | startswith("prep: "))) | .state' "$M/check.json")" = stale
 	prepare "$POLICY"
 	expect_rc 0 "$mode: prepared again"
 	check "$mode: the old tree is gone" test "$(ls -d "$M"/prepared/prep/tree-* | wc -l)" -eq 1
