@@ -40,7 +40,9 @@ SBXRUN="$SBX run -q --config $W/config.json --policy $S/policy --key $W/key --st
 # shows as a ratio against it rather than against a number from another day.
 BASE_TRUE= BASE_PY=
 if [ -n "${BENCH_BASE:-}" ]; then
-	BASERUN="$BENCH_BASE/sbx run -q --config $W/config.json --policy ${BENCH_BASE_POLICY:-$S/policy} --key $W/key --store $W/store"
+	# Its own config: a build older than prepared state knows no prepared_dir.
+	printf '{"state_dir":"%s"}\n' "$STATE" > "$W/config-base.json"
+	BASERUN="$BENCH_BASE/sbx run -q --config $W/config-base.json --policy ${BENCH_BASE_POLICY:-$S/policy} --key $W/key --store $W/store"
 	BASE_TRUE="base=$BASERUN $W/true.json"
 	BASE_PY="base=$BASERUN $W/py.json"
 fi
