@@ -460,7 +460,18 @@ static int copy_tree(struct prepare_ctx *c, int src, int dst, const char *prefix
 				return sbx_error_set(err, SBX_EXIT_REFUSED, 0,
 						     "prepare: the tree is larger than %ju bytes",
 						     (uintmax_t)TREE_MAX_BYTES);
+			/* What was opened must be what was looked at: a process the
+			 * command left behind may still be running until the run's
+			 * cgroup goes. */
 			in = openat(src, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+			if (in >= 0) {
+				struct stat ist;
+				if (fstat(in, &ist) < 0 || ist.st_ino != st.st_ino ||
+				    ist.st_dev != st.st_dev || !S_ISREG(ist.st_mode) || ist.st_nlink != 1 ||
+				    ist.st_size != st.st_size)
+					return sbx_error_set(err, SBX_EXIT_REFUSED, 0,
+							     "prepare: %s changed while it was copied", path);
+			}
 			out = openat(dst, e->d_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 				     0600);
 			if (in < 0 || out < 0 || copy_data(in, out, (uint64_t)st.st_size) < 0)

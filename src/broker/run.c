@@ -751,9 +751,11 @@ static int execute(struct sbx_run *run, int sfd)
 	run->output_quota_hit = output_root_full(sp.outroot_fd);
 	decide_status(run);
 	if (run->opts->prepare) {
-		/* sbx prepare: the output root is the prepared tree. */
-		r = run->status != SBX_STATUS_SUCCEEDED ? 0 :
-			run->opts->prepare->take(run->opts->prepare, sp.outroot_fd, &run->err);
+		/* sbx prepare: the output root is the prepared tree, taken once
+		 * nothing the command left behind runs any more. */
+		if (run->status == SBX_STATUS_SUCCEEDED)
+			r = sbx_cgroup_kill(run->cg, &run->err) < 0 ? -1 :
+				run->opts->prepare->take(run->opts->prepare, sp.outroot_fd, &run->err);
 		goto out;
 	}
 
