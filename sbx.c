@@ -32,6 +32,7 @@ enum {
 	FOR_GC = 1 << 6,
 	FOR_PS = 1 << 7,
 	FOR_PROMOTE = 1 << 8,
+	FOR_PREPARE = 1 << 9,
 	FOR_BATCH = 1 << 10,
 	FOR_ALL = 0xffff,
 };
@@ -220,6 +221,7 @@ static const char usage_text[] =
 	"  gc                           reap what crashed runs left behind, old holds\n"
 	"  promote RUN_ID [PATH...]     release held outputs; prints a signed manifest\n"
 	"  batch [options] DIR|-        many job files through admission\n"
+	"  prepare [PROFILE...]         build profiles' prepared runtime state\n"
 	"  --version | --help\n"
 	"\n"
 	"Options accepted by every subcommand, before or after it: --config FILE,\n"
@@ -578,6 +580,11 @@ static int do_promote(struct parsed *p)
 	return sbx_cmd_promote(&o);
 }
 
+static int do_prepare(struct parsed *p)
+{
+	return sbx_cmd_prepare(&p->run.common, p->operands);
+}
+
 static int do_ps(struct parsed *p)
 {
 	int r = operands("ps", p, 0, 0);
@@ -624,6 +631,9 @@ static const struct subcommand subcommands[] = {
 	{ "promote", FOR_PROMOTE, "sbx promote [--artifacts DIR] [--key FILE] RUN_ID [PATH...]",
 	  "Release a run's held outputs (all, or the PATHs named) into DIR and print a\n"
 	  "signed promote manifest on stdout.  Only the run's owner or root may.", do_promote },
+	{ "prepare", FOR_PREPARE, "sbx prepare [PROFILE...]",
+	  "Build the prepared runtime state of the named profiles (default: every\n"
+	  "profile with a prepare step), as the owner of the catalog.", do_prepare },
 	{ "ps", FOR_PS, "sbx ps [--json]",
 	  "List the live runs the caller may see: run id, user, principal, profile,\n"
 	  "stage, elapsed time, memory.", do_ps },

@@ -28,10 +28,10 @@ declare -A opts=(
 	[verify]="--pubkey --artifacts"
 	[keygen]="--output"
 	[check]="--json" [profiles]="--json" [cancel]="" [gc]=""
-	[ps]="--json" [promote]="--artifacts --key"
+	[ps]="--json" [promote]="--artifacts --key" [prepare]=""
 	[batch]="--jobs --out --artifacts --queue-timeout --principal --store --key"
 )
-cmds="run verify keygen check profiles cancel gc ps promote batch"
+cmds="run verify keygen check profiles cancel gc ps promote batch prepare"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/sbx-completions.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT

@@ -82,6 +82,12 @@ if sbx check --config "$T/config.json" >"$T/check.out" 2>&1; then
 else
 	not_ok "installed sbx check fails"
 fi
+# make install (or the package's postinst) prepared the shipped profiles.
+if grep -q "^prepared *ok: python-analysis: sha256:" "$T/check.out"; then
+	ok "python-analysis was prepared on install"
+else
+	not_ok "python-analysis has no prepared state after install"
+fi
 if grep -q "^catalog *ok: $SBX_POLICYDIR " "$T/check.out" &&
 	grep -q "^sbx-init *ok: $SBX_PKGLIBEXECDIR/sbx-init" "$T/check.out"; then
 	ok "sbx check uses the installed catalog and sbx-init"

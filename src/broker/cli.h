@@ -34,6 +34,9 @@ struct sbx_run_opts {
 	struct sbx_oneliner one;  /* -p PROFILE ...: the job built from options */
 	bool print_job;           /* --print-job: print the one-liner's job, run nothing */
 	bool dry_run;             /* --dry-run: admit and print the plan, run nothing */
+	/* sbx prepare (prepare.c): the step's command instead of the job's,
+	 * its output root taken as the prepared tree, no manifest. */
+	struct sbx_prepare_run *prepare;
 };
 
 struct sbx_promote_opts {
@@ -45,6 +48,7 @@ struct sbx_promote_opts {
 	const char *key;         /* --key FILE */
 };
 
+struct sbx_prepare_run;
 int sbx_cmd_run(const struct sbx_run_opts *o);
 /* hold.c: release held outputs, print a signed promote manifest. */
 int sbx_cmd_promote(const struct sbx_promote_opts *o);
@@ -55,6 +59,8 @@ int sbx_cmd_verify(const struct sbx_common_opts *o, const char *manifest, const 
 int sbx_cmd_keygen(const struct sbx_common_opts *o, const char *out);
 int sbx_cmd_cancel(const struct sbx_common_opts *o, const char *run_id);
 int sbx_cmd_gc(const struct sbx_common_opts *o);
+/* prepare.c: `sbx prepare [PROFILE...]`; @names NULL-terminated, may be empty. */
+int sbx_cmd_prepare(const struct sbx_common_opts *o, char *const *names);
 /* ps.c: the live runs the caller may see, as a table or (@json) a JSON array. */
 int sbx_cmd_ps(const struct sbx_common_opts *o, bool json);
 

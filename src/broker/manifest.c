@@ -261,6 +261,10 @@ json_t *sbx_manifest_build(const struct sbx_run *run)
 			    catalog_ref(job ? job->runtime_profile : NULL,
 					run->admitted ? run->plan.profile->raw : NULL,
 					run->admitted ? run->plan.profile->raw_len : 0));
+	/* The prepared tree the run had bound, by its content digest. */
+	if (run->plan.prepared_tree)
+		json_object_set_new(json_object_get(m, "profile"), "prepared_sha256",
+				    json_string(run->plan.prepared_sha256));
 	json_object_set_new(m, "network_profile",
 			    catalog_ref(job ? (job->network_profile ? job->network_profile : "disabled") :
 					      NULL,

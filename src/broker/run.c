@@ -55,6 +55,7 @@
 #include "events.h"
 #include "hold.h"
 #include "passwd.h"
+#include "prepare.h"
 #include "proxy.h"
 #include "report.h"
 #include "rootids.h"
@@ -774,6 +775,14 @@ static int execute(struct sbx_run *run, int sfd)
 	 * is limit_exceeded, not failed. */
 	run->output_quota_hit = output_root_full(sp.outroot_fd);
 	decide_status(run);
+	if (run->opts->prepare) {
+		/* sbx prepare: the output root is the prepared tree, taken once
+		 * nothing the command left behind runs any more. */
+		if (run->status == SBX_STATUS_SUCCEEDED)
+			r = sbx_cgroup_kill(run->cg, &run->err) < 0 ? -1 :
+				run->opts->prepare->take(run->opts->prepare, sp.outroot_fd, &run->err);
+		goto out;
+	}
 
 	/* Collection and validation. */
 	{
@@ -860,6 +869,30 @@ static bool seccomp_known(void *ud, const char *raw, size_t len)
 	       sbx_seccomp_cache_known(dir, raw, len);
 }
 
+/*
+ * The signed manifest, and for a run that holds outputs the hold's record.
+ * The record names the manifest's digest, so it is written after signing;
+ * if it cannot be, the manifest is made again, truthful (nothing held).
+ */
+static int sign_manifest(struct sbx_run *run, json_t **manifest, char **line, size_t *len)
+{
+	struct sbx_error herr = { 0 };
+	int code;
+
+	*manifest = sbx_manifest_build(run);
+	code = sbx_manifest_finish(*manifest, sbx_key_pkey(&run->key), line, len, &run->err);
+	if (code == 0 && run->hold && sbx_hold_record(run, *line, *len, &herr) < 0) {
+		sbx_error_print(&herr);
+		sbx_hold_abandon(run, "not held: the hold could not be recorded");
+		json_decref(*manifest);
+		free(*line);
+		*line = NULL;
+		*manifest = sbx_manifest_build(run);
+		code = sbx_manifest_finish(*manifest, sbx_key_pkey(&run->key), line, len, &run->err);
+	}
+	return code;
+}
+
 int sbx_cmd_run(const struct sbx_run_opts *o)
 {
 	struct sbx_run run = { .opts = o, .status = SBX_STATUS_ERROR, .temp_fd = -1,
@@ -872,7 +905,6 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	_cleanup_(sbx_oneliner_job_free) struct sbx_oneliner_job one = { 0 };
 	size_t len = 0;
 	json_t *manifest;
-	struct sbx_error herr = { 0 };
 	int code;
 
 	if (o->print_job || o->dry_run)
@@ -900,7 +932,8 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	    sbx_streams_open(&run.streams, (const char *const[]){ o->stdout_file, o->stderr_file },
 			     &run.artifacts, &run.err) < 0 ||
 	    sbx_hostconfig_load(&run.cfg, o->common.config, &run.err) < 0 ||
-	    sbx_sign_default_key(o->key, run.cfg.signing_key, &run.key, &run.err) < 0) {
+	    (!o->prepare &&
+	     sbx_sign_default_key(o->key, run.cfg.signing_key, &run.key, &run.err) < 0)) {
 		sbx_error_print(&run.err);
 		sbx_streams_close(&run.streams);
 		sbx_artifacts_dir_close(&run.artifacts);
@@ -942,7 +975,9 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	if (sbx_policy_admit(&run.plan, &run.job, &run.cat, &run.err) < 0 ||
 	    sbx_contracts_admit(&run.contracts, run.job.source, run.plan.profile->name,
 				run.plan.profile->allowed_outputs, &run.plan.allowed_outputs,
-				&run.err) < 0)
+				&run.err) < 0 ||
+	    (o->prepare ? o->prepare->admit(o->prepare, &run.plan, &run.err) :
+			  sbx_prepared_admit(&run.plan, &run.cfg, &run.cat, &run.err)) < 0)
 		goto done;
 	run.admitted = true;
 	if ((run.job.partial_outputs == SBX_PARTIAL_HOLD || sbx_contracts_hold(&run.contracts)) &&
@@ -1001,19 +1036,13 @@ done:
 	/* A run that failed keeps nothing held: there would be no record. */
 	if (run.hold && run.err.code)
 		sbx_hold_abandon(&run, "not held: the run ended with an error");
-	manifest = sbx_manifest_build(&run);
-	code = sbx_manifest_finish(manifest, sbx_key_pkey(&run.key), &line, &len, &run.err);
-	if (code == 0 && run.hold && sbx_hold_record(&run, line, len, &herr) < 0) {
-		/* The hold names the manifest's digest, so it is written after
-		 * signing; if it cannot be, the manifest is made again, truthful. */
-		sbx_error_print(&herr);
-		sbx_hold_abandon(&run, "not held: the hold could not be recorded");
-		json_decref(manifest);
-		free(TAKE_PTR(line));
-		manifest = sbx_manifest_build(&run);
-		code = sbx_manifest_finish(manifest, sbx_key_pkey(&run.key), &line, &len, &run.err);
-	}
-	if (code < 0) {
+	manifest = NULL;
+	if (o->prepare) {
+		/* No manifest: the state written by prepare.c is the record. */
+		code = run.err.code ? run.err.code : sbx_status_exit(run.status);
+		if (!run.err.code && run.reason[0] && run.status != SBX_STATUS_SUCCEEDED)
+			sbx_warn("prepare: %s: %s", run.plan.profile->name, run.reason);
+	} else if (sign_manifest(&run, &manifest, &line, &len) < 0) {
 		sbx_error_print(&run.err);
 		code = SBX_EXIT_SOFTWARE;
 	} else {

@@ -150,6 +150,10 @@ struct sbx_spec {
 	char workspace_opts[128];   /* tmpfs options for /tmp, /work, /dev/shm */
 	char out_opts[128];         /* tmpfs options for /work/out */
 	char in_opts[128];          /* tmpfs options for /work/in */
+	/* A profile's prepared tree (bound like a bind above): the files of
+	 * its directory @seed_src, copied into @seed_dst ("" for none). */
+	char seed_src[SBX_SPEC_PATH_MAX + 72];
+	char seed_dst[SBX_SPEC_PATH_MAX];
 	const char *code;           /* written to /work/<code_file> */
 	size_t code_len;
 	char code_path[300];

@@ -77,6 +77,11 @@ void setup_proc(const struct sbx_spec *spec);
 void setup_work(const struct sbx_spec *spec);
 /* The code file, then /work/in read-only (after hand_over_work()). */
 void setup_code(const struct sbx_spec *spec);
+
+/* --- seed.c ------------------------------------------------------------------ */
+
+/* The prepared tree's writable seed copied into the workspace, if any. */
+void setup_seed(const struct sbx_spec *spec);
 /* Into the new root, the old one detached, the root read-only. */
 void setup_pivot(void);
 

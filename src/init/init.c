@@ -264,6 +264,7 @@ void sbx_init_main(int sock, int out_fd, int err_fd)
 	setup_net(spec, sock);
 	hand_over_work(sock);
 	setup_code(spec);
+	setup_seed(spec);
 	setup_pivot();
 	close_inherited((int[4]){ sock, out_fd, err_fd, oom_adj_fd });
 	drop_credentials();

@@ -88,7 +88,7 @@ static const char *const profile_keys[] = {
 	"description", "argv", "code_file", "binds", "symlinks", "env", "env_allow", "seccomp",
 	"defaults", "minimums", "maximums", "input_bytes_max", "stream_bytes_max",
 	"allowed_outputs", "network_profiles", "kernel_quotas", "workspace_exec", "thread_env",
-	NULL,
+	"prepare", NULL,
 };
 
 /*
@@ -286,6 +286,112 @@ static int parse_profile_env(const struct sbx_jctx *c, const json_t *v, char ***
 	return sbx_json_env(c, "env", v, CATALOG_MAX_ENTRIES, 4096, out);
 }
 
+static bool abs_path_ok(const char *s)
+{
+	return abs_path_valid(s);
+}
+
+/*
+ * "prepare": the trusted command that builds the profile's prepared tree
+ * (sbx-policy(5)).  What is checked here is what makes the tree safe to
+ * use in every run: its mount point is a place of its own (not one sbx
+ * builds, not inside a bind), and the seed lands in the workspace, the
+ * only place a run may write.
+ */
+static int parse_prepare(const struct sbx_jctx *c, const json_t *v, struct sbx_profile *pr)
+{
+	static const char *const keys[] = { "argv", "env", "network_profile", "inputs",
+					    "timeout_seconds", "mount", "seed", NULL };
+	static const char *const seed_keys[] = { "src", "dst", NULL };
+	struct sbx_prepare *pp;
+	const json_t *f;
+
+	if (!v)
+		return 0;
+	if (sbx_json_check_keys(c, "prepare", v, keys) < 0)
+		return -1;
+	pp = pr->prepare = sbx_xcalloc(1, sizeof(*pp));
+	if (!(f = sbx_json_required(c, "prepare", v, "argv")) ||
+	    sbx_json_strv(c, "prepare.argv", f, 64, CATALOG_PATH_MAX, NULL, NULL, false,
+			  &pp->argv) < 0)
+		return -1;
+	if (!pp->argv[0])
+		return sbx_json_error(c, "prepare.argv", "expected at least the program");
+	if (!abs_path_valid(pp->argv[0]))
+		return sbx_json_expected(c, "prepare.argv[0]", json_array_get(f, 0),
+					 "an absolute path in normal form");
+	if (sbx_json_env(c, "prepare.env", json_object_get(v, "env"), CATALOG_MAX_ENTRIES, 4096,
+			 &pp->env) < 0)
+		return -1;
+	if ((f = json_object_get(v, "network_profile"))) {
+		bool listed = false;
+
+		if (sbx_json_string(c, "prepare.network_profile", f, 64, &pp->network) < 0)
+			return -1;
+		for (size_t i = 0; pr->network_profiles[i]; i++)
+			listed |= strcmp(pr->network_profiles[i], pp->network) == 0;
+		if (!listed)
+			return sbx_json_error(c, "prepare.network_profile",
+					      "\"%s\" is not one of network_profiles", pp->network);
+	}
+	if (!(f = json_object_get(v, "inputs")))
+		pp->inputs = sbx_xcalloc(1, sizeof(char *));
+	else if (sbx_json_strv(c, "prepare.inputs", f, CATALOG_MAX_ENTRIES, CATALOG_PATH_MAX,
+			       abs_path_ok, "an absolute path in normal form", true,
+			       &pp->inputs) < 0)
+		return -1;
+	/* The command's wall_seconds: a job's rules, so within the maximum. */
+	pp->timeout_seconds = pr->maximums.v[SBX_LIMIT_WALL_SECONDS] < 600 ?
+				      pr->maximums.v[SBX_LIMIT_WALL_SECONDS] : 600;
+	if ((f = json_object_get(v, "timeout_seconds")) &&
+	    sbx_json_uint(c, "prepare.timeout_seconds", f, 1,
+			  pr->maximums.v[SBX_LIMIT_WALL_SECONDS], &pp->timeout_seconds) < 0)
+		return -1;
+	if (!(f = sbx_json_required(c, "prepare", v, "mount")) ||
+	    sbx_json_string(c, "prepare.mount", f, SBX_SPEC_PATH_MAX - 1, &pp->mount) < 0)
+		return -1;
+	if (!abs_path_valid(pp->mount))
+		return sbx_json_expected(c, "prepare.mount", f, "an absolute path in normal form");
+	if (path_reserved(pp->mount))
+		return sbx_json_error(c, "prepare.mount", "%s is built by sbx itself", pp->mount);
+	for (size_t i = 0; i < pr->n_binds; i++)
+		if (path_is_or_under(pp->mount, pr->binds[i].dst) ||
+		    path_is_or_under(pr->binds[i].dst, pp->mount))
+			return sbx_json_error(c, "prepare.mount", "%s overlaps the bind of %s",
+					      pp->mount, pr->binds[i].dst);
+	for (size_t i = 0; i < pr->n_symlinks; i++)
+		if (path_is_or_under(pp->mount, pr->symlinks[i].path) ||
+		    path_is_or_under(pr->symlinks[i].path, pp->mount))
+			return sbx_json_error(c, "prepare.mount", "%s overlaps the symlink %s",
+					      pp->mount, pr->symlinks[i].path);
+	if ((f = json_object_get(v, "seed"))) {
+		const json_t *g;
+
+		if (sbx_json_check_keys(c, "prepare.seed", f, seed_keys) < 0)
+			return -1;
+		if (!(g = sbx_json_required(c, "prepare.seed", f, "src")) ||
+		    sbx_json_string(c, "prepare.seed.src", g, 64, &pp->seed_src) < 0)
+			return -1;
+		/* One directory at the top of the tree: a plain name. */
+		if (!sbx_handle_name_valid(pp->seed_src))
+			return sbx_json_expected(c, "prepare.seed.src", g,
+						 "a directory name matching [A-Za-z0-9][A-Za-z0-9_.-]{0,63}");
+		if (!(g = sbx_json_required(c, "prepare.seed", f, "dst")) ||
+		    sbx_json_string(c, "prepare.seed.dst", g, SBX_SPEC_PATH_MAX - 1,
+				    &pp->seed_dst) < 0)
+			return -1;
+		/* Into the workspace, and not over what sbx puts there. */
+		if (!abs_path_valid(pp->seed_dst) ||
+		    !((path_is_or_under(pp->seed_dst, "/tmp") || path_is_or_under(pp->seed_dst, "/work")) &&
+		      strcmp(pp->seed_dst, "/tmp") && strcmp(pp->seed_dst, "/work") &&
+		      !path_is_or_under(pp->seed_dst, "/work/in") &&
+		      !path_is_or_under(pp->seed_dst, "/work/out")))
+			return sbx_json_expected(c, "prepare.seed.dst", g,
+						 "a path below /tmp or /work (not /work/in, /work/out)");
+	}
+	return 0;
+}
+
 int parse_profile(const struct sbx_jctx *c, const json_t *root, struct sbx_profile *pr)
 {
 	const json_t *v;
@@ -392,6 +498,8 @@ int parse_profile(const struct sbx_jctx *c, const json_t *root, struct sbx_profi
 	} else {
 		pr->thread_env = sbx_xcalloc(1, sizeof(char *));
 	}
+	if (parse_prepare(c, json_object_get(root, "prepare"), pr) < 0)
+		return -1;
 	return parse_quotas(c, json_object_get(root, "kernel_quotas"), &pr->quotas);
 }
 
@@ -419,4 +527,14 @@ void profile_free(struct sbx_profile *pr)
 	sbx_strv_free(pr->allowed_outputs);
 	sbx_strv_free(pr->network_profiles);
 	sbx_strv_free(pr->thread_env);
+	if (pr->prepare) {
+		sbx_strv_free(pr->prepare->argv);
+		sbx_strv_free(pr->prepare->env);
+		free(pr->prepare->network);
+		sbx_strv_free(pr->prepare->inputs);
+		free(pr->prepare->mount);
+		free(pr->prepare->seed_src);
+		free(pr->prepare->seed_dst);
+		free(pr->prepare);
+	}
 }

@@ -28,6 +28,23 @@ struct sbx_bind {
 	bool optional;
 };
 
+/*
+ * A profile's "prepare" step (sbx-policy(5)): a trusted command that `sbx
+ * prepare` runs once in a sandbox of the profile, writing /work/out; that
+ * tree, content-hashed, is bound read-only at @mount in every run, and
+ * its directory @seed_src (if any) is copied into the writable @seed_dst.
+ */
+struct sbx_prepare {
+	char **argv;             /* run as is: no placeholders */
+	char **env;              /* "KEY=VALUE" over the profile's env */
+	char *network;           /* a name of network_profiles; NULL: none */
+	char **inputs;           /* host paths the tree is built from */
+	uint64_t timeout_seconds;
+	char *mount;             /* absolute path inside the sandbox */
+	char *seed_src;          /* a directory name of the tree, or NULL */
+	char *seed_dst;          /* under /tmp or /work */
+};
+
 struct sbx_profile {
 	char *name;
 	char *file;              /* path of the JSON file it came from */
@@ -53,6 +70,7 @@ struct sbx_profile {
 	struct sbx_kernel_quotas quotas; /* every key set (defaults filled in) */
 	bool workspace_exec;     /* /tmp and /work without noexec */
 	char **thread_env;       /* variables set to the run's CPU count */
+	struct sbx_prepare *prepare; /* NULL: nothing to prepare */
 };
 
 enum sbx_net_kind { SBX_NET_DISABLED, SBX_NET_EGRESS };

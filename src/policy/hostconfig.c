@@ -18,7 +18,7 @@
 
 static const char *const config_keys[] = {
 	"store", "policy", "signing_key", "state_dir", "cgroup_parent", "max_concurrent",
-	"memory_budget_mib", "root_ids", "hold_dir", "hold_max_age_hours", NULL,
+	"memory_budget_mib", "root_ids", "hold_dir", "hold_max_age_hours", "prepared_dir", NULL,
 };
 static const char *const root_ids_keys[] = { "first", "count", NULL };
 
@@ -96,6 +96,7 @@ int sbx_hostconfig_parse(struct sbx_hostconfig *cfg, const char *source, const c
 	    get_path(&c, root, "policy", &cfg->policy) < 0 ||
 	    get_path(&c, root, "signing_key", &cfg->signing_key) < 0 ||
 	    get_path(&c, root, "state_dir", &cfg->state_dir) < 0 ||
+	    get_path(&c, root, "prepared_dir", &cfg->prepared_dir) < 0 ||
 	    get_path(&c, root, "cgroup_parent", &cfg->cgroup_parent) < 0 ||
 	    get_path(&c, root, "hold_dir", &cfg->hold_dir) < 0 ||
 	    get_root_ids(&c, root, cfg) < 0)
@@ -154,6 +155,7 @@ void sbx_hostconfig_free(struct sbx_hostconfig *cfg)
 	free(cfg->policy);
 	free(cfg->signing_key);
 	free(cfg->state_dir);
+	free(cfg->prepared_dir);
 	free(cfg->cgroup_parent);
 	free(cfg->hold_dir);
 	memset(cfg, 0, sizeof(*cfg));

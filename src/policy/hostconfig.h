@@ -33,6 +33,7 @@ struct sbx_hostconfig {
 	char *policy;
 	char *signing_key;
 	char *state_dir;
+	char *prepared_dir;  /* profiles' prepared trees (prepare.h); NULL: default */
 	char *cgroup_parent;
 	uint64_t max_concurrent;    /* 0 = not set */
 	uint64_t memory_budget_mib; /* 0 = not set */

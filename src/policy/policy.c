@@ -218,5 +218,7 @@ void sbx_plan_free(struct sbx_plan *plan)
 		return;
 	sbx_strv_free(plan->allowed_outputs);
 	sbx_strv_free(plan->env);
+	free(plan->prepared_tree);
+	sbx_strv_free(plan->argv);
 	memset(plan, 0, sizeof(*plan));
 }

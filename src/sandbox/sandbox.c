@@ -289,6 +289,24 @@ int sbx_profile_host_check(const struct sbx_profile *p, struct sbx_error *err)
 	return 0;
 }
 
+/* The profile's prepared tree, read-only at its mount point like any bind,
+ * and where its seed is copied from and to (seed.c of the init). */
+static int add_prepared(struct sbx_spec *spec, const struct sbx_plan *plan, struct sbx_error *err)
+{
+	const struct sbx_prepare *pp = plan->profile->prepare;
+
+	if (spec->n_binds >= SBX_MAX_MOUNTS || strlen(plan->prepared_tree) >= SBX_SPEC_PATH_MAX)
+		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0, "%s: prepare: too many binds or "
+				     "too long a path", plan->profile->file);
+	spec->binds[spec->n_binds++] = (struct sbx_spec_bind){
+		.src = plan->prepared_tree, .dst = pp->mount, .is_dir = true };
+	if (pp->seed_src) {
+		snprintf(spec->seed_src, sizeof(spec->seed_src), "%s/%s", pp->mount, pp->seed_src);
+		snprintf(spec->seed_dst, sizeof(spec->seed_dst), "%s", pp->seed_dst);
+	}
+	return 0;
+}
+
 int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const struct sbx_job *job,
 		      struct sbx_error *err)
 {
@@ -333,6 +351,8 @@ int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const s
 		sb->is_dir = S_ISDIR(st.st_mode);
 		spec->n_binds++;
 	}
+	if (plan->prepared_tree && add_prepared(spec, plan, err) < 0)
+		return -1;
 	if (sbx_profile_host_check(p, err) < 0)
 		return -1;
 	order_binds(spec);
@@ -385,7 +405,7 @@ int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const s
 	spec->workspace_exec = p->workspace_exec;
 	spec->n_cpus = sbx_cpus_for_run(plan->limits.v[SBX_LIMIT_CPU_MILLICORES]);
 
-	sp->argv = expand_argv(p, spec->code_path, job->args);
+	sp->argv = plan->argv ? sbx_strv_copy(plan->argv) : expand_argv(p, spec->code_path, job->args);
 	spec->argv = sp->argv;
 	sp->envp = sbx_cpus_env(plan->env, p->thread_env, spec->n_cpus);
 	spec->envp = sp->envp;

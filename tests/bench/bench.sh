@@ -20,7 +20,7 @@ STATE=$(mktemp -d /dev/shm/sbx-bench-state.XXXXXX 2>/dev/null || echo "$W/state"
 trap 'rm -rf "$W" "$STATE"' EXIT
 mkdir -p "$W/store" "$STATE"
 chmod 0700 "$STATE"
-printf '{"state_dir":"%s"}\n' "$STATE" > "$W/config.json"
+printf '{"state_dir":"%s","prepared_dir":"%s"}\n' "$STATE" "$W/prepared" > "$W/config.json"
 echo "state dir: $STATE ($(stat -f -c %T "$STATE"))"
 # configure --enable-static-libs links the distribution's libraries into
 # sbx; the default links them dynamically.  Compare builds of both.
@@ -30,6 +30,8 @@ else
 	echo "sbx: libraries linked statically (--enable-static-libs)"
 fi
 "$SBX" keygen -o "$W/key" 2>/dev/null
+# python-analysis runs only once prepared (its matplotlib font cache).
+"$SBX" prepare -q --config "$W/config.json" --policy "$S/policy" >/dev/null
 printf '{"runtime_profile":"shell","code":"true"}\n' > "$W/true.json"
 printf '{"runtime_profile":"python-analysis","code":"pass"}\n' > "$W/py.json"
 cd "$W"
@@ -40,7 +42,9 @@ SBXRUN="$SBX run -q --config $W/config.json --policy $S/policy --key $W/key --st
 # shows as a ratio against it rather than against a number from another day.
 BASE_TRUE= BASE_PY=
 if [ -n "${BENCH_BASE:-}" ]; then
-	BASERUN="$BENCH_BASE/sbx run -q --config $W/config.json --policy ${BENCH_BASE_POLICY:-$S/policy} --key $W/key --store $W/store"
+	# Its own config: a build older than prepared state knows no prepared_dir.
+	printf '{"state_dir":"%s"}\n' "$STATE" > "$W/config-base.json"
+	BASERUN="$BENCH_BASE/sbx run -q --config $W/config-base.json --policy ${BENCH_BASE_POLICY:-$S/policy} --key $W/key --store $W/store"
 	BASE_TRUE="base=$BASERUN $W/true.json"
 	BASE_PY="py-base=$BASERUN $W/py.json"
 fi
@@ -245,6 +249,7 @@ NETPORT=$(cat "$W/netport")
 printf '{"description":"bench","kind":"egress","allow":[{"host":"127.0.0.1","ports":[%s]}],"allow_cidrs":["127.0.0.1/32"]}\n' \
 	"$NETPORT" > "$W/policy/network/bench.json"
 jq '.network_profiles += ["bench"]' "$S/policy/profiles/python-analysis.json" > "$W/policy/profiles/python-analysis.json"
+"$SBX" prepare -q --config "$W/config.json" --policy "$W/policy" python-analysis >/dev/null
 cat > "$W/netclient.py" <<PY
 import socket, statistics, sys, time
 PORT, VIA_PROXY = $NETPORT, len(sys.argv) < 2

@@ -118,14 +118,15 @@ setup_mode() {
 	mkdir -p "$M/store/$PRINCIPAL"
 	[ "$MODE" = user ] && chown -R "$SBX_TEST_USER" "$M/store"
 	if [ -n "$CG_PARENT" ]; then
-		printf '{"state_dir":"%s","cgroup_parent":"%s"}\n' "$M/state" "$CG_PARENT" > "$M/config.json"
+		printf '{"state_dir":"%s","cgroup_parent":"%s","prepared_dir":"%s"}\n' "$M/state" \
+			"$CG_PARENT" "$M/prepared" > "$M/config.json"
 	else
 		# Root's sandboxes are host ids first + admission slot: this
 		# script's own 64, so that nothing_left can tell its leftovers
 		# from other runs' on the host (the default range is shared by
 		# every state directory).
-		printf '{"state_dir":"%s","root_ids":{"first":%d,"count":%d}}\n' "$M/state" \
-			"$ROOT_IDS_FIRST" "$ROOT_IDS_COUNT" > "$M/config.json"
+		printf '{"state_dir":"%s","root_ids":{"first":%d,"count":%d},"prepared_dir":"%s"}\n' \
+			"$M/state" "$ROOT_IDS_FIRST" "$ROOT_IDS_COUNT" "$M/prepared" > "$M/config.json"
 	fi
 	KEY="$M/key"
 	as_mode "$SBX" keygen -o "$KEY" 2>/dev/null || { echo "Bail out! sbx keygen failed"; exit 1; }
@@ -175,6 +176,25 @@ in_launch_cgroup() {
 	fi
 }
 
+# ensure_prepared POLICYDIR PROFILE: a profile with a prepare step has its
+# prepared state in this mode's prepared_dir for that catalog's version of
+# the profile (sbx run refuses it otherwise); prepared again only when the
+# profile file differs from the one last prepared.
+ensure_prepared() {
+	local pol=$1 prof=$2 f sum
+	# tests/e2e/prepare.sh prepares by hand, to see what runs do without.
+	[ -z "${SBX_E2E_NO_AUTO_PREPARE:-}" ] || return 0
+	f="$pol/profiles/$prof.json"
+	[ -f "$f" ] && jq -e 'has("prepare")' "$f" >/dev/null 2>&1 || return 0
+	sum=$(cksum < "$f")
+	[ "$(cat "$M/prepared.$prof.sum" 2>/dev/null)" = "$sum" ] && return 0
+	if as_mode "$SBX" prepare --config "$M/config.json" --policy "$pol" "$prof" >/dev/null 2>"$M/prepare.err"; then
+		echo "$sum" > "$M/prepared.$prof.sum"
+	else
+		diag "sbx prepare $prof failed: $(head -c 500 "$M/prepare.err")"
+	fi
+}
+
 # sbx_run JOBFILE [extra sbx options...]: runs sbx, leaves the manifest in
 # $OUT, stderr in $ERR, the exit status in $RC, artifacts under $ART.
 RUNS=0
@@ -184,6 +204,7 @@ sbx_run() {
 	OUT="$M/out.$RUNS.json"
 	ERR="$M/err.$RUNS.txt"
 	ART="$M/art.$RUNS"
+	ensure_prepared "${POLICY:-$SBX_SRCDIR/policy}" "$(jq -r '.runtime_profile // empty' "$job" 2>/dev/null | head -c 64)"
 	as_mode "$SBX" run --config "$M/config.json" --policy "${POLICY:-$SBX_SRCDIR/policy}" \
 		--key "$KEY" --store "$M/store" --artifacts "$ART" "$@" "$job" >"$OUT" 2>"$ERR"
 	RC=$?

@@ -91,6 +91,10 @@ static void test_shipped(void **state)
 	assert_int_equal(sbx_strv_length(py->thread_env), 3);
 	assert_string_equal(py->thread_env[0], "OMP_NUM_THREADS");
 	assert_int_equal(sbx_strv_length(sh->thread_env), 0);
+	/* python-analysis prepares matplotlib's font cache; shell nothing. */
+	assert_non_null(py->prepare);
+	assert_string_equal(py->prepare->seed_dst, "/tmp/mpl");
+	assert_null(sh->prepare);
 	assert_int_equal(py->defaults.v[SBX_LIMIT_PIDS], 256);
 	assert_int_equal(sh->defaults.v[SBX_LIMIT_PIDS], 128);
 	assert_string_equal(py->argv[0], "/usr/bin/python3");
@@ -506,6 +510,46 @@ static const struct broken broken[] = {
 	{ "workspace_exec ok", NULL, NULL, "workspace_exec\":", "true", "strict", "10", NULL },
 	{ "workspace_exec not a boolean", NULL, NULL, "workspace_exec\":", "\"yes\"", "strict",
 	  "10", "profiles/p.json: workspace_exec: expected true or false" },
+#define PREP(x) "{\"argv\":[\"/bin/true\"],\"mount\":\"/run/p\"" x "}"
+	{ "prepare ok", NULL, NULL, "prepare\":",
+	  PREP(",\"env\":{\"A\":\"b\"},\"inputs\":[\"/usr/share\"],\"timeout_seconds\":100,"
+	       "\"network_profile\":\"disabled\",\"seed\":{\"src\":\"mpl\",\"dst\":\"/tmp/mpl\"}"),
+	  "strict", "10", NULL },
+	{ "prepare unknown key", NULL, NULL, "prepare\":", PREP(",\"cmd\":1"), "strict", "10",
+	  "profiles/p.json: prepare.cmd: unknown key" },
+	{ "prepare without mount", NULL, NULL, "prepare\":", "{\"argv\":[\"/bin/true\"]}",
+	  "strict", "10", "profiles/p.json: prepare.mount: missing required key" },
+	{ "prepare relative program", NULL, NULL, "prepare\":",
+	  "{\"argv\":[\"true\"],\"mount\":\"/run/p\"}", "strict", "10",
+	  "profiles/p.json: prepare.argv[0]: expected an absolute path in normal form" },
+	{ "prepare mount in /work", NULL, NULL, "prepare\":",
+	  "{\"argv\":[\"/bin/true\"],\"mount\":\"/work/p\"}", "strict", "10",
+	  "profiles/p.json: prepare.mount: /work/p is built by sbx itself" },
+	{ "prepare mount in a bind", NULL, NULL, "prepare\":",
+	  "{\"argv\":[\"/bin/true\"],\"mount\":\"/usr/p\"}", "strict", "10",
+	  "profiles/p.json: prepare.mount: /usr/p overlaps the bind of /usr" },
+	{ "prepare mount over a symlink", NULL, NULL, "prepare\":",
+	  "{\"argv\":[\"/bin/true\"],\"mount\":\"/bin\"}", "strict", "10",
+	  "profiles/p.json: prepare.mount: /bin overlaps the symlink /bin" },
+	{ "prepare timeout above maximum", NULL, NULL, "prepare\":",
+	  PREP(",\"timeout_seconds\":101"), "strict", "10",
+	  "profiles/p.json: prepare.timeout_seconds: expected" },
+	{ "prepare unlisted network", NULL, NULL, "prepare\":",
+	  PREP(",\"network_profile\":\"egress\""), "strict", "10",
+	  "profiles/p.json: prepare.network_profile: \"egress\" is not one of network_profiles" },
+	{ "prepare seed path as src", NULL, NULL, "prepare\":",
+	  PREP(",\"seed\":{\"src\":\"../x\",\"dst\":\"/tmp/x\"}"), "strict", "10",
+	  "profiles/p.json: prepare.seed.src: expected a directory name" },
+	{ "prepare seed outside the workspace", NULL, NULL, "prepare\":",
+	  PREP(",\"seed\":{\"src\":\"x\",\"dst\":\"/etc/x\"}"), "strict", "10",
+	  "profiles/p.json: prepare.seed.dst: expected a path below /tmp or /work" },
+	{ "prepare seed into the outputs", NULL, NULL, "prepare\":",
+	  PREP(",\"seed\":{\"src\":\"x\",\"dst\":\"/work/out/x\"}"), "strict", "10",
+	  "profiles/p.json: prepare.seed.dst: expected a path below /tmp or /work" },
+	{ "prepare seed over /tmp", NULL, NULL, "prepare\":",
+	  PREP(",\"seed\":{\"src\":\"x\",\"dst\":\"/tmp\"}"), "strict", "10",
+	  "profiles/p.json: prepare.seed.dst: expected a path below /tmp or /work" },
+#undef PREP
 	{ "thread_env ok", NULL, NULL, "thread_env\":", "[\"OMP_NUM_THREADS\"]", "strict", "10",
 	  NULL },
 	{ "thread_env LD_ name", NULL, NULL, "thread_env\":", "[\"LD_PRELOAD\"]", "strict", "10",

@@ -1,0 +1,891 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * prepare.c - prepared runtime state (prepare.h): `sbx prepare`, and the
+ * check every run of a profile with a prepare step makes.
+ *
+ * `sbx prepare NAME` is a run of the profile like any other (run.c), with
+ * two differences: the command is the profile's "prepare.argv" with its
+ * "prepare.env" (trusted, from the catalog, not a job), and what it leaves
+ * in /work/out is not validated as artifacts but taken as the prepared
+ * tree: copied out through directory fds, directories and regular files
+ * only (a symlink, a hard link, a fifo or socket, or a seed that is not a
+ * plain directory of files refuses the whole tree), hashed, made
+ * read-only, and committed by two renames, the tree and then its state.
+ * A command that fails or times out, or a tree that is refused, leaves
+ * the old state as it was and nothing of the new.  A lock file per
+ * profile keeps two `sbx prepare` of it apart.
+ *
+ * The state file records what the tree was built from (the profile file's
+ * bytes and the declared inputs' identity) and every entry's identity
+ * (inode, size, mtime, ctime), so that a run checks it with one read and a
+ * few fstatat calls, without hashing: ctime cannot be set back, so an
+ * entry that was written, replaced or added to shows.  `sbx check`
+ * re-hashes the content as well.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "digest.h"
+#include "json.h"
+#include "runid.h"
+#include "prepare.h"
+
+#define STATE_FILE "state"
+#define STATE_MAX_BYTES (1u << 20)
+/* A prepared tree is a cache: small.  The caps bound the run's check. */
+#define TREE_MAX_ENTRIES 256
+#define TREE_MAX_DEPTH 8
+#define TREE_MAX_BYTES (UINT64_C(256) << 20)
+
+#define PREPARE_HINT_FMT "run 'sbx prepare %s' as the catalog's owner (make install and the " \
+			 "package do it for the shipped profiles)"
+
+/* FNV-1a, 64 bits: the profile file's bytes compared on the hot path
+ * without libcrypto (the catalog is trusted; this tells versions apart,
+ * it does not authenticate). */
+static uint64_t fnv1a64(const char *p, size_t n)
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)p[i];
+		h *= UINT64_C(0x100000001b3);
+	}
+	return h;
+}
+
+/* The base directory and whose it must be. */
+static int prepared_base(const struct sbx_hostconfig *cfg, const struct sbx_catalog *cat,
+			 char **out, uid_t *owner, struct sbx_error *err)
+{
+	struct stat st;
+	const char *xdg, *home;
+
+	if (cfg->prepared_dir) {
+		*out = sbx_xstrdup(cfg->prepared_dir);
+		*owner = stat(cfg->prepared_dir, &st) == 0 ? st.st_uid : geteuid();
+		return 0;
+	}
+	if (stat(cat->dir, &st) < 0)
+		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "prepare: %s", cat->dir);
+	*owner = st.st_uid;
+	if (st.st_uid == 0) {
+		*out = sbx_xstrdup(LOCALSTATEDIR "/lib/sbx/prepared");
+		return 0;
+	}
+	if (st.st_uid != getuid()) {
+		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0,
+			      "prepare: the catalog %s belongs to uid %u, which has no prepared state "
+			      "this user can find", cat->dir, (unsigned)st.st_uid);
+		sbx_error_hint(err, "set \"prepared_dir\" in the host config to that user's");
+		return -1;
+	}
+	if ((xdg = getenv("XDG_STATE_HOME")) && xdg[0] == '/')
+		*out = sbx_xasprintf("%s/sbx/prepared", xdg);
+	else if ((home = getenv("HOME")) && home[0] == '/')
+		*out = sbx_xasprintf("%s/.local/state/sbx/prepared", home);
+	else
+		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0,
+				     "prepare: no $XDG_STATE_HOME or $HOME for the prepared state");
+	return 0;
+}
+
+void sbx_prepared_free(struct sbx_prepared *p)
+{
+	free(p->tree);
+	p->tree = NULL;
+}
+
+/* --- identities ------------------------------------------------------------ */
+
+static int64_t ns(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000LL + t->tv_nsec;
+}
+
+static const char *type_name(mode_t m)
+{
+	return S_ISDIR(m) ? "dir" : S_ISREG(m) ? "file" : "other";
+}
+
+static json_t *identity(const struct stat *st)
+{
+	return json_pack("{s:s,s:I,s:I,s:I,s:I,s:I}", "type", type_name(st->st_mode),
+			 "ino", (json_int_t)st->st_ino, "dev", (json_int_t)st->st_dev,
+			 "size", (json_int_t)st->st_size, "mtime_ns", (json_int_t)ns(&st->st_mtim),
+			 "ctime_ns", (json_int_t)ns(&st->st_ctim));
+}
+
+/* --- the run's check --------------------------------------------------------- */
+
+static int stale(struct sbx_error *err, const struct sbx_profile *pr, const char *fmt,
+		 const char *what)
+{
+	sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0, "%s: prepared state %s", pr->name, fmt);
+	if (what) {
+		char buf[sizeof(err->msg)];
+		snprintf(buf, sizeof(buf), "%s: %s", err->msg, what);
+		snprintf(err->msg, sizeof(err->msg), "%s", buf);
+	}
+	sbx_error_hint(err, PREPARE_HINT_FMT, pr->name);
+	return -1;
+}
+
+/* Hash the tree at @fd (entries in the order recorded), into @hex. */
+static int hash_tree(int root_fd, const json_t *entries, char hex[65], struct sbx_error *err)
+{
+	_cleanup_sha256_ struct sbx_sha256 h = { 0 };
+	size_t i;
+	json_t *e;
+
+	if (sbx_sha256_init(&h, err) < 0)
+		return -1;
+	json_array_foreach(entries, i, e) {
+		const char *path = json_string_value(json_object_get(e, "path"));
+		const char *type = json_string_value(json_object_get(e, "type"));
+		char line[4096 + 128], fh[65] = "";
+
+		if (!path || !type)
+			return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0, "malformed entry");
+		if (!strcmp(type, "file")) {
+			_cleanup_close_ int fd = strcmp(path, ".") ?
+				openat(root_fd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+			if (fd < 0 || sbx_sha256_fd(fd, fh, NULL, err) < 0)
+				return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "%s", path);
+		}
+		snprintf(line, sizeof(line), "%s %s %s\n", type, fh, path);
+		if (sbx_sha256_update(&h, line, strlen(line), err) < 0)
+			return -1;
+	}
+	return sbx_sha256_final_hex(&h, hex, err);
+}
+
+/* A @kind line's fields after the identity: @st and, for entries, its ctime. */
+static bool identity_matches(const char *fields, bool entry, const struct stat *st,
+			     const char **path)
+{
+	char type[8];
+	unsigned long long dev, ino, size;
+	long long mt, ct = 0;
+	int off = 0;
+
+	if (entry ? sscanf(fields, "%7s %llu %llu %llu %lld %lld %n", type, &dev, &ino, &size, &mt,
+			   &ct, &off) != 6 :
+		    sscanf(fields, "%7s %llu %llu %llu %lld %n", type, &dev, &ino, &size, &mt,
+			   &off) != 5)
+		return false;
+	*path = fields + off;
+	return off > 0 && !strcmp(type, type_name(st->st_mode)) && dev == (unsigned long long)st->st_dev &&
+	       ino == (unsigned long long)st->st_ino && size == (unsigned long long)st->st_size &&
+	       mt == ns(&st->st_mtim) && (!entry || ct == ns(&st->st_ctim));
+}
+
+/* The path at the end of an entry line (for sbx check's re-hash). */
+static const char *entry_path(const char *fields, char type[8])
+{
+	unsigned long long x;
+	long long y;
+	int off = 0;
+
+	if (sscanf(fields, "%7s %llu %llu %llu %lld %lld %n", type, &x, &x, &x, &y, &y, &off) != 6 ||
+	    !off)
+		return NULL;
+	return fields + off;
+}
+
+/*
+ * The state file, one record a line, the path last on its line:
+ *   sbx-prepared 1
+ *   profile FNV1A64 SIZE SHA256
+ *   tree NAME SHA256
+ *   input absent PATH | input TYPE DEV INO SIZE MTIME_NS PATH
+ *   entry TYPE DEV INO SIZE MTIME_NS CTIME_NS PATH    (the tree itself is ".")
+ * Text rather than JSON: a run reads it, and a JSON parser's allocations
+ * cost more than every fstatat the check makes.
+ */
+int sbx_prepared_lookup(const struct sbx_hostconfig *cfg, const struct sbx_catalog *cat,
+			const struct sbx_profile *pr, bool deep, struct sbx_prepared *out,
+			struct sbx_error *err)
+{
+	_cleanup_free_ char *base = NULL, *dir = NULL, *data = NULL;
+	_cleanup_json_ json_t *entries = deep ? json_array() : NULL;
+	_cleanup_close_ int dfd = -1, sfd = -1, tfd = -1;
+	char tree[128] = "", sha[65] = "", *save = NULL, *line;
+	size_t n_in = 0, n_entries = 0;
+	bool have_profile = false;
+	struct stat st;
+	uid_t owner;
+	ssize_t n;
+
+	if (prepared_base(cfg, cat, &base, &owner, err) < 0)
+		return -1;
+	dir = sbx_xasprintf("%s/%s", base, pr->name);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd >= 0)
+		sfd = openat(dfd, STATE_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfd < 0)
+		return stale(err, pr, "missing", dir);
+	/* Whose the state is: a file anyone else could write proves nothing. */
+	if (fstat(sfd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > STATE_MAX_BYTES ||
+	    (st.st_uid != owner && st.st_uid != 0) || (st.st_mode & 022))
+		return stale(err, pr, "not trusted: owned by another user, writable or too large",
+			     dir);
+	data = sbx_xmalloc((size_t)st.st_size + 1);
+	n = sbx_read_all(sfd, data, (size_t)st.st_size + 1);
+	if (n != st.st_size)
+		return stale(err, pr, "unreadable", STATE_FILE);
+	data[n] = '\0';
+	line = strtok_r(data, "\n", &save);
+	if (!line || strcmp(line, "sbx-prepared 1"))
+		return stale(err, pr, "unreadable", STATE_FILE);
+	while ((line = strtok_r(NULL, "\n", &save))) {
+		const char *path = NULL;
+		struct stat es;
+
+		if (!strncmp(line, "profile ", 8)) {
+			char fnv[17];
+			unsigned long long size;
+
+			if (sscanf(line + 8, "%16s %llu", fnv, &size) != 2)
+				return stale(err, pr, "unreadable", STATE_FILE);
+			if (size != pr->raw_len || strtoull(fnv, NULL, 16) != fnv1a64(pr->raw, pr->raw_len))
+				return stale(err, pr, "stale", "the profile changed since it was prepared");
+			have_profile = true;
+		} else if (!strncmp(line, "tree ", 5)) {
+			if (sscanf(line + 5, "%127s %64s", tree, sha) != 2 || strncmp(tree, "tree-", 5) ||
+			    strchr(tree, '/') || strlen(sha) != 64)
+				return stale(err, pr, "unreadable", STATE_FILE);
+			tfd = openat(dfd, tree, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (tfd < 0)
+				return stale(err, pr, "missing", tree);
+		} else if (!strncmp(line, "input ", 6)) {
+			/* The inputs in the profile's order, each as it was. */
+			const char *want = pr->prepare->inputs[n_in];
+			int r;
+
+			if (!have_profile || !want)
+				return stale(err, pr, "stale", "the declared inputs changed");
+			r = stat(want, &es);
+			if (!strncmp(line + 6, "absent ", 7)) {
+				if (strcmp(line + 13, want) || r == 0)
+					return stale(err, pr, "stale", want);
+			} else if (r < 0 || !identity_matches(line + 6, false, &es, &path) ||
+				   strcmp(path, want)) {
+				return stale(err, pr, "stale", want);
+			}
+			n_in++;
+		} else if (!strncmp(line, "entry ", 6)) {
+			/* Every entry as it was recorded: one fstatat each. */
+			char type[8];
+			const char *p = entry_path(line + 6, type);
+
+			if (tfd < 0 || !p || ++n_entries > TREE_MAX_ENTRIES + 1)
+				return stale(err, pr, "unreadable", STATE_FILE);
+			if (fstatat(tfd, p, &es, AT_SYMLINK_NOFOLLOW) < 0 ||
+			    !identity_matches(line + 6, true, &es, &path) || (es.st_mode & 0222) ||
+			    (es.st_uid != owner && es.st_uid != 0))
+				return stale(err, pr, "tampered with", p);
+			if (entries)
+				json_array_append_new(entries, json_pack("{s:s,s:s}", "path", p,
+									 "type", type));
+		} else {
+			return stale(err, pr, "unreadable", STATE_FILE);
+		}
+	}
+	if (!have_profile || tfd < 0 || !n_entries)
+		return stale(err, pr, "unreadable", STATE_FILE);
+	if (pr->prepare->inputs[n_in])
+		return stale(err, pr, "stale", "the declared inputs changed");
+	if (deep) {
+		char hex[65];
+
+		if (hash_tree(tfd, entries, hex, err) < 0 || strcmp(hex, sha))
+			return stale(err, pr, "tampered with", "its content no longer matches its digest");
+	}
+	out->tree = sbx_xasprintf("%s/%s", dir, tree);
+	snprintf(out->sha256, sizeof(out->sha256), "%s", sha);
+	return 0;
+}
+
+int sbx_prepared_admit(struct sbx_plan *plan, const struct sbx_hostconfig *cfg,
+		       const struct sbx_catalog *cat, struct sbx_error *err)
+{
+	struct sbx_prepared p = { 0 };
+
+	if (!plan->profile || !plan->profile->prepare)
+		return 0;
+	if (sbx_prepared_lookup(cfg, cat, plan->profile, false, &p, err) < 0)
+		return -1;
+	plan->prepared_tree = p.tree;
+	memcpy(plan->prepared_sha256, p.sha256, sizeof(p.sha256));
+	return 0;
+}
+
+/* --- sbx prepare ----------------------------------------------------------- */
+
+struct prepare_ctx {
+	const struct sbx_profile *pr;
+	int dir_fd;               /* DIR/<profile> */
+	char staging[64];         /* ".new-<random>" in it, while it exists */
+	json_t *entries;
+	char sha256[65];
+};
+
+/* Remove what @name at @dfd holds, depth first, never following a link. */
+static void remove_tree_at(int dfd, const char *name, int depth)
+{
+	int fd;
+	char buf[4096];
+	ssize_t n;
+
+	if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT || depth > TREE_MAX_DEPTH + 2)
+		return;
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	/* Read-only trees: make each directory writable before emptying it;
+	 * read again from the start while a pass removed something. */
+	fchmod(fd, 0700);
+	for (int pass = 0; pass < 3; pass++) {
+		bool removed = false;
+
+		lseek(fd, 0, SEEK_SET);
+		while ((n = getdents64(fd, buf, sizeof(buf))) > 0)
+			for (ssize_t off = 0; off < n;) {
+				struct dirent64 *e = (struct dirent64 *)(buf + off);
+				off += e->d_reclen;
+				if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+					remove_tree_at(fd, e->d_name, depth + 1);
+					removed = true;
+				}
+			}
+		if (!removed)
+			break;
+	}
+	close(fd);
+	unlinkat(dfd, name, AT_REMOVEDIR);
+}
+
+static int copy_data(int in, int out, uint64_t size)
+{
+	char buf[65536];
+
+	while (size > 0) {
+		ssize_t n = copy_file_range(in, NULL, out, NULL, size, 0);
+
+		if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+			      errno == EOPNOTSUPP)) {
+			n = read(in, buf, size < sizeof(buf) ? size : sizeof(buf));
+			if (n > 0 && sbx_write_all(out, buf, (size_t)n) < 0)
+				return -1;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		size -= (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Copy directory @src into @dst (both open), recording entries under
+ * @prefix; refuses anything but directories and single-link files. */
+static int copy_tree(struct prepare_ctx *c, int src, int dst, const char *prefix, int depth,
+		     uint64_t *bytes, struct sbx_error *err)
+{
+	char buf[4096];
+	ssize_t n;
+
+	if (depth > TREE_MAX_DEPTH)
+		return sbx_error_set(err, SBX_EXIT_REFUSED, 0, "prepare: %s: deeper than %d levels",
+				     prefix, TREE_MAX_DEPTH);
+	while ((n = getdents64(src, buf, sizeof(buf))) > 0) {
+		for (ssize_t off = 0; off < n;) {
+			struct dirent64 *e = (struct dirent64 *)(buf + off);
+			_cleanup_free_ char *path = NULL;
+			_cleanup_close_ int in = -1, out = -1;
+			struct stat st;
+
+			off += e->d_reclen;
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			path = prefix[0] ? sbx_xasprintf("%s/%s", prefix, e->d_name) :
+					   sbx_xstrdup(e->d_name);
+			/* The state file holds a path at the end of a line. */
+			if (sbx_has_control(e->d_name, strlen(e->d_name)) || e->d_name[0] == ' ')
+				return sbx_error_set(err, SBX_EXIT_REFUSED, 0,
+						     "prepare: %s: a name with control characters or "
+						     "a leading space", prefix[0] ? prefix : "/work/out");
+			if (json_array_size(c->entries) >= TREE_MAX_ENTRIES)
+				return sbx_error_set(err, SBX_EXIT_REFUSED, 0,
+						     "prepare: more than %d entries", TREE_MAX_ENTRIES);
+			if (fstatat(src, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "prepare: %s", path);
+			if (S_ISDIR(st.st_mode)) {
+				in = openat(src, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				if (in < 0 || mkdirat(dst, e->d_name, 0700) < 0 ||
+				    (out = openat(dst, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+							       O_CLOEXEC)) < 0)
+					return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "prepare: %s",
+							     path);
+				json_array_append_new(c->entries, json_pack("{s:s,s:s}", "path", path,
+									    "type", "dir"));
+				if (copy_tree(c, in, out, path, depth + 1, bytes, err) < 0)
+					return -1;
+				continue;
+			}
+			/* A link could make the tree (or its seed) name a place
+			 * outside itself, or share an inode the payload writes. */
+			if (!S_ISREG(st.st_mode))
+				return sbx_error_set(err, SBX_EXIT_REFUSED, 0,
+						     "prepare: %s: not a regular file or directory "
+						     "(symlinks, fifos, sockets and devices are refused)",
+						     path);
+			if (st.st_nlink != 1)
+				return sbx_error_set(err, SBX_EXIT_REFUSED, 0,
+						     "prepare: %s: a hard link (%ju links)", path,
+						     (uintmax_t)st.st_nlink);
+			*bytes += (uint64_t)st.st_size;
+			if (*bytes > TREE_MAX_BYTES)
+				return sbx_error_set(err, SBX_EXIT_REFUSED, 0,
+						     "prepare: the tree is larger than %ju bytes",
+						     (uintmax_t)TREE_MAX_BYTES);
+			/* What was opened must be what was looked at: a process the
+			 * command left behind may still be running until the run's
+			 * cgroup goes. */
+			in = openat(src, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+			if (in >= 0) {
+				struct stat ist;
+				if (fstat(in, &ist) < 0 || ist.st_ino != st.st_ino ||
+				    ist.st_dev != st.st_dev || !S_ISREG(ist.st_mode) || ist.st_nlink != 1 ||
+				    ist.st_size != st.st_size)
+					return sbx_error_set(err, SBX_EXIT_REFUSED, 0,
+							     "prepare: %s changed while it was copied", path);
+			}
+			out = openat(dst, e->d_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				     0600);
+			if (in < 0 || out < 0 || copy_data(in, out, (uint64_t)st.st_size) < 0)
+				return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "prepare: copying %s",
+						     path);
+			json_array_append_new(c->entries, json_pack("{s:s,s:s}", "path", path,
+								    "type", "file"));
+		}
+	}
+	if (n < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "prepare: reading %s",
+				     prefix[0] ? prefix : "/work/out");
+	return 0;
+}
+
+/* Sort entries by path, so that the digest does not depend on getdents. */
+static int entry_cmp(const void *a, const void *b)
+{
+	return strcmp(json_string_value(json_object_get(*(json_t *const *)a, "path")),
+		      json_string_value(json_object_get(*(json_t *const *)b, "path")));
+}
+
+static void sort_entries(json_t *entries)
+{
+	size_t n = json_array_size(entries);
+	json_t **v = sbx_xcalloc(n + 1, sizeof(*v));
+
+	for (size_t i = 0; i < n; i++)
+		v[i] = json_incref(json_array_get(entries, i));
+	qsort(v, n, sizeof(*v), entry_cmp);
+	json_array_clear(entries);
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(entries, v[i]);
+	free(v);
+}
+
+/* Read-only: files 0444, directories 0555, children before parents. */
+static int seal_tree(int tfd, json_t *entries, struct sbx_error *err)
+{
+	for (size_t i = json_array_size(entries); i-- > 0;) {
+		const json_t *e = json_array_get(entries, i);
+		const char *path = json_string_value(json_object_get(e, "path"));
+		bool dir = !strcmp(json_string_value(json_object_get(e, "type")), "dir");
+
+		if (!strcmp(path, "."))
+			continue;
+		if (fchmodat(tfd, path, dir ? 0555 : 0444, 0) < 0)
+			return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "prepare: chmod %s", path);
+	}
+	if (fchmod(tfd, 0555) < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "prepare: chmod");
+	return 0;
+}
+
+/* Each entry's identity as runs will check it: after the rename into
+ * place, which changes the tree's own ctime. */
+static int record_identities(int tfd, json_t *entries, struct sbx_error *err)
+{
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(entries, i, e) {
+		const char *path = json_string_value(json_object_get(e, "path"));
+		struct stat st;
+		json_t *id;
+
+		if (fstatat(tfd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "prepare: stat %s", path);
+		id = identity(&st);
+		json_object_update(e, id);
+		json_decref(id);
+	}
+	return 0;
+}
+
+static int take_tree(struct sbx_prepare_run *h, int outroot_fd, struct sbx_error *err)
+{
+	struct prepare_ctx *c = h->ud;
+	const struct sbx_prepare *pp = c->pr->prepare;
+	_cleanup_close_ int src = -1, tfd = -1;
+	unsigned char rnd[8];
+	uint64_t bytes = 0;
+	struct stat st;
+
+	sbx_random_bytes(rnd, sizeof(rnd));
+	memcpy(c->staging, ".new-", 5);
+	sbx_hex(rnd, sizeof(rnd), c->staging + 5);
+	src = openat(outroot_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (src < 0 || mkdirat(c->dir_fd, c->staging, 0700) < 0 ||
+	    (tfd = openat(c->dir_fd, c->staging, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "prepare: staging %s", c->staging);
+	c->entries = json_array();
+	if (copy_tree(c, src, tfd, "", 0, &bytes, err) < 0)
+		return -1;
+	/* The seed must be a plain directory of regular files: it is copied
+	 * into every run, where a link would point the payload elsewhere. */
+	if (pp->seed_src) {
+		if (fstatat(tfd, pp->seed_src, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+			return sbx_error_set(err, SBX_EXIT_REFUSED, 0,
+					     "prepare: seed %s: the command left no such directory",
+					     pp->seed_src);
+		for (size_t i = 0; i < json_array_size(c->entries); i++) {
+			const char *p = json_string_value(json_object_get(json_array_get(c->entries, i),
+									  "path"));
+			size_t n = strlen(pp->seed_src);
+			if (!strncmp(p, pp->seed_src, n) && p[n] == '/' &&
+			    (strchr(p + n + 1, '/') ||
+			     strcmp(json_string_value(json_object_get(json_array_get(c->entries, i),
+								      "type")), "file")))
+				return sbx_error_set(err, SBX_EXIT_REFUSED, 0,
+						     "prepare: seed %s: holds %s, not a plain file",
+						     pp->seed_src, p);
+		}
+	}
+	sort_entries(c->entries);
+	/* The tree's root is an entry too: a file added at the top changes it. */
+	json_array_insert_new(c->entries, 0, json_pack("{s:s,s:s}", "path", ".", "type", "dir"));
+	if (hash_tree(tfd, c->entries, c->sha256, err) < 0)
+		return -1;
+	return seal_tree(tfd, c->entries, err);
+}
+
+static int prepare_admit(struct sbx_prepare_run *h, struct sbx_plan *plan, struct sbx_error *err)
+{
+	struct prepare_ctx *c = h->ud;
+	const struct sbx_prepare *pp = c->pr->prepare;
+	size_t n = sbx_strv_length(plan->env), m = sbx_strv_length(pp->env), k = 0;
+	char **env = sbx_xcalloc(n + m + 1, sizeof(char *));
+
+	(void)err;
+	/* The profile's env with the step's on top. */
+	for (size_t i = 0; i < n; i++) {
+		size_t kl = strcspn(plan->env[i], "=");
+		bool over = false;
+		for (size_t j = 0; j < m; j++)
+			over |= !strncmp(pp->env[j], plan->env[i], kl + 1);
+		if (!over)
+			env[k++] = sbx_xstrdup(plan->env[i]);
+	}
+	for (size_t j = 0; j < m; j++)
+		env[k++] = sbx_xstrdup(pp->env[j]);
+	sbx_strv_free(plan->env);
+	plan->env = env;
+	plan->argv = sbx_strv_copy(pp->argv);
+	return 0;
+}
+
+/* The state file (sbx_prepared_lookup), written beside and renamed over
+ * the old one. */
+static int write_state(struct prepare_ctx *c, const char *tree, struct sbx_error *err)
+{
+	const struct sbx_profile *pr = c->pr;
+	char psha[65];
+	_cleanup_free_ char *text = NULL;
+	_cleanup_close_ int fd = -1;
+	size_t len = 0, i;
+	FILE *m;
+	json_t *e;
+
+	if (sbx_sha256_buf(pr->raw, pr->raw_len, psha, err) < 0)
+		return -1;
+	if (!(m = open_memstream(&text, &len)))
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "prepare: state");
+	fprintf(m, "sbx-prepared 1\nprofile %016llx %zu %s\ntree %s %s\n",
+		(unsigned long long)fnv1a64(pr->raw, pr->raw_len), pr->raw_len, psha, tree, c->sha256);
+	for (i = 0; pr->prepare->inputs[i]; i++) {
+		struct stat st;
+
+		/* An input's ctime moves with every chmod and backup restore
+		 * of the host: its size and mtime say whether it changed. */
+		if (stat(pr->prepare->inputs[i], &st) < 0)
+			fprintf(m, "input absent %s\n", pr->prepare->inputs[i]);
+		else
+			fprintf(m, "input %s %llu %llu %llu %lld %s\n", type_name(st.st_mode),
+				(unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+				(unsigned long long)st.st_size, (long long)ns(&st.st_mtim),
+				pr->prepare->inputs[i]);
+	}
+	json_array_foreach(c->entries, i, e)
+		fprintf(m, "entry %s %lld %lld %lld %lld %lld %s\n",
+			json_string_value(json_object_get(e, "type")),
+			(long long)json_integer_value(json_object_get(e, "dev")),
+			(long long)json_integer_value(json_object_get(e, "ino")),
+			(long long)json_integer_value(json_object_get(e, "size")),
+			(long long)json_integer_value(json_object_get(e, "mtime_ns")),
+			(long long)json_integer_value(json_object_get(e, "ctime_ns")),
+			json_string_value(json_object_get(e, "path")));
+	if (fclose(m) != 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "prepare: state");
+	unlinkat(c->dir_fd, STATE_FILE ".new", 0);
+	fd = openat(c->dir_fd, STATE_FILE ".new", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    0644);
+	if (fd < 0 || sbx_write_all(fd, text, len) < 0 || fsync(fd) < 0 ||
+	    renameat(c->dir_fd, STATE_FILE ".new", c->dir_fd, STATE_FILE) < 0) {
+		sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "prepare: writing %s", STATE_FILE);
+		unlinkat(c->dir_fd, STATE_FILE ".new", 0);
+		return -1;
+	}
+	return 0;
+}
+
+/* Old trees (and what a killed prepare left) once the new state is in place. */
+static void remove_others(int dir_fd, const char *keep)
+{
+	char buf[4096];
+	ssize_t n;
+	_cleanup_close_ int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	while ((n = getdents64(fd, buf, sizeof(buf))) > 0)
+		for (ssize_t off = 0; off < n;) {
+			struct dirent64 *e = (struct dirent64 *)(buf + off);
+			off += e->d_reclen;
+			if ((!strncmp(e->d_name, "tree-", 5) || !strncmp(e->d_name, ".new-", 5) ||
+			     !strncmp(e->d_name, ".run-", 5)) && strcmp(e->d_name, keep))
+				remove_tree_at(dir_fd, e->d_name, 0);
+		}
+}
+
+/* The tree the state file names (in static storage), or "": kept whether
+ * or not it is stale for this catalog, as another catalog's profile of the
+ * same name may be what it was prepared for. */
+static const char *current_tree(int dir_fd)
+{
+	static char name[128];
+	_cleanup_close_ int fd = openat(dir_fd, STATE_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	char buf[4096], *t;
+	ssize_t n;
+
+	name[0] = '\0';
+	if (fd < 0 || (n = sbx_read_all(fd, buf, sizeof(buf) - 1)) <= 0)
+		return name;
+	buf[n] = '\0';
+	if ((t = strstr(buf, "\ntree ")) && sscanf(t + 6, "%127s", name) != 1)
+		name[0] = '\0';
+	return name;
+}
+
+/* mkdir -p, 0755: the tree must be reachable by every user's run. */
+static int make_dirs(const char *path)
+{
+	_cleanup_free_ char *p = sbx_xstrdup(path);
+
+	for (char *s = p + 1;; s++) {
+		char ch = *s;
+		if (ch != '/' && ch)
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*s = ch;
+		if (!ch)
+			break;
+	}
+	return 0;
+}
+
+/* A failed command's last words (its captured stderr, as the run kept it
+ * beside its artifacts), for whoever runs sbx prepare: up to 2 KiB. */
+static void show_stderr(const char *art)
+{
+	_cleanup_free_ char *path = sbx_xasprintf("%s/.sbx/stderr", art);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	char buf[2048], *save = NULL, *line;
+	off_t size;
+	ssize_t n;
+
+	if (fd < 0 || (size = lseek(fd, 0, SEEK_END)) <= 0 ||
+	    lseek(fd, size > (off_t)sizeof(buf) - 1 ? size - (off_t)sizeof(buf) + 1 : 0, SEEK_SET) < 0 ||
+	    (n = sbx_read_all(fd, buf, sizeof(buf) - 1)) <= 0)
+		return;
+	buf[n] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (!sbx_has_control(line, strlen(line)))
+			sbx_warn("prepare: stderr: %s", line);
+}
+
+static int prepare_one(const struct sbx_common_opts *o, const struct sbx_hostconfig *cfg,
+		       const struct sbx_catalog *cat, const struct sbx_profile *pr)
+{
+	struct sbx_error err = { 0 };
+	_cleanup_free_ char *base = NULL, *dir = NULL, *run_dir = NULL, *art = NULL, *store = NULL,
+			    *wall = NULL, *tree = NULL;
+	_cleanup_close_ int dir_fd = -1, lock_fd = -1;
+	struct prepare_ctx c = { .pr = pr, .dir_fd = -1 };
+	struct sbx_prepare_run hook = { .admit = prepare_admit, .take = take_tree, .ud = &c };
+	struct sbx_run_opts ro = { .common = *o };
+	const char *limits[2];
+	unsigned char rnd[8];
+	char rhex[17];
+	uid_t owner;
+	int code, r;
+
+	if (prepared_base(cfg, cat, &base, &owner, &err) < 0) {
+		err.code = SBX_EXIT_REFUSED;
+		sbx_error_print(&err);
+		return SBX_EXIT_REFUSED;
+	}
+	dir = sbx_xasprintf("%s/%s", base, pr->name);
+	/* As the owner of the prepared state only: a run trusts the state by
+	 * whose it is (sbx_prepared_lookup). */
+	if ((r = make_dirs(dir)) < 0 ||
+	    (dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    faccessat(dir_fd, ".", W_OK, AT_EACCESS) < 0 || geteuid() != owner) {
+		int e = r < 0 ? -r : errno;
+		sbx_error_set(&err, SBX_EXIT_REFUSED, geteuid() != owner && !e ? 0 : e,
+			      "prepare: %s: this user (uid %u) may not write the prepared state",
+			      dir, (unsigned)geteuid());
+		sbx_error_hint(&err, "run sbx prepare as uid %u, who owns the catalog or the "
+			       "prepared_dir", (unsigned)owner);
+		sbx_error_print(&err);
+		return SBX_EXIT_REFUSED;
+	}
+	c.dir_fd = dir_fd;
+	lock_fd = openat(dir_fd, ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		sbx_error_set(&err, errno == EWOULDBLOCK ? SBX_EXIT_CAPACITY : SBX_EXIT_SOFTWARE, errno,
+			      "prepare: %s: another sbx prepare of %s holds its lock", dir, pr->name);
+		sbx_error_print(&err);
+		return err.code;
+	}
+
+	/* The run's artifacts (its captured streams) go to a directory of
+	 * its own beside the state, removed afterwards. */
+	sbx_random_bytes(rnd, sizeof(rnd));
+	sbx_hex(rnd, sizeof(rnd), rhex);
+	run_dir = sbx_xasprintf("%s/.run-%s", dir, rhex);
+	art = sbx_xasprintf("%s/art", run_dir);
+	store = sbx_xasprintf("%s/store", run_dir);
+	wall = sbx_xasprintf("wall_seconds=%llu", (unsigned long long)pr->prepare->timeout_seconds);
+	limits[0] = wall;
+	limits[1] = NULL;
+	if (mkdir(run_dir, 0700) < 0) {
+		sbx_error_set(&err, SBX_EXIT_SOFTWARE, errno, "prepare: %s", run_dir);
+		sbx_error_print(&err);
+		return err.code;
+	}
+	ro.artifacts = art;
+	ro.store = store;
+	ro.principal = "sbx-prepare";
+	ro.one.profile = pr->name;
+	ro.one.network = pr->prepare->network ? pr->prepare->network : "disabled";
+	ro.one.code = "# sbx prepare\n";
+	ro.one.limits = limits;
+	ro.prepare = &hook;
+	code = sbx_cmd_run(&ro);
+	if (code != 0)
+		show_stderr(art);
+	if (code == 0 && c.entries) {
+		/* Commit: the tree under its digest, then the state naming it. */
+		_cleanup_close_ int tfd = -1;
+
+		/* A name of its own even for the same content: the tree the
+		 * current state names stays until the new state replaces it. */
+		tree = sbx_xasprintf("tree-%.16s-%s", c.sha256, rhex);
+		if (renameat(dir_fd, c.staging, dir_fd, tree) < 0 ||
+		    (tfd = openat(dir_fd, tree, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+			sbx_error_set(&err, SBX_EXIT_SOFTWARE, errno, "prepare: %s", tree);
+			sbx_error_print(&err);
+			code = err.code;
+		} else if (record_identities(tfd, c.entries, &err) < 0 ||
+			   write_state(&c, tree, &err) < 0) {
+			sbx_error_print(&err);
+			code = err.code;
+		} else {
+			printf("%s sha256:%s %s/%s\n", pr->name, c.sha256, dir, tree);
+		}
+	} else if (code == 0) {
+		code = SBX_EXIT_SOFTWARE;
+	}
+	/* Whatever did not become the state goes: the staging tree, this
+	 * run's directory, older trees. */
+	remove_others(dir_fd, current_tree(dir_fd));
+	json_decref(c.entries);
+	return code;
+}
+
+int sbx_cmd_prepare(const struct sbx_common_opts *o, char *const *names)
+{
+	struct sbx_hostconfig cfg = { 0 };
+	struct sbx_catalog cat = { 0 };
+	struct sbx_error err = { 0 };
+	int code = 0;
+
+	if (sbx_crypto_init() < 0)
+		return SBX_EXIT_SOFTWARE;
+	if (sbx_hostconfig_load(&cfg, o->config, &err) < 0 ||
+	    sbx_catalog_load(&cat, sbx_catalog_default_dir(o->policy, &cfg), &err) < 0) {
+		sbx_error_print(&err);
+		sbx_hostconfig_free(&cfg);
+		return err.code;
+	}
+	for (size_t i = 0; names && names[i]; i++) {
+		const struct sbx_profile *pr = sbx_catalog_profile(&cat, names[i]);
+		if (!pr || !pr->prepare) {
+			sbx_warn("prepare: %s: %s", names[i],
+				 pr ? "the profile has no prepare step" : "no such runtime profile");
+			code = SBX_EXIT_USAGE;
+		}
+	}
+	for (size_t i = 0; !code && i < cat.n_profiles; i++) {
+		const struct sbx_profile *pr = &cat.profiles[i];
+		bool named = !names || !names[0];
+		int r;
+
+		for (size_t k = 0; names && names[k]; k++)
+			named |= !strcmp(names[k], pr->name);
+		if (!named || !pr->prepare)
+			continue;
+		if ((r = prepare_one(o, &cfg, &cat, pr)) != 0)
+			code = r;
+	}
+	sbx_catalog_free(&cat);
+	sbx_hostconfig_free(&cfg);
+	return code;
+}
