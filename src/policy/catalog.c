@@ -137,6 +137,21 @@ enum kind { KIND_PROFILE, KIND_NETWORK, KIND_SECCOMP };
 static int parse_file(struct sbx_catalog *cat, enum kind kind, const char *file,
 		      const char *name, const char *data, size_t len, struct sbx_error *err);
 
+/*
+ * Fill in what every kind of catalog entry keeps: its name, its file and
+ * the exact bytes read.  The manifest names the exact bytes of the policy
+ * that applied; they are hashed when it is written.
+ */
+static void entry_init(char **e_name, char **e_file, char **e_raw, size_t *e_raw_len,
+		       const char *name, const char *file, const char *data, size_t len)
+{
+	*e_name = sbx_xstrdup(name);
+	*e_file = sbx_xstrdup(file);
+	*e_raw = sbx_xmalloc(len ? len : 1);
+	memcpy(*e_raw, data, len);
+	*e_raw_len = len;
+}
+
 /* A seccomp policy as bytes, its rules left for later (see catalog.h). */
 static void add_pending_seccomp(struct sbx_catalog *cat, const char *file, const char *name,
 				const char *data, size_t len)
@@ -146,11 +161,7 @@ static void add_pending_seccomp(struct sbx_catalog *cat, const char *file, const
 	cat->seccomp = sbx_xrealloc(cat->seccomp, (cat->n_seccomp + 1) * sizeof(*sp));
 	sp = &cat->seccomp[cat->n_seccomp++];
 	memset(sp, 0, sizeof(*sp));
-	sp->name = sbx_xstrdup(name);
-	sp->file = sbx_xstrdup(file);
-	sp->raw = sbx_xmalloc(len ? len : 1);
-	memcpy(sp->raw, data, len);
-	sp->raw_len = len;
+	entry_init(&sp->name, &sp->file, &sp->raw, &sp->raw_len, name, file, data, len);
 	sp->rules_pending = true;
 }
 
@@ -232,13 +243,7 @@ static int parse_file(struct sbx_catalog *cat, enum kind kind, const char *file,
 		cat->profiles = sbx_xrealloc(cat->profiles, (cat->n_profiles + 1) * sizeof(*pr));
 		pr = &cat->profiles[cat->n_profiles++];
 		memset(pr, 0, sizeof(*pr));
-		pr->name = sbx_xstrdup(name);
-		pr->file = sbx_xstrdup(file);
-		/* The manifest names the exact bytes of the policy that
-		 * applied; they are hashed when it is written. */
-		pr->raw = sbx_xmalloc(len ? len : 1);
-		memcpy(pr->raw, data, len);
-		pr->raw_len = len;
+		entry_init(&pr->name, &pr->file, &pr->raw, &pr->raw_len, name, file, data, len);
 		c.source = pr->file;
 		r = parse_profile(&c, root, pr);
 		break;
@@ -248,13 +253,7 @@ static int parse_file(struct sbx_catalog *cat, enum kind kind, const char *file,
 		cat->networks = sbx_xrealloc(cat->networks, (cat->n_networks + 1) * sizeof(*np));
 		np = &cat->networks[cat->n_networks++];
 		memset(np, 0, sizeof(*np));
-		np->name = sbx_xstrdup(name);
-		np->file = sbx_xstrdup(file);
-		/* The manifest names the exact bytes of the policy that
-		 * applied; they are hashed when it is written. */
-		np->raw = sbx_xmalloc(len ? len : 1);
-		memcpy(np->raw, data, len);
-		np->raw_len = len;
+		entry_init(&np->name, &np->file, &np->raw, &np->raw_len, name, file, data, len);
 		c.source = np->file;
 		r = parse_network(&c, root, np);
 		break;
@@ -265,13 +264,7 @@ static int parse_file(struct sbx_catalog *cat, enum kind kind, const char *file,
 		cat->seccomp = sbx_xrealloc(cat->seccomp, (cat->n_seccomp + 1) * sizeof(*sp));
 		sp = &cat->seccomp[cat->n_seccomp++];
 		memset(sp, 0, sizeof(*sp));
-		sp->name = sbx_xstrdup(name);
-		sp->file = sbx_xstrdup(file);
-		/* The manifest names the exact bytes of the policy that
-		 * applied; they are hashed when it is written. */
-		sp->raw = sbx_xmalloc(len ? len : 1);
-		memcpy(sp->raw, data, len);
-		sp->raw_len = len;
+		entry_init(&sp->name, &sp->file, &sp->raw, &sp->raw_len, name, file, data, len);
 		c.source = sp->file;
 		r = parse_seccomp(&c, root, sp);
 		break;
