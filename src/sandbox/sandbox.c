@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "container.h"
 #include "cpus.h"
 #include "json.h"
 #include "libexec.h"
@@ -602,6 +603,19 @@ int sbx_spawn_start(struct sbx_spawn *sp, struct sbx_error *err)
 	return 0;
 }
 
+/* Inside a container, the Hint names the container's setting to change
+ * (container.c); false elsewhere. */
+static bool container_hint(enum sbx_container_refusal what, struct sbx_error *err)
+{
+	char engine[64], hint[512];
+
+	if (!sbx_container_engine(NULL, engine, sizeof(engine)))
+		return false;
+	sbx_container_hint(what, engine, hint, sizeof(hint));
+	sbx_error_hint(err, "%s", hint);
+	return true;
+}
+
 /* Turn a setup failure record into the error it stands for; with @sp, a
  * refused namespace is explained (userns.c). */
 static int report_error(struct sbx_spawn *sp, const struct sbx_report *rep, struct sbx_error *err)
@@ -617,6 +631,9 @@ static int report_error(struct sbx_spawn *sp, const struct sbx_report *rep, stru
 		      "sandbox setup: %s: %s", sbx_stage_name(rep->stage), msg);
 	if (sp && rep->stage == SBX_STAGE_NAMESPACES)
 		return userns_refused(sp, SBX_USERNS_NAMESPACES, rep->err, err);
+	if (rep->unavailable && rep->stage == SBX_STAGE_PROC && rep->err == EPERM &&
+	    container_hint(SBX_CONTAINER_PROC, err))
+		return -1;
 	if (rep->unavailable)
 		sbx_error_hint(err, "this kernel or host configuration cannot provide the isolation the "
 				    "profile requires; see `sbx check`");

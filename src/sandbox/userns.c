@@ -27,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "container.h"
 #include "userns.h"
 
 #define PERSIST "and keep it across reboots with a file in /etc/sysctl.d/"
@@ -88,6 +89,11 @@ static void refused(const struct sbx_userns_facts *f, struct sbx_userns_diagnosi
 	}
 	if (f->err == EPERM && (f->step == SBX_USERNS_CLONE || f->step == SBX_USERNS_NAMESPACES)) {
 		set(d, SBX_USERNS_SECCOMP, "a seccomp filter (no sysctl restricts user namespaces)");
+		if (f->container) {
+			sbx_container_hint(SBX_CONTAINER_NAMESPACES, f->container, d->hint,
+					   sizeof(d->hint));
+			return;
+		}
 		snprintf(d->hint, sizeof(d->hint),
 			 "no setting of this host restricts user namespaces, so a seccomp filter refused "
 			 "the call - a container runtime's default profile blocks clone3 and unshare of new "
@@ -229,9 +235,15 @@ static int read_release(int *major, int *minor)
 	return r;
 }
 
+/* The container markers under the same test root, or the real ones. */
+static const char *root_or_null(void)
+{
+	return sysctl_root()[0] ? sysctl_root() : NULL;
+}
+
 void sbx_userns_read_facts(struct sbx_userns_facts *f)
 {
-	static char exe[PATH_MAX];
+	static char exe[PATH_MAX], engine[64];
 	ssize_t n;
 
 	f->apparmor_restrict = (int)read_setting("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
@@ -241,6 +253,7 @@ void sbx_userns_read_facts(struct sbx_userns_facts *f)
 	f->kernel_major = f->kernel_minor = 0;
 	if (read_release(&f->kernel_major, &f->kernel_minor) < 0)
 		f->kernel_major = f->kernel_minor = 0;
+	f->container = sbx_container_engine(root_or_null(), engine, sizeof(engine)) ? engine : NULL;
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
 	f->exe = exe;

@@ -47,6 +47,7 @@ struct sbx_userns_facts {
 	int selinux_enforce;           /* /sys/fs/selinux/enforce */
 	int kernel_major, kernel_minor; /* /proc/sys/kernel/osrelease, 0.0 when unknown */
 	const char *exe;               /* sbx's own path, for an AppArmor profile */
+	const char *container;         /* the container engine sbx runs in, or NULL */
 };
 
 struct sbx_userns_diagnosis {
