@@ -71,12 +71,14 @@ void sbx_container_hint(enum sbx_container_refusal what, const char *engine, cha
 {
 	switch (what) {
 	case SBX_CONTAINER_NAMESPACES:
+		/* podman's default profile (containers-common) allows clone3 and
+		 * unshare of new namespaces; docker's and containerd's do not. */
 		snprintf(buf, len,
-			 "sbx runs in a container (%s) whose seccomp profile refuses new namespaces: "
-			 "run it with sbx's profile (podman or docker run --security-opt "
-			 "seccomp=/usr/share/sbx/container/seccomp.json; Kubernetes: "
-			 "securityContext.seccompProfile type Localhost) - never --privileged "
-			 "(docs/container.md)",
+			 "sbx runs in a container (%s) whose seccomp profile refuses new namespaces "
+			 "(clone3, unshare): give the container a profile that allows them, such as "
+			 "podman's default (/usr/share/containers/seccomp.json; docker run "
+			 "--security-opt seccomp=FILE; Kubernetes: a Localhost seccompProfile) - not "
+			 "seccomp=unconfined and never --privileged (docs/container.md)",
 			 engine);
 		return;
 	case SBX_CONTAINER_PROC:
@@ -84,16 +86,16 @@ void sbx_container_hint(enum sbx_container_refusal what, const char *engine, cha
 			 "sbx runs in a container (%s) whose /proc has masked or read-only paths, and "
 			 "the kernel refuses a fresh /proc in a new user namespace while part of /proc "
 			 "is hidden: run it with an unmasked /proc (podman run --security-opt "
-			 "unmask=ALL; docker run --security-opt systempaths=unconfined; Kubernetes: "
+			 "unmask=/proc/*; docker run --security-opt systempaths=unconfined; Kubernetes: "
 			 "securityContext.procMount: Unmasked) (docs/container.md)",
 			 engine);
 		return;
 	case SBX_CONTAINER_CGROUP:
 		snprintf(buf, len,
 			 "sbx runs in a container (%s) whose cgroup file system is read-only: give it "
-			 "its own writable cgroup namespace (podman run --cgroupns=private "
-			 "--security-opt unmask=ALL, which also mounts /sys/fs/cgroup read-write; "
-			 "docker: --cgroupns=private and a writable /sys/fs/cgroup) (docs/container.md)",
+			 "its own cgroup namespace mounted read-write (podman run --cgroupns=private "
+			 "--security-opt unmask=/sys/fs/cgroup; docker: --cgroupns=private and "
+			 "--security-opt systempaths=unconfined) - never --privileged (docs/container.md)",
 			 engine);
 		return;
 	}

@@ -172,6 +172,11 @@ void sbx_userns_diagnose(const struct sbx_userns_facts *f, struct sbx_userns_dia
 		 * to clone that way). */
 		if (f->kernel_major > 5 || (f->kernel_major == 5 && f->kernel_minor >= 3)) {
 			set(d, SBX_USERNS_SECCOMP, "a seccomp filter (clone3 made ENOSYS)");
+			if (f->container) {
+				sbx_container_hint(SBX_CONTAINER_NAMESPACES, f->container, d->hint,
+						   sizeof(d->hint));
+				return;
+			}
 			snprintf(d->hint, sizeof(d->hint),
 				 "clone3 made ENOSYS on a kernel that has it (%d.%d): a seccomp filter "
 				 "does that, as container runtimes' default profiles do: allow clone3 in "
