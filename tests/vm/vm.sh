@@ -74,6 +74,9 @@ mods="$kdir/root/lib/modules/$kver/kernel"
 # Containerfile and the build script are the same.
 ctrdir=
 case " ${SBX_VM_SCENARIOS:-container} " in *" container "*)
+	for c in podman crun mmdebstrap dpkg-buildpackage; do
+		command -v "$c" >/dev/null 2>&1 || bail "the container scenario needs '$c' (tools/install-deps installs it)"
+	done
 	ctrdir="$vmdir/container"
 	mkdir -p "$ctrdir" || bail "cannot create $ctrdir"
 	deb=${SBX_VM_DEB:-}
