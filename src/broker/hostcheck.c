@@ -71,13 +71,16 @@ static int probe_userns(char *detail, size_t len, char *hint, size_t hlen)
 	if (pid < 0)
 		return -errno;
 	if (pid == 0)
-		_exit(unshare(CLONE_NEWUSER | CLONE_NEWCGROUP) < 0 ? (errno & 0x7f) : 0);
+		/* sethostname in a UTS namespace of its own, as the init
+		 * does: a container's seccomp profile may refuse it alone. */
+		_exit(unshare(CLONE_NEWUSER | CLONE_NEWCGROUP | CLONE_NEWUTS) < 0 ? (errno & 0x7f) :
+		      sethostname("sbx", 3) < 0 ? (errno & 0x7f) : 0);
 	if (waitpid(pid, &status, 0) < 0)
 		return -errno;
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		int e = WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
 		sbx_userns_explain(SBX_USERNS_NAMESPACES, e, &diag);
-		snprintf(detail, len, "%s%sunshare(user, cgroup): %s", diag.setting,
+		snprintf(detail, len, "%s%sunshare(user, cgroup, uts), sethostname: %s", diag.setting,
 			 diag.setting[0] ? ": " : "", strerror(e));
 		snprintf(hint, hlen, "%s", diag.hint);
 		return -e;

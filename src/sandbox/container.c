@@ -72,13 +72,16 @@ void sbx_container_hint(enum sbx_container_refusal what, const char *engine, cha
 	switch (what) {
 	case SBX_CONTAINER_NAMESPACES:
 		/* podman's default profile (containers-common) allows clone3 and
-		 * unshare of new namespaces; docker's and containerd's do not. */
+		 * unshare of new namespaces but sethostname only with
+		 * CAP_SYS_ADMIN; docker's and containerd's refuse all three. */
 		snprintf(buf, len,
-			 "sbx runs in a container (%s) whose seccomp profile refuses new namespaces "
-			 "(clone3, unshare): give the container a profile that allows them, such as "
-			 "podman's default (/usr/share/containers/seccomp.json; docker run "
-			 "--security-opt seccomp=FILE; Kubernetes: a Localhost seccompProfile) - not "
-			 "seccomp=unconfined and never --privileged (docs/container.md)",
+			 "sbx runs in a container (%s) whose seccomp profile refuses what the sandbox "
+			 "needs (clone3 and unshare of new namespaces, sethostname in its own UTS "
+			 "namespace): give the container podman's default profile with sethostname and "
+			 "setdomainname allowed, which deploy/container/seccomp-profile prints (podman or "
+			 "docker run --security-opt seccomp=FILE; Kubernetes: a Localhost "
+			 "seccompProfile) - not seccomp=unconfined, never --privileged "
+			 "(docs/container.md)",
 			 engine);
 		return;
 	case SBX_CONTAINER_PROC:

@@ -634,6 +634,9 @@ static int report_error(struct sbx_spawn *sp, const struct sbx_report *rep, stru
 	if (rep->unavailable && rep->stage == SBX_STAGE_PROC && rep->err == EPERM &&
 	    container_hint(SBX_CONTAINER_PROC, err))
 		return -1;
+	if (rep->unavailable && rep->stage == SBX_STAGE_IDENTITY && rep->err == EPERM &&
+	    container_hint(SBX_CONTAINER_NAMESPACES, err))
+		return -1;
 	if (rep->unavailable)
 		sbx_error_hint(err, "this kernel or host configuration cannot provide the isolation the "
 				    "profile requires; see `sbx check`");

@@ -29,20 +29,35 @@
 # Every podman call is bounded (timeout), so a stalled container cannot
 # hang the suite; the VM's own bound covers the rest.
 set -u
-: "${SBX_SRCDIR:?}" "${SBX_BUILDDIR:?}" "${SBX_VM_CONTAINER_IMAGE:?}"
-IMG=$SBX_VM_CONTAINER_IMAGE
+: "${SBX_SRCDIR:?}" "${SBX_BUILDDIR:?}"
+# Every way out of this script shows in the TAP stream.
+finished=0
+# What the containers printed is kept in the results share for a look
+# from the host (vm.sh's directory, results.N/container/).
+keep() {
+	mkdir -p /vm-results/container
+	cp /tmp/sbx-ctr-root/*.out /tmp/sbx-ctr-root/*.err /tmp/sbx-ctr-root/refused-* \
+		/tmp/sbx-ctr-user/*.out /tmp/sbx-ctr-user/*.err /tmp/sbx-ctr-user/*.log /vm-results/container/ 2>/dev/null
+}
+trap 'keep; [ $finished = 1 ] || echo "Bail out! tests/vm/container.sh ended early (line $LINENO)"' EXIT
+[ -n "${SBX_VM_CONTAINER_DIR:-}" ] || { echo "Bail out! SBX_VM_CONTAINER_DIR is not set (vm.sh sets it)"; exit 1; }
 SBX=$SBX_BUILDDIR/sbx
 PROBE=$SBX_BUILDDIR/tests/probe/sbx-probe
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 not_ok() { n=$((n + 1)); echo "not ok $n - $*"; }
 diag() { echo "# $*"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
+check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; return 1; fi; }
 bail() { echo "Bail out! $*"; exit 1; }
 SECONDS=0
 
 # What sbx needs from the container (docs/container.md), and nothing more.
-SETTINGS_NS="--security-opt seccomp=/usr/share/containers/seccomp.json"
+# sbx's seccomp profile: podman's default with sethostname allowed.
+mkdir -p /tmp/sbx-ctr-seccomp
+"$SBX_SRCDIR/deploy/container/seccomp-profile" > /tmp/sbx-ctr-seccomp/sbx.json ||
+	bail "deploy/container/seccomp-profile failed"
+chmod -R a+rX /tmp/sbx-ctr-seccomp
+SETTINGS_NS="--security-opt seccomp=/tmp/sbx-ctr-seccomp/sbx.json"
 SETTINGS_PROC="--security-opt unmask=/proc/*"
 SETTINGS_CG="--security-opt unmask=/sys/fs/cgroup"
 # podman confines a container with its AppArmor profile where AppArmor is
@@ -101,6 +116,10 @@ done
 echo "left: cgroups=[$(echo $cg)] processes=[$(echo $ps)]" >&2
 exit $rc
 E
+	# The image's host config; rootless, root's sandbox ids must be ids
+	# the container's user namespace maps (podman maps 65536 of them).
+	jq --argjson ids "${ROOT_IDS:-null}" 'if $ids then .root_ids = $ids else . end' \
+		"$SBX_SRCDIR/deploy/container/sbx.json" > "$d/sbx.json"
 	chmod -R a+rX "$d" && chown -R "$owner" "$d"
 }
 
@@ -138,7 +157,7 @@ left_in() {
 suite() {
 	local mode=$1 d=$2; shift 2
 	local P=("$@") vols c=sbx-ctr-cancel rc id i
-	vols="-v $d/store:/var/lib/sbx/store -v $d/state:/run/sbx -v $d/runs:/var/lib/sbx/runs -v $d/jobs:/jobs:ro -v $d/policy:/etc/sbx/policy:ro -v $PROBE:/opt/sbx-probe:ro"
+	vols="-v $d/store:/var/lib/sbx/store -v $d/state:/run/sbx -v $d/runs:/var/lib/sbx/runs -v $d/jobs:/jobs:ro -v $d/policy:/etc/sbx/policy:ro -v $d/sbx.json:/etc/sbx/sbx.json:ro -v $PROBE:/opt/sbx-probe:ro"
 	timeout 60 "${P[@]}" secret rm sbx-signing-key >/dev/null 2>&1
 	timeout 60 "${P[@]}" secret create sbx-signing-key "$d/key" >/dev/null ||
 		{ not_ok "$mode: podman secret create"; return; }
@@ -229,9 +248,11 @@ timeout 60 podman secret create sbx-signing-key "$D/key" >/dev/null
 # ENOSYS - podman's own default allows both.
 jq '.syscalls |= map(.names -= ["unshare", "clone3"]) |
 	.syscalls += [{"names": ["unshare"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]' \
-	/usr/share/containers/seccomp.json > "$D/no-userns-seccomp.json"
+	/tmp/sbx-ctr-seccomp/sbx.json > "$D/no-userns-seccomp.json"
 refused "a seccomp profile that allows new namespaces" \
 	"--security-opt seccomp=$D/no-userns-seccomp.json $SETTINGS_PROC $SETTINGS_CG $SETTINGS_AA" "seccomp profile refuses new namespaces" $D
+refused "sethostname in the seccomp profile (podman's default)" \
+	"--security-opt seccomp=/usr/share/containers/seccomp.json $SETTINGS_PROC $SETTINGS_CG $SETTINGS_AA" "sethostname and setdomainname allowed" $D
 refused "an unmasked /proc" "$SETTINGS_NS $SETTINGS_CG $SETTINGS_AA" "unmask=" $D
 refused "a writable cgroup namespace" "$SETTINGS_NS $SETTINGS_PROC $SETTINGS_AA" "unmask=/sys/fs/cgroup" $D
 timeout 60 podman secret rm sbx-signing-key >/dev/null 2>&1
@@ -256,8 +277,9 @@ mount_program = "/usr/bin/fuse-overlayfs"
 E
 chown -R $U /home/$U
 DU=/tmp/sbx-ctr-user
-setup $DU $U || bail "cannot set up $DU"
+ROOT_IDS='{"first": 40000, "count": 4096}' setup $DU $U || bail "cannot set up $DU"
 cd /tmp
 suite user $DU runuser -u $U -- env XDG_RUNTIME_DIR=/run/user/$uid \
 	DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/$uid/bus HOME=/home/$U podman
 diag "the container scenario took ${SECONDS}s"
+finished=1

@@ -70,6 +70,7 @@ static void test_hints(void **state)
 	sbx_container_hint(SBX_CONTAINER_NAMESPACES, "podman", h, sizeof(h));
 	assert_non_null(strstr(h, "(podman)"));
 	assert_non_null(strstr(h, "--security-opt seccomp="));
+	assert_non_null(strstr(h, "sethostname"));
 	assert_non_null(strstr(h, "seccompProfile"));
 	sbx_container_hint(SBX_CONTAINER_PROC, "docker", h, sizeof(h));
 	assert_non_null(strstr(h, "(docker)"));
