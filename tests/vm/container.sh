@@ -2,29 +2,26 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # container.sh - sbx inside podman containers (crun, rootful), in the
 # cgroup v2 VM (guest.sh runs it as root, as the "container" scenario).
-# scenario).  Prints TAP.
+# Prints TAP.
 #
-# The image is the one deploy/container/build-image makes: vm.sh built its
-# root file system on the host (SBX_VM_CONTAINER_IMAGE: rootfs.tar and the
-# Containerfile); here root builds the image with `podman build` from that
-# Containerfile and the user imports the same tarball with `podman import`
-# (the documented way without podman build), so both ways are tried.
+# The image is the one deploy/container/build-image makes, built on the
+# host by vm.sh with the Containerfile (a podman build under TCG takes
+# minutes) into a store this guest's podman reads as an additional image
+# store (SBX_VM_CONTAINER_DIR/store).
 #
 # With the settings docs/container.md gives ($SETTINGS: sbx's seccomp
-# profile, an unmasked /proc, a writable cgroup namespace, no
-# --privileged), each of root and the user runs, in one worker container
-# (pid 1 a sleep under --init, each job through `podman exec`):
-#   the example job (0, signed manifest, its artifacts), a memory hog
-#   (137), a fork bomb (bounded: 124 at the wall deadline with the pids
-#   limit hit), and after each, nothing left in the container's cgroup
-#   (only sbx's supervisor leaf with the container's own processes) nor in
-#   the state volume;
-# and a container whose command is `sbx run` cancelled with
-#   `podman kill --signal INT` (130, a signed cancelled manifest on its
-#   stdout, no run state left).
-# Then, as root, the container without each setting in turn: sbx run
-# refuses with 69 and a Hint that names that setting, and sbx check says
-# the same.
+# profile, an unmasked /proc, a writable cgroup namespace, AppArmor
+# unconfined, no --privileged), as root, each job in a container of its
+# own whose command is sbx run (the per-run pattern):
+#   sbx check (0), the example job (0, signed manifest, its artifact in
+#   the runs volume), a memory hog (137), a fork bomb (bounded: 124 at the
+#   wall deadline with the pids limit hit), and after each, nothing left
+#   in the container's cgroup (read inside the container after sbx exits)
+#   nor in the state volume;
+#   a long job cancelled with `podman kill --signal INT` (130, a signed
+#   cancelled manifest on the container's stdout, no run state left).
+# Then the container without each setting in turn: sbx run refuses with
+# 69 and a Hint that names that setting, and sbx check says the same.
 #
 # Every podman call is bounded (timeout), so a stalled container cannot
 # hang the suite; the VM's own bound covers the rest.
@@ -47,7 +44,9 @@ n=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 not_ok() { n=$((n + 1)); echo "not ok $n - $*"; }
 diag() { echo "# $*"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; return 1; fi; }
+# (Not "d": the suites' $d is their directory, and the checks' commands
+# are evaluated here.)
+check() { local desc=$1; shift; if "$@"; then ok "$desc"; else not_ok "$desc"; return 1; fi; }
 bail() { echo "Bail out! $*"; exit 1; }
 SECONDS=0
 
@@ -227,7 +226,8 @@ suite() {
 # (one of the needed ones left out) refuses the run with 69 and a Hint
 # that matches WANT; sbx check exits 69 with the same Hint.
 refused() {
-	local name=$1 settings=$2 want=$3 d=$4 out=$4/refused-$1
+	local name=$1 settings=$2 want=$3 d=$4 out
+	out=$4/refused-$(echo "$1" | tr -c 'a-z0-9\n' '-')
 	timeout 180 podman run --rm --pull=never --network=none $settings --secret sbx-signing-key,mode=0400 \
 		-v "$d/jobs:/jobs:ro" --entrypoint /bin/sh localhost/sbx:vm \
 		-c 'sbx run /jobs/quick.json >/dev/null 2>/tmp/run.err; echo "run=$?"; cat /tmp/run.err
