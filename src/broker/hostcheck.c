@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -29,6 +30,7 @@
 #include "catalog.h"
 #include "cgroup.h"
 #include "cli.h"
+#include "container.h"
 #include "hostconfig.h"
 #include "prepare.h"
 #include "state.h"
@@ -70,19 +72,70 @@ static int probe_userns(char *detail, size_t len, char *hint, size_t hlen)
 	if (pid < 0)
 		return -errno;
 	if (pid == 0)
-		_exit(unshare(CLONE_NEWUSER | CLONE_NEWCGROUP) < 0 ? (errno & 0x7f) : 0);
+		/* sethostname in a UTS namespace of its own, as the init
+		 * does: a container's seccomp profile may refuse it alone. */
+		_exit(unshare(CLONE_NEWUSER | CLONE_NEWCGROUP | CLONE_NEWUTS) < 0 ? (errno & 0x7f) :
+		      sethostname("sbx", 3) < 0 ? (errno & 0x7f) : 0);
 	if (waitpid(pid, &status, 0) < 0)
 		return -errno;
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		int e = WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
 		sbx_userns_explain(SBX_USERNS_NAMESPACES, e, &diag);
-		snprintf(detail, len, "%s%sunshare(user, cgroup): %s", diag.setting,
+		snprintf(detail, len, "%s%sunshare(user, cgroup, uts), sethostname: %s", diag.setting,
 			 diag.setting[0] ? ": " : "", strerror(e));
 		snprintf(hint, hlen, "%s", diag.hint);
 		return -e;
 	}
 	snprintf(detail, len, "user, mount, pid, net, ipc, uts, cgroup; id maps, lo");
 	return 0;
+}
+
+/*
+ * What the sandbox's init does after the go-ahead (root.c): mount a fresh
+ * /proc for its new pid namespace from inside a new user namespace.  The
+ * kernel allows that only where a proc mount with nothing hidden under it
+ * is already visible, which a container's masked /proc is not.  In a
+ * throwaway mount namespace of a child; the child's exit status is the
+ * errno.
+ */
+static int probe_proc(char *detail, size_t len, char *hint, size_t hlen)
+{
+	char engine[64];
+	int status, e;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		pid_t inner;
+
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID) < 0)
+			_exit(0); /* the user namespaces probe reports that */
+		inner = fork(); /* pid 1 of the new pid namespace */
+		if (inner < 0)
+			_exit(errno & 0x7f);
+		if (inner == 0) {
+			if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+			    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+				_exit(errno & 0x7f);
+			_exit(0);
+		}
+		if (waitpid(inner, &status, 0) < 0)
+			_exit(errno & 0x7f);
+		_exit(WIFEXITED(status) ? WEXITSTATUS(status) : EIO);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return -errno;
+	e = WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
+	if (e == 0) {
+		snprintf(detail, len, "a fresh /proc in a new pid namespace");
+		return 0;
+	}
+	snprintf(detail, len, "mounting a fresh /proc in a new user and pid namespace: %s",
+		 strerror(e));
+	if (sbx_container_engine(NULL, engine, sizeof(engine)))
+		sbx_container_hint(SBX_CONTAINER_PROC, engine, hint, hlen);
+	return -e;
 }
 
 static int probe_clone3(char *detail, size_t len, char *hint, size_t hlen)
@@ -262,6 +315,9 @@ static int probe_tempdir(char *detail, size_t len, char *hint, size_t hlen)
 static const struct probe probes[] = {
 	{ "user namespaces", true, probe_userns,
 	  "" },
+	{ "proc", true, probe_proc,
+	  "a /proc with masked or read-only paths over it (/proc/kcore, /proc/sys, ...) makes "
+	  "the kernel refuse the sandbox a fresh one: unmount what hides part of /proc" },
 	{ "userns quotas", true, probe_userns_quotas,
 	  "each run limits its own user namespace (/proc/sys/user); /proc/sys must be writable "
 	  "there (Linux 4.9 or later)" },

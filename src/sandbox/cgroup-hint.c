@@ -13,9 +13,11 @@
 
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "container.h"
 
 bool sbx_cgroup_systemd_booted(const char *root)
 {
@@ -80,6 +82,21 @@ void sbx_cgroup_hint_set(struct sbx_error *err, const char *root, int version,
 			       "cpuacct hierarchies (docs/cgroups.md)",
 			       missing);
 		return;
+	}
+	/* A container engine mounts its cgroup namespace read-only unless
+	 * told otherwise: no chown helps there, the container's setting
+	 * does. */
+	if (version == 2) {
+		_cleanup_free_ char *cg = sbx_xasprintf("%s/sys/fs/cgroup", root ? root : "");
+		char engine[64], hint[512];
+		struct statvfs sv;
+
+		if (statvfs(cg, &sv) == 0 && (sv.f_flag & ST_RDONLY) &&
+		    sbx_container_engine(root, engine, sizeof(engine))) {
+			sbx_container_hint(SBX_CONTAINER_CGROUP, engine, hint, sizeof(hint));
+			sbx_error_hint(err, "%s", hint);
+			return;
+		}
 	}
 	/* There, but not this user's to write. */
 	sbx_error_hint(err,

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "container.h"
 #include "cpus.h"
 #include "json.h"
 #include "libexec.h"
@@ -622,6 +623,19 @@ int sbx_spawn_start(struct sbx_spawn *sp, struct sbx_error *err)
 	return 0;
 }
 
+/* Inside a container, the Hint names the container's setting to change
+ * (container.c); false elsewhere. */
+static bool container_hint(enum sbx_container_refusal what, struct sbx_error *err)
+{
+	char engine[64], hint[512];
+
+	if (!sbx_container_engine(NULL, engine, sizeof(engine)))
+		return false;
+	sbx_container_hint(what, engine, hint, sizeof(hint));
+	sbx_error_hint(err, "%s", hint);
+	return true;
+}
+
 /* Turn a setup failure record into the error it stands for; with @sp, a
  * refused namespace is explained (userns.c). */
 static int report_error(struct sbx_spawn *sp, const struct sbx_report *rep, struct sbx_error *err)
@@ -637,6 +651,12 @@ static int report_error(struct sbx_spawn *sp, const struct sbx_report *rep, stru
 		      "sandbox setup: %s: %s", sbx_stage_name(rep->stage), msg);
 	if (sp && rep->stage == SBX_STAGE_NAMESPACES)
 		return userns_refused(sp, SBX_USERNS_NAMESPACES, rep->err, err);
+	if (rep->unavailable && rep->stage == SBX_STAGE_PROC && rep->err == EPERM &&
+	    container_hint(SBX_CONTAINER_PROC, err))
+		return -1;
+	if (rep->unavailable && rep->stage == SBX_STAGE_IDENTITY && rep->err == EPERM &&
+	    container_hint(SBX_CONTAINER_NAMESPACES, err))
+		return -1;
 	if (rep->unavailable)
 		sbx_error_hint(err, "this kernel or host configuration cannot provide the isolation the "
 				    "profile requires; see `sbx check`");
@@ -698,6 +718,8 @@ static int lo_up(struct sbx_spawn *sp, struct sbx_error *err)
 	return 0;
 }
 
+static int init_gone(struct sbx_spawn *sp, int e, const char *what, struct sbx_error *err);
+
 /*
  * lo up, then say so: the init waits for that before it binds the proxy
  * listener to 127.0.0.1 and hands over /work, so the payload never starts
@@ -710,8 +732,33 @@ static int bring_up_lo(struct sbx_spawn *sp, struct sbx_error *err)
 	if (lo_up(sp, err) < 0)
 		return -1;
 	if (write(sp->sock, &ack, 1) != 1)
-		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "sandbox setup: network: telling the init");
+		return init_gone(sp, errno, "sandbox setup: network: telling the init", err);
 	return 0;
+}
+
+/*
+ * A write to the init failed with @e: the init is gone.  It says why when
+ * it got as far as reporting - after its netlink socket, which is queued
+ * first when lo was not brought up yet (an init that fails before the
+ * go-ahead, such as a refused sethostname, sent both).
+ */
+static int init_gone(struct sbx_spawn *sp, int e, const char *what, struct sbx_error *err)
+{
+	struct sbx_report rep;
+
+	fcntl(sp->sock, F_SETFL, O_NONBLOCK);
+	for (int i = 0; i < 2; i++) {
+		int nl_fd = -1;
+		int n = sbx_spawn_recv_report(sp->sock, &rep, &nl_fd, 1);
+
+		if (nl_fd >= 0)
+			close(nl_fd);
+		if (n == (int)sizeof(rep) && rep.kind == SBX_REPORT_FAILED)
+			return report_error(sp, &rep, err);
+		if (n != 1)
+			break;
+	}
+	return sbx_error_set(err, SBX_EXIT_SOFTWARE, e, "%s", what);
 }
 
 /* The go-ahead: one byte, with the sealed spec attached. */
@@ -728,17 +775,8 @@ int sbx_spawn_release(struct sbx_spawn *sp, struct sbx_error *err)
 {
 	if (write_id_maps(sp, err) < 0)
 		return -1;
-	if (send_go(sp) < 0) {
-		/* The init is gone: it says why, when it got that far. */
-		int e = errno;
-		struct sbx_report rep;
-
-		fcntl(sp->sock, F_SETFL, O_NONBLOCK);
-		if (sbx_spawn_recv_report(sp->sock, &rep, NULL, 0) == (int)sizeof(rep) &&
-		    rep.kind == SBX_REPORT_FAILED)
-			return report_error(sp, &rep, err);
-		return sbx_error_set(err, SBX_EXIT_SOFTWARE, e, "releasing the sandbox init");
-	}
+	if (send_go(sp) < 0)
+		return init_gone(sp, errno, "releasing the sandbox init", err);
 	return bring_up_lo(sp, err);
 }
 

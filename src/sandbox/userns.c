@@ -30,6 +30,7 @@
 #include <unistd.h>
 #include <linux/capability.h>
 
+#include "container.h"
 #include "userns.h"
 
 #define PERSIST "and keep it across reboots with a file in /etc/sysctl.d/"
@@ -104,6 +105,11 @@ static void refused(const struct sbx_userns_facts *f, struct sbx_userns_diagnosi
 	}
 	if (f->err == EPERM && (f->step == SBX_USERNS_CLONE || f->step == SBX_USERNS_NAMESPACES)) {
 		set(d, SBX_USERNS_SECCOMP, "a seccomp filter (no sysctl restricts user namespaces)");
+		if (f->container) {
+			sbx_container_hint(SBX_CONTAINER_NAMESPACES, f->container, d->hint,
+					   sizeof(d->hint));
+			return;
+		}
 		snprintf(d->hint, sizeof(d->hint),
 			 "no setting of this host restricts user namespaces, so a seccomp filter refused "
 			 "the call - a container runtime's default profile blocks clone3 and unshare of new "
@@ -182,6 +188,11 @@ void sbx_userns_diagnose(const struct sbx_userns_facts *f, struct sbx_userns_dia
 		 * to clone that way). */
 		if (f->kernel_major > 5 || (f->kernel_major == 5 && f->kernel_minor >= 3)) {
 			set(d, SBX_USERNS_SECCOMP, "a seccomp filter (clone3 made ENOSYS)");
+			if (f->container) {
+				sbx_container_hint(SBX_CONTAINER_NAMESPACES, f->container, d->hint,
+						   sizeof(d->hint));
+				return;
+			}
 			snprintf(d->hint, sizeof(d->hint),
 				 "clone3 made ENOSYS on a kernel that has it (%d.%d): a seccomp filter "
 				 "does that, as container runtimes' default profiles do: allow clone3 in "
@@ -278,9 +289,15 @@ static int read_root_without_setfcap(void)
 	return r;
 }
 
+/* The container markers under the same test root, or the real ones. */
+static const char *root_or_null(void)
+{
+	return sysctl_root()[0] ? sysctl_root() : NULL;
+}
+
 void sbx_userns_read_facts(struct sbx_userns_facts *f)
 {
-	static char exe[PATH_MAX];
+	static char exe[PATH_MAX], engine[64];
 	ssize_t n;
 
 	f->apparmor_restrict = (int)read_setting("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
@@ -290,6 +307,7 @@ void sbx_userns_read_facts(struct sbx_userns_facts *f)
 	f->kernel_major = f->kernel_minor = 0;
 	if (read_release(&f->kernel_major, &f->kernel_minor) < 0)
 		f->kernel_major = f->kernel_minor = 0;
+	f->container = sbx_container_engine(root_or_null(), engine, sizeof(engine)) ? engine : NULL;
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
 	f->exe = exe;

@@ -50,6 +50,7 @@ struct sbx_userns_facts {
 	const char *exe;               /* sbx's own path, for an AppArmor profile */
 	int root_without_setfcap;      /* 1: uid 0 of a user namespace other than the initial
 					* one, without CAP_SETFCAP; 0: not so; -1: unknown */
+	const char *container;         /* the container engine sbx runs in, or NULL */
 };
 
 struct sbx_userns_diagnosis {

@@ -17,6 +17,8 @@
 #                User= and Delegate=yes (the cron/batch case)
 #   host         one-off checks: a login session without delegation, a
 #                parent lacking a controller, a parent with other processes
+#   container    sbx inside podman containers, rootful and rootless, with
+#                crun (tests/vm/container.sh, on the image vm.sh built)
 set -u
 R=/vm-results
 : "${SBX_SRCDIR:?}" "${SBX_BUILDDIR:?}"
@@ -44,8 +46,9 @@ check "the guest runs cgroup v2 only" test "$(stat -fc %T /sys/fs/cgroup)" = cgr
 # ours with the scenario's name in front, as they come (the host watches
 # the console for progress).
 tap() {
-	local sc=$1 script=$2
-	bash "$SBX_SRCDIR/tests/e2e/$script" 2>&1 | {
+	local sc=$1 script=$2 path=$SBX_SRCDIR/tests/e2e/$2
+	case $script in */*) path=$SBX_SRCDIR/$script ;; esac
+	bash "$path" 2>&1 | {
 		while IFS= read -r line; do
 			case $line in
 			"ok "*) ok "$sc: $script: ${line#ok * - }" ;;
@@ -193,7 +196,11 @@ scenario_host() {
 		eval 'echo "$out" | grep -q "^rc=0" && echo "$out" | grep -q "/sbx.supervisor$"'
 }
 
-scenarios=${SBX_VM_SCENARIOS:-root-cgroup scope service host}
+scenario_container() {
+	tap container tests/vm/container.sh
+}
+
+scenarios=${SBX_VM_SCENARIOS:-root-cgroup scope service host container}
 for sc in $scenarios; do
 	diag "scenario $sc"
 	case $sc in
@@ -201,6 +208,7 @@ for sc in $scenarios; do
 	scope) scenario_scope ;;
 	service) scenario_service ;;
 	host) scenario_host ;;
+	container) scenario_container ;;
 	*) not_ok "unknown scenario $sc" ;;
 	esac
 done

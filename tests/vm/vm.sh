@@ -20,7 +20,9 @@
 # (space-separated scenario names, default all), SBX_VM_TIMEOUT (seconds
 # per boot, default 2400), SBX_VM_STALL (seconds without progress, default
 # 240), SBX_VM_KERNEL (a kernel package name, default the newest
-# linux-image-<version>-amd64 that linux-image-amd64 depends on).
+# linux-image-<version>-amd64 that linux-image-amd64 depends on),
+# SBX_VM_DEB (the container scenario's sbx .deb; default: one built here
+# from `make dist` without its tests).
 set -u
 
 : "${SBX_SRCDIR:?}" "${SBX_BUILDDIR:?}"
@@ -65,6 +67,54 @@ kver=${vmlinuz##*/vmlinuz-}
 [ -f "$vmlinuz" ] || bail "no vmlinuz in $pkg"
 mods="$kdir/root/lib/modules/$kver/kernel"
 
+# --- the container scenario's image, built here, never in the guest ------
+# The guest is many times slower: the .deb and the image's root file system
+# (deploy/container/build-image, mmdebstrap) are made on this host and the
+# guest reads them over the shared root.  Reused while the .deb, the
+# Containerfile and the build script are the same.
+ctrdir=
+case " ${SBX_VM_SCENARIOS:-container} " in *" container "*)
+	for c in podman crun mmdebstrap dpkg-buildpackage; do
+		command -v "$c" >/dev/null 2>&1 || bail "the container scenario needs '$c' (tools/install-deps installs it)"
+	done
+	ctrdir="$vmdir/container"
+	mkdir -p "$ctrdir" || bail "cannot create $ctrdir"
+	deb=${SBX_VM_DEB:-}
+	if [ -z "$deb" ]; then
+		rm -rf "$ctrdir/deb" && mkdir -p "$ctrdir/deb" || bail "cannot create $ctrdir/deb"
+		( cd "$bld" && make -s dist >"$ctrdir/deb/dist.log" 2>&1 ) ||
+			bail "make dist failed: $(tail -n 3 "$ctrdir/deb/dist.log")"
+		tar -xzf "$(ls -t "$bld"/sbx-*.tar.gz | head -n1)" -C "$ctrdir/deb" || bail "cannot unpack the tarball"
+		( cd "$ctrdir"/deb/sbx-*/ && DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" \
+			dpkg-buildpackage -us -uc -b >"$ctrdir/deb/build.log" 2>&1 ) ||
+			bail "the .deb did not build: $(tail -n 3 "$ctrdir/deb/build.log")"
+		deb=$(ls "$ctrdir"/deb/sbx_*_"$(dpkg --print-architecture)".deb)
+	fi
+	key=$(cat "$deb" "$src/deploy/container/Containerfile" "$src/deploy/container/build-image" \
+		"$src/deploy/container/sbx.json" | sha256sum | cut -d' ' -f1)
+	if [ "$(cat "$ctrdir/image/key" 2>/dev/null)" != "$key" ]; then
+		t0=$(date +%s)
+		rm -rf "$ctrdir/image"
+		"$src/deploy/container/build-image" --deb "$deb" --out "$ctrdir/image" --rootfs-only ||
+			bail "the container image's root file system did not build"
+		# The image itself, from the Containerfile, into a store of its
+		# own that the guest reads as an additional image store: a
+		# podman build or import under TCG takes minutes.  overlay: the
+		# guest's containers then use the layers in place, where vfs
+		# would copy the whole image per container.
+		rm -rf "$ctrdir/store"
+		podman --root "$ctrdir/store" --runroot "$ctrdir/store-run" --storage-driver overlay \
+			build --pull=never --network=none -q -t localhost/sbx:vm \
+			-f "$ctrdir/image/Containerfile" "$ctrdir/image" >"$ctrdir/image/podman-build.log" 2>&1 ||
+			bail "podman build failed: $(tail -n 3 "$ctrdir/image/podman-build.log")"
+		rm -rf "$ctrdir/store-run"
+		echo "$key" > "$ctrdir/image/key"
+		note "container image: rootfs.tar and the image built in $(( $(date +%s) - t0 ))s"
+	fi
+	chmod -R a+rX "$ctrdir/image" "$ctrdir/store"
+	;;
+esac
+
 # --- the initramfs: busybox, the 9p/overlay modules, and our init --------
 initrd="$vmdir/initrd.cpio"
 ir="$vmdir/initramfs"
@@ -76,7 +126,7 @@ done
 for m in fs/netfs/netfs fs/fscache/fscache net/9p/9pnet drivers/virtio/virtio \
 	 drivers/virtio/virtio_ring drivers/virtio/virtio_pci_legacy_dev \
 	 drivers/virtio/virtio_pci_modern_dev drivers/virtio/virtio_pci \
-	 net/9p/9pnet_virtio fs/9p/9p fs/overlayfs/overlay; do
+	 net/9p/9pnet_virtio fs/9p/9p fs/overlayfs/overlay fs/fuse/fuse; do
 	f=$(ls "$mods/$m.ko"* 2>/dev/null | head -n1)
 	[ -n "$f" ] || bail "module $m missing from $pkg"
 	case $f in
@@ -87,7 +137,7 @@ for m in fs/netfs/netfs fs/fscache/fscache net/9p/9pnet drivers/virtio/virtio \
 done
 cp "$src/tests/vm/initramfs-init" "$ir/init" && chmod 0755 "$ir/init" || bail "init"
 # The trees the guest must see even below its own /tmp.
-printf 'SBX_VM_TREES="%s %s"\n' "$src" "$bld" > "$ir/vm.conf"
+printf 'SBX_VM_TREES="%s %s%s"\n' "$src" "$bld" "${ctrdir:+ $ctrdir}" > "$ir/vm.conf"
 # What the guest gets on top of the host's root (copied into the overlay).
 ov="$ir/overlay"
 mkdir -p "$ov/etc/systemd/system" "$ov/etc/systemd/system/sbx-vm.target.wants"
@@ -116,6 +166,7 @@ FailureAction=poweroff-force
 [Service]
 Type=oneshot
 Environment=SBX_SRCDIR=$src SBX_BUILDDIR=$bld SBX_VM_SCENARIOS=${SBX_VM_SCENARIOS:-}
+Environment=SBX_VM_CONTAINER_DIR=$ctrdir
 ExecStart=/bin/sh $src/tests/vm/guest.sh
 StandardOutput=tty
 StandardError=tty

@@ -96,10 +96,17 @@ static const struct {
 	  { OPEN_HOST, .step = SBX_USERNS_CLONE, .err = EPERM, .selinux_enforce = 1 },
 	  SBX_USERNS_SECCOMP, "seccomp", "container" },
 	/* A container's seccomp filter */
+	{ "seccomp inside podman: the Hint names the container's profile",
+	  { OPEN_HOST, .step = SBX_USERNS_CLONE, .err = EPERM, .unprivileged_userns_clone = 1,
+	    .container = "podman" },
+	  SBX_USERNS_SECCOMP, "seccomp", "runs in a container (podman)" },
 	{ "seccomp, the init's unshare",
 	  { OPEN_HOST, .step = SBX_USERNS_NAMESPACES, .err = EPERM, .apparmor_restrict = 0,
 	    .unprivileged_userns_clone = 1, .selinux_enforce = 0 },
 	  SBX_USERNS_SECCOMP, "seccomp", "unshare" },
+	{ "clone3 ENOSYS on 6.1 inside docker: the container's profile",
+	  { OPEN_HOST, .step = SBX_USERNS_CLONE, .err = ENOSYS, .container = "docker" },
+	  SBX_USERNS_SECCOMP, "clone3 made ENOSYS", "runs in a container (docker)" },
 	{ "clone3 ENOSYS on 6.1: a filter",
 	  { OPEN_HOST, .step = SBX_USERNS_CLONE, .err = ENOSYS },
 	  SBX_USERNS_SECCOMP, "clone3 made ENOSYS", "allow clone3" },
@@ -194,8 +201,15 @@ static void test_read_facts(void **state)
 	assert_int_equal(f.selinux_enforce, -1);
 	assert_int_equal(f.kernel_major, 5);
 	assert_int_equal(f.kernel_minor, 2);
+	assert_null(f.container);
 	assert_non_null(f.exe);
 	assert_non_null(strstr(f.exe, "test-userns"));
+
+	/* podman's marker file under the same root: a container. */
+	snprintf(path, sizeof(path), "mkdir -p %s/run && touch %s/run/.containerenv", dir, dir);
+	assert_int_equal(system(path), 0);
+	sbx_userns_read_facts(&f);
+	assert_string_equal(f.container, "podman");
 
 	snprintf(path, sizeof(path), "rm -rf %s", dir);
 	assert_int_equal(system(path), 0);
