@@ -458,7 +458,9 @@ static void prepared_items(struct report *rp, const struct sbx_hostconfig *cfg,
 			snprintf(detail, sizeof(detail), "%s: sha256:%s", pr->name, p.sha256);
 			item(rp, "prepared", false, "ok", detail, NULL);
 		} else {
-			item(rp, "prepared", false, strstr(perr.msg, "missing") ? "missing" : "stale",
+			item(rp, "prepared", false,
+			     strstr(perr.msg, "missing") ? "missing" :
+			     strstr(perr.msg, "not searchable") ? "unusable" : "stale",
 			     perr.msg, perr.hint);
 		}
 		sbx_prepared_free(&p);

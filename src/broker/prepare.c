@@ -213,6 +213,39 @@ static const char *entry_path(const char *fields, char type[8])
  * Text rather than JSON: a run reads it, and a JSON parser's allocations
  * cost more than every fstatat the check makes.
  */
+/*
+ * Root's sandboxes are an unprivileged host uid of their own (root_ids),
+ * and sbx-init binds the prepared tree as that uid: every directory above
+ * the tree must let others search it, or the bind fails inside (EACCES)
+ * after the run started.  Say so before anything runs.  A few stats.
+ */
+static int tree_reachable(const char *tree, const char *profile, struct sbx_error *err)
+{
+	_cleanup_free_ char *dir = NULL;
+	char *slash;
+	struct stat st;
+
+	if (geteuid() != 0)
+		return 0; /* the sandbox is the caller's own uid */
+	dir = sbx_xstrdup(tree);
+	while ((slash = strrchr(dir, '/')) && slash != dir) {
+		*slash = '\0';
+		if (stat(dir, &st) < 0)
+			return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "%s: prepared state: %s",
+					     profile, dir);
+		if (!(st.st_mode & S_IXOTH)) {
+			sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0,
+				      "%s: prepared state: %s: not searchable by others, so root's "
+				      "sandboxes (a host uid of their own) cannot bind the prepared tree",
+				      profile, dir);
+			sbx_error_hint(err, "chmod o+x %s, or set \"prepared_dir\" in the host config "
+				       "to a directory under searchable ones", dir);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int sbx_prepared_lookup(const struct sbx_hostconfig *cfg, const struct sbx_catalog *cat,
 			const struct sbx_profile *pr, bool deep, struct sbx_prepared *out,
 			struct sbx_error *err)
@@ -314,7 +347,7 @@ int sbx_prepared_lookup(const struct sbx_hostconfig *cfg, const struct sbx_catal
 	}
 	out->tree = sbx_xasprintf("%s/%s", dir, tree);
 	snprintf(out->sha256, sizeof(out->sha256), "%s", sha);
-	return 0;
+	return tree_reachable(out->tree, pr->name, err);
 }
 
 int sbx_prepared_admit(struct sbx_plan *plan, const struct sbx_hostconfig *cfg,

@@ -14,6 +14,9 @@ BR="$B/tests/bench/bench-run"
 command -v bwrap >/dev/null || { echo "bench: bwrap is missing (tools/install-deps)"; exit 1; }
 
 W=$(mktemp -d /tmp/sbx-bench.XXXXXX)
+# The prepared state is under it, and root's sandboxes (a host uid of
+# their own) must be able to reach it.
+chmod 0755 "$W"
 # The state dir on tmpfs, as /run (or $XDG_RUNTIME_DIR) is on a production
 # host: on a disk file system its small writes and renames cost ~2.5 ms.
 STATE=$(mktemp -d /dev/shm/sbx-bench-state.XXXXXX 2>/dev/null || echo "$W/state")

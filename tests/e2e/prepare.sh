@@ -195,6 +195,30 @@ if touch /run/sbx/prepared/new 2>/dev/null; then echo CREATED; else echo refused
 	expect_rc 0 "$mode: a profile without prepare runs as before"
 	check "$mode: ... and its manifest has no prepared_sha256" \
 		test "$(jqm '.profile | has("prepared_sha256")')" = false
+	if [ $mode = root ]; then
+		# Root's sandboxes are a host uid of their own, and the init binds
+		# the tree as that uid: a prepared_dir under a directory others
+		# cannot search is refused before anything runs (it used to fail
+		# inside, 70), and sbx check says so.
+		mkdir -m 0700 "$M/locked"
+		jq --arg d "$M/locked/prepared" '. + {prepared_dir: $d}' "$M/config.json" > "$M/config-locked.json"
+		as_mode "$SBX" prepare --config "$M/config-locked.json" --policy "$POLICY" prep >/dev/null 2>&1
+		as_mode "$SBX" run --config "$M/config-locked.json" --policy "$POLICY" --key "$KEY" \
+			--store "$M/store" --artifacts "$M/art.locked" "$M/probe.json" >"$M/locked.json" 2>"$M/locked.err"
+		RC=$?; OUT="$M/locked.json"; ERR="$M/locked.err"
+		expect_rc 69 "$mode: a prepared tree under a directory others cannot search is refused"
+		check "$mode: ... naming the directory, with a Hint to chmod it" \
+			eval 'grep -q "$M/locked: not searchable by others" "$ERR" && grep -q "Hint: chmod o+x $M/locked" "$ERR"'
+		as_mode "$SBX" check --json --config "$M/config-locked.json" --policy "$POLICY" > "$M/check.json"
+		check "$mode: ... and sbx check reports it unusable" \
+			test "$(jq -r '.checks[] | select(.name == "prepared" and (.detail | startswith("prep: "))) | .state' "$M/check.json")" = unusable
+		chmod 0711 "$M/locked"
+		as_mode "$SBX" run --config "$M/config-locked.json" --policy "$POLICY" --key "$KEY" \
+			--store "$M/store" --artifacts "$M/art.locked2" "$M/probe.json" >"$M/locked.json" 2>"$M/locked.err"
+		RC=$?
+		expect_rc 0 "$mode: ... and runs once it is searchable"
+		rm -rf "$M/locked"
+	fi
 	check "$mode: nothing left behind" nothing_left
 	if [ $mode = root ]; then
 		ROOT_CONFIG="$M/config.json"
