@@ -230,7 +230,7 @@ static int put_require(json_t *j, const char *const *req, struct sbx_error *err)
 			continue;
 		}
 		path = sbx_xstrndup(req[i], (size_t)(colon - req[i]));
-		if (!json_stringn(path, strlen(path)) || !sbx_utf8_valid(req[i], strlen(req[i])))
+		if (!sbx_utf8_valid(req[i], strlen(req[i])))
 			goto not_utf8;
 		if (!(k = json_object_get(outputs, path)))
 			json_object_set_new(outputs, path, k = json_object());
