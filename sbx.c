@@ -739,11 +739,6 @@ int main(int argc, char **argv)
 	if (!sc)
 		return unknown_subcommand(argv[optind]);
 	prefault_heap();
-	/* `sbx run` sets OpenSSL up later, off its start-up path (run.c). */
-	if (sc->fn != do_run && sbx_crypto_init() < 0) {
-		fputs("sbx: initializing OpenSSL failed\n", stderr);
-		return SBX_EXIT_SOFTWARE;
-	}
 	r = parse_options(sc, argc - optind, argv + optind, &p);
 	if (r)
 		return r;

@@ -714,7 +714,6 @@ int sbx_cmd_promote(const struct sbx_promote_opts *o)
 
 	sbx_format_rfc3339_ms(started, at);
 	sbx_format_rfc3339_ms(sbx_now_real_ms(), end);
-	sbx_crypto_init();
 	m = json_pack("{s:s,s:i,s:s,s:s,s:O,s:s,s:I,s:o,s:o,s:I,s:{s:s,s:s,s:I}}", "kind", "promote",
 		      "manifest_version", PROMOTE_MANIFEST_VERSION, "sbx_version", PACKAGE_VERSION,
 		      "run_id", o->run_id, "principal", json_object_get(rec, "principal"),
@@ -723,7 +722,7 @@ int sbx_cmd_promote(const struct sbx_promote_opts *o)
 		      (json_int_t)remaining, "timing", "started_at", at, "ended_at", end, "wall_ms",
 		      (json_int_t)((sbx_now_mono_ns() - t0) / 1000000));
 	promoted = refused = NULL;
-	if (!m || sbx_manifest_finish(m, sbx_key_pkey(&key), &line, &len, &err) < 0) {
+	if (!m || sbx_manifest_finish(m, &key, &line, &len, &err) < 0) {
 		if (!err.code)
 			sbx_error_set(&err, SBX_EXIT_SOFTWARE, 0, "promote: manifest: out of memory");
 		goto fail;

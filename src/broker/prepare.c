@@ -890,8 +890,6 @@ int sbx_cmd_prepare(const struct sbx_common_opts *o, char *const *names)
 	struct sbx_error err = { 0 };
 	int code = 0;
 
-	if (sbx_crypto_init() < 0)
-		return SBX_EXIT_SOFTWARE;
 	if (sbx_hostconfig_load(&cfg, o->config, &err) < 0 ||
 	    sbx_catalog_load(&cat, sbx_catalog_default_dir(o->policy, &cfg), &err) < 0) {
 		sbx_error_print(&err);

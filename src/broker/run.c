@@ -744,10 +744,6 @@ static int execute(struct sbx_run *run, int sfd)
 	if (sbx_spawn_continue(&sp, &run->err) < 0)
 		goto out;
 	sbx_run_event(run, "materialized", NULL);
-	/* OpenSSL's set-up and the key (~2 ms) while the sandbox starts the
-	 * payload on the other CPU: by the time the manifest is signed, and
-	 * before the supervisor hashes the payload's output, it is done. */
-	sbx_key_pkey(&run->key);
 
 	if (cancel_pending(sfd)) {
 		/* Cancelled while the sandbox was being built. */
@@ -880,7 +876,7 @@ static int sign_manifest(struct sbx_run *run, json_t **manifest, char **line, si
 	int code;
 
 	*manifest = sbx_manifest_build(run);
-	code = sbx_manifest_finish(*manifest, sbx_key_pkey(&run->key), line, len, &run->err);
+	code = sbx_manifest_finish(*manifest, &run->key, line, len, &run->err);
 	if (code == 0 && run->hold && sbx_hold_record(run, *line, *len, &herr) < 0) {
 		sbx_error_print(&herr);
 		sbx_hold_abandon(run, "not held: the hold could not be recorded");
@@ -888,7 +884,7 @@ static int sign_manifest(struct sbx_run *run, json_t **manifest, char **line, si
 		free(*line);
 		*line = NULL;
 		*manifest = sbx_manifest_build(run);
-		code = sbx_manifest_finish(*manifest, sbx_key_pkey(&run->key), line, len, &run->err);
+		code = sbx_manifest_finish(*manifest, &run->key, line, len, &run->err);
 	}
 	return code;
 }
@@ -925,9 +921,7 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 				       sbx_xasprintf("%s/%s", o->artifacts_parent ? o->artifacts_parent :
 											"sbx-runs",
 						     run.run_id);
-	/* SPEC order: options, host config, signing key, catalog, job.  The
-	 * key file is read and checked here; OpenSSL sees it only once the
-	 * sandbox is starting the payload (sbx_key_pkey below). */
+	/* SPEC order: options, host config, signing key, catalog, job. */
 	if (sbx_artifacts_dir_open(artifacts_dir, &run.artifacts, &run.err) < 0 ||
 	    sbx_streams_open(&run.streams, (const char *const[]){ o->stdout_file, o->stderr_file },
 			     &run.artifacts, &run.err) < 0 ||
@@ -1030,9 +1024,6 @@ done:
 	sbx_run_event(&run, "cleaned", NULL);
 	run.ended_at_ms = sbx_now_real_ms();
 
-	/* Before the first digest: a run that ended early never got to the
-	 * set-up in execute().  Should it fail, signing fails (70). */
-	sbx_crypto_init();
 	/* A run that failed keeps nothing held: there would be no record. */
 	if (run.hold && run.err.code)
 		sbx_hold_abandon(&run, "not held: the run ended with an error");

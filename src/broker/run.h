@@ -7,7 +7,6 @@
 #define SBX_RUN_H
 
 #include <jansson.h>
-#include <openssl/evp.h>
 
 #include "catalog.h"
 #include "cgroup.h"
@@ -38,7 +37,7 @@ struct sbx_run {
 	uint64_t ended_at_ms;
 
 	struct sbx_hostconfig cfg;
-	struct sbx_key key;       /* an OpenSSL key once the payload runs */
+	struct sbx_key key;       /* the signing key (wiped at the end) */
 	struct sbx_catalog cat;
 	struct sbx_job job;
 	bool job_read;            /* from here on a manifest is printed */

@@ -68,7 +68,7 @@ int sbx_cmd_keygen(const struct sbx_common_opts *o, const char *out)
 {
 	struct sbx_error err = { 0 };
 	_cleanup_free_ char *path = out ? sbx_xstrdup(out) : NULL;
-	_cleanup_pkey_ EVP_PKEY *key = NULL;
+	_cleanup_key_ struct sbx_key *key = NULL;
 	char key_id[SBX_KEY_ID_LEN];
 
 	if (!path && default_key_path(o, true, &path, &err) < 0)
@@ -428,7 +428,7 @@ int sbx_cmd_verify(const struct sbx_common_opts *o, const char *manifest, const 
 {
 	struct sbx_error err = { 0 };
 	_cleanup_(json_decrefp) json_t *m = NULL;
-	_cleanup_pkey_ EVP_PKEY *pub = NULL;
+	_cleanup_key_ struct sbx_key *pub = NULL;
 	_cleanup_free_ char *default_pub = NULL, *data = NULL;
 	size_t checked = 0, len = 0;
 	const char *streams = "";

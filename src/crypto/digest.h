@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * digest.h - streaming SHA-256 over OpenSSL's EVP interface (which picks
- * the SHA-NI / AVX2 code paths), for hashing while copying and for checking
- * files after the fact.
+ * digest.h - streaming SHA-256 (Nettle's, which picks the SHA-NI code
+ * path at run time), for hashing while copying and for checking files
+ * after the fact.
  */
 #ifndef SBX_DIGEST_H
 #define SBX_DIGEST_H
 
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,24 +16,14 @@
 
 #define SBX_SHA256_HEX_LEN 64
 
-/**
- * sbx_crypto_init() - set OpenSSL up the way sbx uses it (no openssl.cnf,
- * no error strings, no exit-time teardown), once.  It must come before any
- * other OpenSSL call, which would otherwise initialize OpenSSL with the
- * host's configuration.  Every command but `sbx run` calls it first thing;
- * `sbx run` calls it when the sandbox is starting the payload, and before
- * any manifest is built, so that OpenSSL's set-up is off the start-up path.
- * Return: 0, or -1 when OpenSSL cannot be initialized.
- */
-int sbx_crypto_init(void);
-
 struct sbx_sha256 {
-	EVP_MD_CTX *ctx;
+	struct sha256_ctx ctx;
+	bool live;
 };
 
 /**
  * sbx_sha256_init() - start a digest.  @h must be zeroed or released.
- * Return: 0, or -1 with SBX_EXIT_SOFTWARE when OpenSSL fails.
+ * Return: 0 (the failure return is kept for callers' symmetry).
  */
 int sbx_sha256_init(struct sbx_sha256 *h, struct sbx_error *err);
 

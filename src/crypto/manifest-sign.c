@@ -83,7 +83,7 @@ static int prepare(json_t *v, unsigned depth, struct sbx_error *err)
 	}
 }
 
-int sbx_manifest_finish(json_t *manifest, EVP_PKEY *key, char **line, size_t *len,
+int sbx_manifest_finish(json_t *manifest, const struct sbx_key *key, char **line, size_t *len,
 			struct sbx_error *err)
 {
 	_cleanup_free_ char *unsigned_text = NULL, *value = NULL, *text = NULL;
@@ -130,7 +130,7 @@ static const char *member_string(const json_t *obj, const char *name)
 	return json_string_value(json_object_get(obj, name));
 }
 
-int sbx_manifest_check_signature(const json_t *manifest, EVP_PKEY *pub, struct sbx_error *err)
+int sbx_manifest_check_signature(const json_t *manifest, const struct sbx_key *pub, struct sbx_error *err)
 {
 	_cleanup_(json_decrefp) json_t *body = NULL;
 	_cleanup_free_ char *text = NULL;
@@ -200,7 +200,8 @@ json_t *sbx_manifest_parse(const char *name, const char *data, size_t len, struc
 	return v;
 }
 
-int sbx_manifest_check_line(const char *name, const char *data, size_t len, EVP_PKEY *pub,
+int sbx_manifest_check_line(const char *name, const char *data, size_t len,
+			    const struct sbx_key *pub,
 			    json_t **out, struct sbx_error *err)
 {
 	_cleanup_(json_decrefp) json_t *v = NULL;

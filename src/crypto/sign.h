@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * sign.h - Ed25519 keys and signatures (OpenSSL EVP), and the signed
+ * sign.h - Ed25519 keys and signatures (Nettle), and the signed
  * manifest line (SPEC §7).
  *
  * Keys are files: the private key as PKCS#8 PEM, mode 0600, and beside it
@@ -22,14 +22,26 @@
 #define SBX_SIGN_H
 
 #include <jansson.h>
-#include <openssl/evp.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(EVP_PKEY *, EVP_PKEY_free)
-#define _cleanup_pkey_ _cleanup_(EVP_PKEY_freep)
+/*
+ * An Ed25519 key: always its 32-byte public key (RFC 8032 encoding), and
+ * for a private key its 32-byte seed.  Wiped by sbx_key_clear.
+ */
+struct sbx_key {
+	uint8_t pub[32];
+	uint8_t seed[32];
+	bool has_private;
+};
+
+/* Wipe and free a key from sbx_sign_load_key/_pubkey (NULL is fine). */
+void sbx_key_free(struct sbx_key *key);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct sbx_key *, sbx_key_free)
+#define _cleanup_key_ _cleanup_(sbx_key_freep)
 
 /* "sha256:" + 64 hex digits + NUL */
 #define SBX_KEY_ID_LEN 72
@@ -46,25 +58,28 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(EVP_PKEY *, EVP_PKEY_free)
  * exist.
  *
  * Return: 0, or -1 with SBX_EXIT_UNAVAILABLE naming the file (errnum EEXIST
- * when one of them exists), or SBX_EXIT_SOFTWARE when OpenSSL fails.
+ * when one of them exists), or SBX_EXIT_SOFTWARE when no random seed can be
+ * had.
  */
 int sbx_sign_keygen(const char *path, struct sbx_error *err);
 
 /**
- * sbx_sign_load_key() - load the Ed25519 private key at @path (PKCS#8 or
- * any PEM private key OpenSSL reads; encrypted keys are refused, never
- * prompted for).  Permissions as described at the top of this file.
- * Return: 0 with *@key owned by the caller, or -1 with SBX_EXIT_UNAVAILABLE
- * naming @path (errnum ENOENT when it does not exist).
+ * sbx_sign_load_key() - load the Ed25519 private key at @path: unencrypted
+ * PKCS#8 PEM ("BEGIN PRIVATE KEY"), what `openssl genpkey -algorithm
+ * ed25519` and `openssl pkey` write.  Encrypted keys and other encodings
+ * are refused with a Hint to convert them, never prompted for.
+ * Permissions as described at the top of this file.
+ * Return: 0 with *@key owned by the caller (sbx_key_free), or -1 with
+ * SBX_EXIT_UNAVAILABLE naming @path (errnum ENOENT when it does not exist).
  */
-int sbx_sign_load_key(const char *path, EVP_PKEY **key, struct sbx_error *err);
+int sbx_sign_load_key(const char *path, struct sbx_key **key, struct sbx_error *err);
 
 /**
  * sbx_sign_load_pubkey() - load an Ed25519 public key (SubjectPublicKeyInfo
- * PEM) from @path.
+ * PEM, "BEGIN PUBLIC KEY") from @path.
  * Return: 0 with *@key owned by the caller, or -1 with SBX_EXIT_UNAVAILABLE.
  */
-int sbx_sign_load_pubkey(const char *path, EVP_PKEY **key, struct sbx_error *err);
+int sbx_sign_load_pubkey(const char *path, struct sbx_key **key, struct sbx_error *err);
 
 /**
  * sbx_sign_default_path() - the per-user key path,
@@ -77,21 +92,7 @@ int sbx_sign_load_pubkey(const char *path, EVP_PKEY **key, struct sbx_error *err
  */
 int sbx_sign_default_path(bool create_dirs, char **path, struct sbx_error *err);
 
-/*
- * A run's signing key: read and checked when loaded, in the order the
- * SPEC reports errors, but made an OpenSSL key only when first used
- * (sbx_key_pkey), so that OpenSSL's set-up runs while the payload does.
- * The common PKCS#8 key is held as its 32-byte seed until then; any other
- * PEM key is parsed at once.  Wiped by sbx_key_clear.
- */
-struct sbx_key {
-	EVP_PKEY *pkey;
-	unsigned char seed[32];
-	bool has_seed;
-};
-
-/* The OpenSSL key (owned by @key), or NULL when OpenSSL cannot make one. */
-EVP_PKEY *sbx_key_pkey(struct sbx_key *key);
+/* Wipe a key held in place (sbx_sign_default_key's). */
 void sbx_key_clear(struct sbx_key *key);
 
 /**
@@ -110,16 +111,17 @@ int sbx_sign_default_key(const char *explicit_path, const char *config_path, str
 /**
  * sbx_sign_key_id() - "sha256:<hex>" of @key's raw public key into @out.
  * @key may be a private or a public Ed25519 key.
- * Return: 0, or -1 when @key has no raw Ed25519 public key.
+ * Return: 0, or -1 when @key is NULL.
  */
-int sbx_sign_key_id(EVP_PKEY *key, char out[SBX_KEY_ID_LEN]);
+int sbx_sign_key_id(const struct sbx_key *key, char out[SBX_KEY_ID_LEN]);
 
 /**
  * sbx_sign_bytes() - Ed25519 signature of @len bytes at @msg, as standard
  * base64 with padding (88 characters).
- * Return: 0 with *@b64 owned by the caller, or -1 with SBX_EXIT_SOFTWARE.
+ * Return: 0 with *@b64 owned by the caller, or -1 with SBX_EXIT_SOFTWARE
+ * when @key is not a private key.
  */
-int sbx_sign_bytes(EVP_PKEY *key, const void *msg, size_t len, char **b64,
+int sbx_sign_bytes(const struct sbx_key *key, const void *msg, size_t len, char **b64,
 		   struct sbx_error *err);
 
 /**
@@ -127,9 +129,9 @@ int sbx_sign_bytes(EVP_PKEY *key, const void *msg, size_t len, char **b64,
  * at @msg with @key (public or private).  Only the canonical encoding of a
  * 64-byte signature is accepted, so a signature has one spelling.
  * Return: 0 when it verifies, or -1 with SBX_EXIT_FAILED saying why
- * (malformed, does not verify), SBX_EXIT_SOFTWARE when OpenSSL fails.
+ * (malformed, does not verify).
  */
-int sbx_sign_verify_bytes(EVP_PKEY *key, const void *msg, size_t len, const char *b64,
+int sbx_sign_verify_bytes(const struct sbx_key *key, const void *msg, size_t len, const char *b64,
 			  struct sbx_error *err);
 
 /**
@@ -153,7 +155,7 @@ int sbx_sign_verify_bytes(EVP_PKEY *key, const void *msg, size_t len, const char
  * RFC 8785 (control characters, DEL, characters above U+FFFF) - keys are
  * sbx's own names, so that is a bug, named by its JSON path.
  */
-int sbx_manifest_finish(json_t *manifest, EVP_PKEY *key, char **line, size_t *len,
+int sbx_manifest_finish(json_t *manifest, const struct sbx_key *key, char **line, size_t *len,
 			struct sbx_error *err);
 
 /**
@@ -163,7 +165,7 @@ int sbx_manifest_finish(json_t *manifest, EVP_PKEY *key, char **line, size_t *le
  * @manifest is not changed.
  * Return: 0 when valid, or -1 with SBX_EXIT_FAILED and the reason.
  */
-int sbx_manifest_check_signature(const json_t *manifest, EVP_PKEY *pub, struct sbx_error *err);
+int sbx_manifest_check_signature(const json_t *manifest, const struct sbx_key *pub, struct sbx_error *err);
 
 /**
  * sbx_manifest_parse() - `sbx verify`'s reading of a manifest's @len bytes
@@ -183,7 +185,8 @@ json_t *sbx_manifest_parse(const char *name, const char *data, size_t len, struc
  * @out: on success the parsed manifest, owned by the caller (may be NULL).
  * Return: 0 when valid, or -1 with SBX_EXIT_FAILED and the reason.
  */
-int sbx_manifest_check_line(const char *name, const char *data, size_t len, EVP_PKEY *pub,
+int sbx_manifest_check_line(const char *name, const char *data, size_t len,
+			    const struct sbx_key *pub,
 			    json_t **out, struct sbx_error *err);
 
 /**

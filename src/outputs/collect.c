@@ -36,7 +36,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,8 +49,6 @@
 #include "util.h"
 #include "validate.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(EVP_MD_CTX *, EVP_MD_CTX_free)
-#define _cleanup_md_ _cleanup_(EVP_MD_CTX_freep)
 
 #define COPY_BUF (128 * 1024)
 
@@ -149,14 +147,12 @@ void collect_drop_quarantined(struct sbx_collection *c, struct sbx_artifact *a)
  */
 static int quarantine_copy(struct walk *w, int src, uint64_t size, struct sbx_artifact *a)
 {
-	_cleanup_md_ EVP_MD_CTX *md = EVP_MD_CTX_new();
+	struct sha256_ctx md;
 	_cleanup_close_ int dst = -1;
-	unsigned char digest[32];
+	uint8_t digest[SHA256_DIGEST_SIZE];
 	uint64_t total = 0;
-	unsigned dlen = 0;
 
-	if (!md || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1)
-		return sbx_error_set(w->err, SBX_EXIT_SOFTWARE, 0, "outputs: SHA-256 unavailable");
+	sha256_init(&md);
 	snprintf(a->qname, sizeof(a->qname), "q%06u", ++w->qseq);
 	dst = openat(w->c->quarantine_dirfd, a->qname,
 		     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -183,8 +179,7 @@ static int quarantine_copy(struct walk *w, int src, uint64_t size, struct sbx_ar
 		total += (uint64_t)r;
 		if (total > size)
 			break;
-		if (EVP_DigestUpdate(md, w->buf, (size_t)r) != 1)
-			return sbx_error_set(w->err, SBX_EXIT_SOFTWARE, 0, "outputs: SHA-256 failed");
+		sha256_update(&md, (size_t)r, (const uint8_t *)w->buf);
 		if (sbx_write_all(dst, w->buf, (size_t)r) < 0)
 			return sbx_error_set(w->err, SBX_EXIT_SOFTWARE, errno,
 					     "outputs: cannot write quarantine file");
@@ -194,8 +189,7 @@ static int quarantine_copy(struct walk *w, int src, uint64_t size, struct sbx_ar
 		collect_drop_quarantined(w->c, a);
 		return 0;
 	}
-	if (EVP_DigestFinal_ex(md, digest, &dlen) != 1 || dlen != sizeof(digest))
-		return sbx_error_set(w->err, SBX_EXIT_SOFTWARE, 0, "outputs: SHA-256 failed");
+	sha256_digest(&md, sizeof(digest), digest);
 	sbx_hex(digest, sizeof(digest), a->sha256);
 	a->size = size;
 	return 1;

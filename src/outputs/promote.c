@@ -15,7 +15,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -388,8 +388,6 @@ int sbx_collect_hold(struct sbx_collection *c, struct sbx_artifact *a, int hold_
 	return sbx_error_set(err, SBX_EXIT_SOFTWARE, e, "held outputs: %s", a->path);
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(EVP_MD_CTX *, EVP_MD_CTX_free)
-
 /*
  * Copy @src (at offset 0) to the new file @leaf below @dirfd, hashing on
  * the way; at most @size + 1 bytes are read, so a file that grew shows.
@@ -398,17 +396,17 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(EVP_MD_CTX *, EVP_MD_CTX_free)
 static int copy_hashed(int src, int dirfd, const char *leaf, uint64_t size, char hex[65],
 		       uint64_t *copied)
 {
-	_cleanup_(EVP_MD_CTX_freep) EVP_MD_CTX *md = EVP_MD_CTX_new();
+	struct sha256_ctx md;
 	_cleanup_close_ int dst = openat(dirfd, leaf,
 					 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	unsigned char buf[65536], digest[32];
-	unsigned dlen = 0;
+	uint8_t buf[65536], digest[SHA256_DIGEST_SIZE];
 	uint64_t total = 0;
 	ssize_t r;
 
 	if (dst < 0)
 		return -1;
-	if (!md || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1 || fchmod(dst, 0644) < 0)
+	sha256_init(&md);
+	if (fchmod(dst, 0644) < 0)
 		goto fail;
 	while (total <= size) {
 		r = read(src, buf, sizeof(buf));
@@ -419,11 +417,11 @@ static int copy_hashed(int src, int dirfd, const char *leaf, uint64_t size, char
 		if (r == 0)
 			break;
 		total += (uint64_t)r;
-		if (EVP_DigestUpdate(md, buf, (size_t)r) != 1 || sbx_write_all(dst, buf, (size_t)r) < 0)
+		sha256_update(&md, (size_t)r, buf);
+		if (sbx_write_all(dst, buf, (size_t)r) < 0)
 			goto fail;
 	}
-	if (EVP_DigestFinal_ex(md, digest, &dlen) != 1 || dlen != sizeof(digest))
-		goto fail;
+	sha256_digest(&md, sizeof(digest), digest);
 	for (unsigned i = 0; i < 32; i++)
 		snprintf(hex + 2 * i, 3, "%02x", digest[i]);
 	*copied = total;

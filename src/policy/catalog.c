@@ -20,7 +20,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -35,10 +35,14 @@
 
 int sbx_catalog_sha256(const char *raw, size_t len, char out[65])
 {
-	unsigned char md[32];
+	struct sha256_ctx ctx;
+	uint8_t md[SHA256_DIGEST_SIZE];
 
-	if (!raw || !EVP_Digest(raw, len, md, NULL, EVP_sha256(), NULL))
+	if (!raw)
 		return -1;
+	sha256_init(&ctx);
+	sha256_update(&ctx, len, (const uint8_t *)raw);
+	sha256_digest(&ctx, sizeof(md), md);
 	sbx_hex(md, sizeof(md), out);
 	return 0;
 }

@@ -9,7 +9,7 @@
 #include "config.h"
 
 #include <inttypes.h>
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
 #include <string.h>
 
 #include "catalog.h"
@@ -352,10 +352,15 @@ int sbx_job_load(struct sbx_job *job, const char *path, struct sbx_error *err)
 
 int sbx_job_digest(struct sbx_job *job)
 {
+	struct sha256_ctx ctx;
+
 	if (job->digested)
 		return 0;
-	if (!job->raw || !EVP_Digest(job->raw, job->raw_len, job->sha256, NULL, EVP_sha256(), NULL))
+	if (!job->raw)
 		return -1;
+	sha256_init(&ctx);
+	sha256_update(&ctx, job->raw_len, (const uint8_t *)job->raw);
+	sha256_digest(&ctx, SHA256_DIGEST_SIZE, job->sha256);
 	job->digested = true;
 	return 0;
 }

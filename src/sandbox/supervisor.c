@@ -16,7 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -62,20 +62,18 @@ static void stream_init(struct sbx_stream *s, size_t cap)
 	memset(s, 0, sizeof(*s));
 	s->cap = cap;
 	s->buf = sbx_xmalloc(cap ? cap : 1);
-	s->md = EVP_MD_CTX_new();
-	if (s->md)
-		EVP_DigestInit_ex(s->md, EVP_sha256(), NULL);
+	s->md = sbx_xmalloc(sizeof(struct sha256_ctx));
+	sha256_init(s->md);
 }
 
 static void stream_finish(struct sbx_stream *s)
 {
-	unsigned char d[32];
-	unsigned int n = 0;
+	uint8_t d[SHA256_DIGEST_SIZE];
 
 	if (!s->md)
 		return;
-	EVP_DigestFinal_ex(s->md, d, &n);
-	EVP_MD_CTX_free(s->md);
+	sha256_digest(s->md, sizeof(d), d);
+	free(s->md);
 	s->md = NULL;
 	sbx_hex(d, 32, s->sha256);
 }
@@ -100,7 +98,7 @@ static int drain(int fd, struct sbx_stream *s)
 		if (keep) {
 			memcpy(s->buf + s->len, buf, keep);
 			if (s->md)
-				EVP_DigestUpdate(s->md, buf, keep);
+				sha256_update(s->md, keep, (const uint8_t *)buf);
 			s->len += keep;
 		}
 	}
@@ -331,9 +329,7 @@ void sbx_outcome_free(struct sbx_outcome *out)
 {
 	free(out->out.buf);
 	free(out->err.buf);
-	if (out->out.md)
-		EVP_MD_CTX_free(out->out.md);
-	if (out->err.md)
-		EVP_MD_CTX_free(out->err.md);
+	free(out->out.md);
+	free(out->err.md);
 	memset(out, 0, sizeof(*out));
 }

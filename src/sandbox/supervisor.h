@@ -12,6 +12,8 @@
 #include "error.h"
 #include "sandbox.h"
 
+struct sha256_ctx;
+
 /* A captured output stream: everything is counted, the first @cap bytes
  * are kept and hashed. */
 struct sbx_stream {
@@ -21,7 +23,7 @@ struct sbx_stream {
 	size_t cap;
 	bool truncated;
 	char sha256[65];     /* of the captured bytes */
-	void *md;            /* EVP_MD_CTX while running */
+	struct sha256_ctx *md; /* Nettle's, while running */
 };
 
 /* Why the broker ended the run early.  The first one wins: a late exit

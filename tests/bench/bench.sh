@@ -27,7 +27,7 @@ printf '{"state_dir":"%s","prepared_dir":"%s"}\n' "$STATE" "$W/prepared" > "$W/c
 echo "state dir: $STATE ($(stat -f -c %T "$STATE"))"
 # configure --enable-static-libs links the distribution's libraries into
 # sbx; the default links them dynamically.  Compare builds of both.
-if ldd "$SBX" 2>/dev/null | grep -q 'libcrypto\.so'; then
+if ldd "$SBX" 2>/dev/null | grep -q 'libnettle\.so'; then
 	echo "sbx: libraries linked dynamically (the default)"
 else
 	echo "sbx: libraries linked statically (--enable-static-libs)"

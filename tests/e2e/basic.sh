@@ -72,8 +72,8 @@ for mode in root user; do
 
 	# The host's OpenSSL configuration is not sbx's: a configuration that
 	# loads only the null provider (under which `openssl dgst -sha256`
-	# fails) changes nothing, whether OpenSSL is set up while the payload
-	# starts or, for a job refused early, just before the manifest.
+	# fails) changes nothing, for a run and for a job refused early.  (sbx
+	# no longer uses OpenSSL at all; the check keeps it that way.)
 	cat > "$M/null-provider.cnf" <<'CNF'
 openssl_conf = openssl_init
 [openssl_init]

@@ -17,7 +17,7 @@ set -u
 SBX="$SBX_BUILDDIR/sbx"
 SIGN="$SBX_BUILDDIR/tests/unit/crypto/sign-tool"
 
-echo "1..41"
+echo "1..47"
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); echo "not ok $n - $1"; }
@@ -98,6 +98,25 @@ check "the manifest is one line ending in a newline" \
 check "jq -cjS 'del(.signature)' + openssl pkeyutl -verify accept it" \
 	jq_openssl_verify "$tmp/m" "$tmp/k.pub"
 raw_id=$(openssl pkey -pubin -in "$tmp/k.pub" -outform DER | tail -c 32 | sha256sum | cut -d' ' -f1)
+
+# Keys made by OpenSSL work in sbx, and sbx's key files are what OpenSSL
+# itself writes for them (sbx reads and writes the PEM without OpenSSL).
+openssl genpkey -algorithm ed25519 -out "$tmp/ok" 2>/dev/null && chmod 600 "$tmp/ok"
+openssl pkey -in "$tmp/ok" -pubout -out "$tmp/ok.pub" 2>/dev/null
+check "a key from openssl genpkey signs; openssl verifies the manifest" \
+	eval '"$SIGN" "$tmp/ok" "$tmp/m.json" > "$tmp/om" && jq_openssl_verify "$tmp/om" "$tmp/ok.pub"'
+check "sbx verify accepts it with openssl's public key file" \
+	exits 0 "$SBX" verify --pubkey "$tmp/ok.pub" "$tmp/om"
+check "openssl pkey rewrites sbx's private key byte for byte" \
+	eval 'openssl pkey -in "$tmp/k" | cmp -s - "$tmp/k"'
+check "openssl pkey -pubout from sbx's private key is sbx's .pub" \
+	eval 'openssl pkey -in "$tmp/k" -pubout | cmp -s - "$tmp/k.pub"'
+openssl genpkey -algorithm x25519 -out "$tmp/xk" 2>/dev/null && chmod 600 "$tmp/xk"
+check "an X25519 key is refused: not an Ed25519 key" \
+	eval 'exits 1 "$SIGN" "$tmp/xk" "$tmp/m.json" && grep -q "not an Ed25519 key" "$tmp/err"'
+openssl pkey -in "$tmp/ok" -aes256 -passout pass:x -out "$tmp/ek" 2>/dev/null && chmod 600 "$tmp/ek"
+check "an encrypted key is refused with a Hint to convert it" \
+	eval 'exits 1 "$SIGN" "$tmp/ek" "$tmp/m.json" && grep -q "encrypted private key" "$tmp/err" && grep -q "Hint: openssl pkey" "$tmp/err"'
 check "key_id is sha256: + the SHA-256 of the raw public key" \
 	test "$(jq -r .signature.key_id "$tmp/m")" = "sha256:$raw_id"
 check "jq -cjS reproduces the whole line" jq_reproduces "$tmp/m"

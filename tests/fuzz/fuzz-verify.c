@@ -8,27 +8,25 @@
  */
 #include "fuzz-util.h"
 
-#include <openssl/evp.h>
+#include <nettle/eddsa.h>
 
 #include "canonjson.h"
 #include "sign.h"
 
-static EVP_PKEY *priv, *pub;
+static struct sbx_key priv_key, pub_key, *priv, *pub;
 
 static void keys(void)
 {
 	static const unsigned char seed[32] = "sbx fuzz test key, never secret";
-	unsigned char raw[32];
-	size_t n = sizeof(raw);
 
 	if (priv)
 		return;
-	priv = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, seed, sizeof(seed));
-	if (!priv || EVP_PKEY_get_raw_public_key(priv, raw, &n) != 1)
-		abort();
-	pub = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, raw, n);
-	if (!pub)
-		abort();
+	memcpy(priv_key.seed, seed, sizeof(seed));
+	ed25519_sha512_public_key(priv_key.pub, priv_key.seed);
+	priv_key.has_private = true;
+	memcpy(pub_key.pub, priv_key.pub, sizeof(pub_key.pub));
+	priv = &priv_key;
+	pub = &pub_key;
 }
 
 static void sign_then_verify(json_t *m)

@@ -15,7 +15,7 @@
 int main(int argc, char **argv)
 {
 	struct sbx_error err = { 0 };
-	EVP_PKEY *key = NULL;
+	struct sbx_key *key = NULL;
 	json_error_t jerr;
 	json_t *m;
 	char *line = NULL;
@@ -38,7 +38,7 @@ int main(int argc, char **argv)
 	else
 		sbx_error_print(&err);
 	free(line);
-	EVP_PKEY_free(key);
+	sbx_key_free(key);
 	json_decref(m);
 	return rc;
 }
