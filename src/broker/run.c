@@ -618,6 +618,45 @@ static int read_code_handle(struct sbx_run *run, const struct sbx_store *store, 
 	return 0;
 }
 
+/* The job's store handles: every input resolves and the code handle is
+ * read, or the run is refused before the sandbox is used. */
+static int check_handles(struct sbx_run *run, struct sbx_store *store, char **code,
+			 size_t *code_len)
+{
+	_cleanup_free_ char *store_root = NULL;
+	const char *store_origin = NULL;
+
+	if (sbx_store_root(run->opts->store, run->cfg.store, &store_root, &store_origin, &run->err) < 0 ||
+	    sbx_store_open(store_root, store_origin, run->principal, store, &run->err) < 0)
+		return -1;
+	for (size_t i = 0; run->job.input_handles[i]; i++) {
+		_cleanup_close_ int fd = -1;
+		struct stat st;
+		if (sbx_store_resolve(store, run->job.input_handles[i], &fd, &st, &run->err) < 0) {
+			sbx_error_prefix(&run->err, "input_handles[%zu]: ", i);
+			return -1;
+		}
+	}
+	if (run->job.code_handle && read_code_handle(run, store, code, code_len) < 0)
+		return -1;
+	return 0;
+}
+
+/* The run's cgroup (on the detected host), recorded in the state entry
+ * before it exists, and the manifest's description of it. */
+static int make_cgroup(struct sbx_run *run, const struct sbx_cgroup_limits *clim)
+{
+	if (record_cgroups(run) < 0 || sbx_state_save(run->state, &run->err) < 0 ||
+	    sbx_cgroup_create(&run->cg_host, run->run_id, clim, &run->cg, &run->err) < 0 ||
+	    sbx_cgroup_describe(&run->cg_host, &run->cg_isolation) < 0)
+		return -1;
+	/* Whether swap is capped too (v2 memory.swap.max 0, v1 memsw equal
+	 * to the memory limit): a host without swap accounting cannot, and
+	 * the manifest says so rather than claiming "no swap". */
+	json_object_set_new(run->cg_isolation, "swap_limited", json_boolean(run->cg->swap_limited));
+	return 0;
+}
+
 /* Materialization and execution: from the cgroup to the payload's end. */
 static int execute(struct sbx_run *run, int sfd)
 {
@@ -641,22 +680,27 @@ static int execute(struct sbx_run *run, int sfd)
 		.tick_ms = 250,
 		.ud = run,
 	};
-	_cleanup_free_ char *store_root = NULL;
 	_cleanup_(sbx_store_close) struct sbx_store store = SBX_STORE_INIT;
-	const char *store_origin = NULL;
 	_cleanup_free_ char *code = NULL;
 	size_t code_len = 0;
 	uint64_t t_extract;
 	int r = -1;
 
-	/* The sandbox's first process before anything else: the kernel makes
-	 * its namespaces and sbx-init starts up (~2.5 ms here) while this
-	 * process checks the inputs, creates the cgroup and computes the
-	 * spec.  Nothing runs in it before the go-ahead, and a failure to
-	 * start is reported where the sandbox is needed, after any refusal
-	 * of the inputs. */
-	struct sbx_error spawn_err = { 0 };
-	int spawned = sbx_spawn_start(&sp, &spawn_err);
+	/* Where the sandbox's first process starts, and when.  On cgroup v1
+	 * it comes before anything else: the kernel makes its namespaces and
+	 * sbx-init starts up (~2.5 ms here) while this process checks the
+	 * inputs, creates the cgroup and computes the spec, and the init is
+	 * then moved into the cgroup.  On v2 it is cloned straight into the
+	 * run's cgroup (CLONE_INTO_CGROUP), so the cgroup comes first: a
+	 * migration's write to cgroup.procs waits for an RCU grace period,
+	 * longer than the overlap saves.  Either way nothing runs in it
+	 * before the go-ahead, a refusal of the inputs comes before any
+	 * cgroup or mount exists, and errors come in the same order (the
+	 * cgroup's detection, done first, is reported where it was). */
+	struct sbx_error spawn_err = { 0 }, detect_err = { 0 };
+	int detected = sbx_cgroup_detect(&run->cg_host, &copts, &detect_err);
+	bool born_in_cgroup = detected == 0 && run->cg_host.version == 2;
+	int spawned = born_in_cgroup ? 0 : sbx_spawn_start(&sp, &spawn_err);
 
 	/* The run's private temp dir (for the quarantine), known to gc by
 	 * its name and recorded before it exists, so a crash leaves nothing
@@ -666,38 +710,29 @@ static int execute(struct sbx_run *run, int sfd)
 		goto out;
 
 	/* Handles first: a refusal comes before any cgroup or mount exists
-	 * (the sandbox's process only waits so far, and is killed). */
-	if (sbx_store_root(run->opts->store, run->cfg.store, &store_root, &store_origin, &run->err) < 0 ||
-	    sbx_store_open(store_root, store_origin, run->principal, &store, &run->err) < 0)
-		goto out;
-	for (size_t i = 0; run->job.input_handles[i]; i++) {
-		_cleanup_close_ int fd = -1;
-		struct stat st;
-		if (sbx_store_resolve(&store, run->job.input_handles[i], &fd, &st, &run->err) < 0) {
-			sbx_error_prefix(&run->err, "input_handles[%zu]: ", i);
-			goto out;
-		}
-	}
-	if (run->job.code_handle && read_code_handle(run, &store, &code, &code_len) < 0)
+	 * (the sandbox's process, if any, only waits so far, and is killed). */
+	if (check_handles(run, &store, &code, &code_len) < 0)
 		goto out;
 	if (spawned < 0) {
 		run->err = spawn_err;
 		goto out;
 	}
-
-	if (sbx_cgroup_detect(&run->cg_host, &copts, &run->err) < 0 ||
-	    record_cgroups(run) < 0 || sbx_state_save(run->state, &run->err) < 0 ||
-	    sbx_cgroup_create(&run->cg_host, run->run_id, &clim, &run->cg, &run->err) < 0 ||
-	    sbx_cgroup_describe(&run->cg_host, &run->cg_isolation) < 0)
+	if (detected < 0) {
+		run->err = detect_err;
 		goto out;
-	/* Whether swap is capped too (v2 memory.swap.max 0, v1 memsw equal
-	 * to the memory limit): a host without swap accounting cannot, and
-	 * the manifest says so rather than claiming "no swap". */
-	json_object_set_new(run->cg_isolation, "swap_limited", json_boolean(run->cg->swap_limited));
+	}
+	if (make_cgroup(run, &clim) < 0)
+		goto out;
+	if (born_in_cgroup) {
+		sp.cgroup_fd = sbx_cgroup_clone_fd(run->cg);
+		if (sbx_spawn_start(&sp, &run->err) < 0)
+			goto out;
+		born_in_cgroup = sp.in_cgroup;
+	}
 	/* Into the run's cgroup before the go-ahead: nothing the init runs
 	 * is ever outside the limits.  (v1: each cgroup.procs write waits
 	 * for an RCU grace period, while the init is still starting up.) */
-	if (sbx_cgroup_attach(run->cg, sp.pid, &run->err) < 0)
+	if (!born_in_cgroup && sbx_cgroup_attach(run->cg, sp.pid, &run->err) < 0)
 		goto out;
 	sp.host_id = run->host_id;
 	sp.state_dir = run->state_dir;

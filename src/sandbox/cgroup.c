@@ -316,6 +316,11 @@ int sbx_cgroup_attach(struct sbx_cgroup *cg, pid_t pid, struct sbx_error *err)
 	return cg->host->ops->attach_pid(cg, pid, err);
 }
 
+int sbx_cgroup_clone_fd(const struct sbx_cgroup *cg)
+{
+	return cg && cg->host->version == 2 ? cg->v2_fd : -1;
+}
+
 int sbx_cgroup_kill(struct sbx_cgroup *cg, struct sbx_error *err)
 {
 	return cg->host->ops->kill(cg, err);

@@ -183,6 +183,13 @@ int sbx_cgroup_create(const struct sbx_cgroup_host *h, const char *run_id,
 int sbx_cgroup_attach(struct sbx_cgroup *cg, pid_t pid, struct sbx_error *err);
 
 /*
+ * sbx_cgroup_clone_fd() - the run's cgroup as clone3's CLONE_INTO_CGROUP
+ * wants it (v2: the directory's fd, owned by @cg), or -1 on v1, which has
+ * no such clone.
+ */
+int sbx_cgroup_clone_fd(const struct sbx_cgroup *cg);
+
+/*
  * sbx_cgroup_kill() - SIGKILL everything in the run's cgroup and wait
  * (bounded, about two seconds) until it is empty.  v2: cgroup.kill, else
  * freeze and kill each pid; v1: freeze, kill each pid, thaw.  Signalling

@@ -72,6 +72,13 @@ struct sbx_spawn {
 	int proxy_fd;    /* the proxy listener (spec.proxy_listener), or -1 */
 	int spec_fd;     /* the packed spec (spec-blob.c) until the go-ahead */
 	int init_fd;     /* O_PATH of sbx-init */
+	/* cgroup v2: the run's cgroup (sbx_cgroup_clone_fd), for the init to
+	 * be cloned into (CLONE_INTO_CGROUP), or -1.  in_cgroup says whether
+	 * it was: if the kernel refused, the init is cloned as without it and
+	 * the caller attaches it (sbx_cgroup_attach), whose errors and Hints
+	 * explain the refusal. */
+	int cgroup_fd;
+	bool in_cgroup;
 	/* The host uid and gid the sandbox user maps to, set before
 	 * sbx_spawn_prepare(): root's runs get one of their own from
 	 * rootids.c, never 0; (uid_t)-1 is the caller's own ids. */
@@ -84,7 +91,7 @@ struct sbx_spawn {
 
 #define SBX_SPAWN_INIT { .pid = -1, .pidfd = -1, .sock = -1, .out_rd = -1, .err_rd = -1, \
 			 .in_fd = -1, .outroot_fd = -1, .proxy_fd = -1, .spec_fd = -1, .init_fd = -1, \
-			 .host_id = (uid_t)-1 }
+			 .cgroup_fd = -1, .host_id = (uid_t)-1 }
 
 /*
  * sbx_profile_host_check() - what a profile needs of this host: its

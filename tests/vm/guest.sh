@@ -89,6 +89,7 @@ scenario_root_cgroup() {
 	SBX_TEST_USER=sbxvm1 tap root-cgroup lifecycle.sh
 	SBX_TEST_USER=sbxvm1 tap root-cgroup memory.sh
 	SBX_TEST_USER=sbxvm1 tap root-cgroup escape.sh
+	SBX_TEST_USER=sbxvm1 tap root-cgroup cgroup-birth.sh
 	back_home
 }
 
