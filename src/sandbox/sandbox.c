@@ -567,7 +567,7 @@ int sbx_spawn_start(struct sbx_spawn *sp, struct sbx_error *err)
 	 * the other CPU would cost a TLB shoot-down. */
 	static char stack[64 * 1024] __attribute__((aligned(16)));
 	int pidfd = -1;
-	pid_t pid;
+	pid_t pid = -1;
 
 	if (open_init(sp, err) < 0)
 		return -1;
@@ -606,10 +606,10 @@ int sbx_spawn_start(struct sbx_spawn *sp, struct sbx_error *err)
 	 * cgroup.procs later, and so no wait for the RCU grace period that
 	 * each first migration write costs (10-18 ms on a loaded host, more
 	 * than the rest of a trivial run).  Whatever the kernel refuses here
-	 * (a kernel before 5.7, a cgroup this caller may not move into) is
+	 * (a kernel before 5.7, a cgroup this caller may not clone into) is
 	 * left to the attach, which says why with a Hint. */
 	sp->in_cgroup = false;
-	if (sp->cgroup_fd >= 0) {
+	if (sp->cgroup_fd >= 0 && !sbx_syscall_forced_enosys("clone_into_cgroup")) {
 		args.flags |= CLONE_INTO_CGROUP;
 		args.cgroup = (uint64_t)sp->cgroup_fd;
 		pid = sbx_clone3_on_stack(&args, exec_init, &x);

@@ -74,6 +74,14 @@ for mode in root user; do
 		check "$mode: refused clone: succeeded, signed, cgroup v2 in the manifest" \
 			eval '[ "$(jqm .status)" = succeeded ] && [ "$(jqm .isolation.cgroup.version)" = 2 ] && signature_ok'
 		check "$mode: refused clone: nothing left behind" nothing_left
+
+		# SBX_TEST_ENOSYS=clone_into_cgroup (for comparisons, make
+		# bench's in the VM): the same, without asking the kernel.
+		SBX_EXTRA_ENV="SBX_TEST_ENOSYS=clone_into_cgroup" traced_run "$M/true.json"
+		pid=$(init_pid)
+		expect_rc 0 "$mode: v2, SBX_TEST_ENOSYS=clone_into_cgroup"
+		check "$mode: SBX_TEST_ENOSYS=clone_into_cgroup: no clone into the cgroup, one cgroup.procs write, signed" \
+			eval '[ -n "$pid" ] && ! grep -q CLONE_INTO_CGROUP "$ST" && [ "$(pid_writes "$pid")" -eq 1 ] && signature_ok'
 	fi
 done
 

@@ -19,6 +19,8 @@
 #                parent lacking a controller, a parent with other processes
 #   container    sbx inside podman containers, rootful and rootless, with
 #                crun (tests/vm/container.sh, on the image vm.sh built)
+#   bench        (not by default) the trivial job's start-up figures,
+#                bubblewrap against sbx, on v2
 set -u
 R=/vm-results
 : "${SBX_SRCDIR:?}" "${SBX_BUILDDIR:?}"
@@ -201,6 +203,29 @@ scenario_container() {
 	tap container tests/vm/container.sh
 }
 
+# Not a test and not in the default list (SBX_VM_SCENARIOS=bench): the
+# trivial job's start-up on cgroup v2, interleaved, root, sbx in the root
+# cgroup - bubblewrap, sbx with its init cloned into the run's cgroup, and
+# sbx with the init moved in as on v1 (SBX_TEST_ENOSYS=clone_into_cgroup).
+# Under TCG every figure is inflated; the ratios are what compare.  Needs
+# tests/bench/bench-run from `make bench` in the build tree.
+scenario_bench() {
+	local B=/tmp/sbx-vm-bench br=$SBX_BUILDDIR/tests/bench/bench-run run
+	[ -x "$br" ] || { not_ok "bench: $br is missing (run make bench on the host first)"; return; }
+	echo $$ > /sys/fs/cgroup/cgroup.procs
+	rm -rf "$B" && mkdir -p "$B/state" "$B/store/root" && chmod 0700 "$B/state"
+	printf '{"state_dir":"%s"}\n' "$B/state" > "$B/config.json"
+	printf '{"runtime_profile":"shell","code":"true"}\n' > "$B/true.json"
+	"$SBX" keygen -o "$B/key" 2>/dev/null
+	run="$SBX run -q --config $B/config.json --policy $SBX_SRCDIR/policy --key $B/key --store $B/store $B/true.json"
+	"$br" -n "${SBX_VM_BENCH_RUNS:-20}" -o "$B/rounds" \
+		"bwrap=/usr/bin/bwrap --unshare-all --die-with-parent --new-session --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 --ro-bind /etc/ld.so.cache /etc/ld.so.cache --proc /proc --dev /dev --tmpfs /tmp --tmpfs /work --chdir /work /bin/sh -c true" \
+		"sbx=$run" "sbx-moved=/usr/bin/env SBX_TEST_ENOSYS=clone_into_cgroup $run" > "$B/table" 2>&1
+	check "bench: every round ran" test $? -eq 0
+	while read -r line; do diag "bench: $line"; done < "$B/table"
+	back_home
+}
+
 scenarios=${SBX_VM_SCENARIOS:-root-cgroup scope service host container}
 for sc in $scenarios; do
 	diag "scenario $sc"
@@ -210,6 +235,7 @@ for sc in $scenarios; do
 	service) scenario_service ;;
 	host) scenario_host ;;
 	container) scenario_container ;;
+	bench) scenario_bench ;;
 	*) not_ok "unknown scenario $sc" ;;
 	esac
 done
