@@ -165,7 +165,7 @@ FailureAction=poweroff-force
 
 [Service]
 Type=oneshot
-Environment=SBX_SRCDIR=$src SBX_BUILDDIR=$bld SBX_VM_SCENARIOS=${SBX_VM_SCENARIOS:-}
+Environment=SBX_SRCDIR=$src SBX_BUILDDIR=$bld "SBX_VM_SCENARIOS=${SBX_VM_SCENARIOS:-}"
 Environment=SBX_VM_CONTAINER_DIR=$ctrdir
 ExecStart=/bin/sh $src/tests/vm/guest.sh
 StandardOutput=tty
