@@ -179,13 +179,20 @@ if touch /run/sbx/prepared/new 2>/dev/null; then echo CREATED; else echo refused
 	sbx_run "$M/probe.json"
 	expect_rc 0 "$mode: the good state still serves its catalog"
 
-	# Two prepares of one profile: the second is turned away.
-	as_mode flock "$M/prepared/prep/.lock" sleep 3 &
+	# Two prepares of one profile: the second is turned away.  The holder
+	# says when it has the lock and keeps it until told (a fixed sleep
+	# raced the user's runuser under emulation: the prepare came first).
+	rm -f "$M/home/held" "$M/home/release"
+	as_mode flock "$M/prepared/prep/.lock" sh -c 'touch "$0/held"
+		i=0; while [ ! -e "$0/release" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done' "$M/home" &
 	holder=$!
-	sleep 0.5
+	for i in $(seq 600); do [ -e "$M/home/held" ] && break; sleep 0.1; done
+	[ -e "$M/home/held" ] || not_ok "$mode: the lock holder never took the lock"
 	prepare "$POLICY"
 	expect_rc 75 "$mode: a prepare while another holds the lock is turned away"
+	touch "$M/home/release"
 	wait "$holder"
+	rm -f "$M/home/held" "$M/home/release"
 	check "$mode: ... leaving the state as it was" \
 		eval 'test "$(state_sum)" = "$before" && no_debris'
 
