@@ -1,18 +1,20 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# container.sh - sbx inside podman containers (crun, rootful), in the
-# cgroup v2 VM (guest.sh runs it as root, as the "container" scenario).
-# Prints TAP.
+# container.sh - sbx inside podman containers (crun), rootful and
+# rootless, in the cgroup v2 VM (guest.sh runs it as root, as the
+# "container" scenario).  Prints TAP.
 #
 # The image is the one deploy/container/build-image makes, built on the
 # host by vm.sh with the Containerfile (a podman build under TCG takes
 # minutes) into a store this guest's podman reads as an additional image
-# store (SBX_VM_CONTAINER_DIR/store).
+# store (SBX_VM_CONTAINER_DIR/store), and for the rootless user a copy of
+# it whose owners are that user's ids (SBX_VM_CONTAINER_DIR/store-user).
 #
 # With the settings docs/container.md gives ($SETTINGS: sbx's seccomp
 # profile, an unmasked /proc, a writable cgroup namespace, AppArmor
-# unconfined, no --privileged), as root, each job in a container of its
-# own whose command is sbx run (the per-run pattern):
+# unconfined, no --privileged), as root and then as a user (rootless
+# podman), each job in a container of its own whose command is sbx run
+# (the per-run pattern):
 #   sbx check (0), the example job (0, signed manifest, its artifact in
 #   the runs volume), a memory hog (137), a fork bomb (bounded: 124 at the
 #   wall deadline with the pids limit hit), and after each, nothing left
@@ -20,8 +22,9 @@
 #   nor in the state volume;
 #   a long job cancelled with `podman kill --signal INT` (130, a signed
 #   cancelled manifest on the container's stdout, no run state left).
-# Then the container without each setting in turn: sbx run refuses with
-# 69 and a Hint that names that setting, and sbx check says the same.
+# Then the container without each setting in turn (as root; rootless,
+# the cgroup and /proc ones): sbx run refuses with 69 and a Hint that
+# names that setting, and sbx check says the same.
 #
 # Every podman call is bounded (timeout), so a stalled container cannot
 # hang the suite; the VM's own bound covers the rest.
@@ -35,6 +38,9 @@ keep() {
 	mkdir -p /vm-results/container
 	cp /tmp/sbx-ctr-root/*.out /tmp/sbx-ctr-root/*.err /tmp/sbx-ctr-root/refused-* \
 		/vm-results/container/ 2>/dev/null
+	mkdir -p /vm-results/container/user
+	cp /tmp/sbx-ctr-user/*.out /tmp/sbx-ctr-user/*.err /tmp/sbx-ctr-user/refused-* /tmp/sbx-ctr-load.log \
+		/vm-results/container/user/ 2>/dev/null
 }
 trap 'keep; [ $finished = 1 ] || echo "Bail out! tests/vm/container.sh ended early (line $LINENO)"' EXIT
 [ -n "${SBX_VM_CONTAINER_DIR:-}" ] || { echo "Bail out! SBX_VM_CONTAINER_DIR is not set (vm.sh sets it)"; exit 1; }
@@ -106,6 +112,7 @@ setup() {
 	cat > "$d/jobs/run-and-check" <<'E'
 sbx run "$@"
 rc=$?
+echo "rootfs: $(awk '$2 == "/" {t = $3} END {print t}' /proc/mounts)" >&2
 cg=$(find /sys/fs/cgroup -mindepth 1 -type d -name 'sbx-*')
 all=$(cat $(find /sys/fs/cgroup -name cgroup.procs))
 ps=
@@ -222,21 +229,22 @@ suite() {
 	timeout 60 "${P[@]}" secret rm sbx-signing-key >/dev/null 2>&1
 }
 
-# refused NAME SETTINGS WANT: as root, sbx in a container with SETTINGS
-# (one of the needed ones left out) refuses the run with 69 and a Hint
-# that matches WANT; sbx check exits 69 with the same Hint.
+# refused MODE NAME SETTINGS WANT DIR PODMAN...: sbx in a container with
+# SETTINGS (one of the needed ones left out) refuses the run with 69 and a
+# Hint that matches WANT; sbx check exits 69 with the same Hint.
 refused() {
-	local name=$1 settings=$2 want=$3 d=$4 out
-	out=$4/refused-$(echo "$1" | tr -c 'a-z0-9\n' '-')
-	timeout 180 podman run --rm --pull=never --network=none $settings --secret sbx-signing-key,mode=0400 \
+	local mode=$1 name=$2 settings=$3 want=$4 d=$5 out
+	shift 5
+	out=$d/refused-$(echo "$name" | tr -c 'a-z0-9\n' '-')
+	timeout 180 "$@" run --rm --pull=never --network=none $settings --secret sbx-signing-key,mode=0400 \
 		-v "$d/jobs:/jobs:ro" --entrypoint /bin/sh localhost/sbx:vm \
 		-c 'sbx run /jobs/quick.json >/dev/null 2>/tmp/run.err; echo "run=$?"; cat /tmp/run.err
 		    sbx check >/tmp/check 2>&1; echo "check=$?"; grep -v " ok" /tmp/check' >"$out" 2>&1
 	echo "podman=$?" >> "$out"
-	check "without $name: sbx run refuses with 69 and a Hint naming it" \
+	check "$mode: without $name: sbx run refuses with 69 and a Hint naming it" \
 		eval 'grep -qx "run=69" "$out" && grep "^sbx: Hint:" "$out" | grep -q -- "$want"' ||
 		diag "$(head -c 1500 "$out" | tr '\n' ' ')"
-	check "without $name: sbx check predicts it (69, the same Hint)" \
+	check "$mode: without $name: sbx check predicts it (69, the same Hint)" \
 		eval 'grep -qx "check=69" "$out" && grep "^  *Hint:" "$out" | grep -q -- "$want"' ||
 		diag "$(head -c 1500 "$out" | tr '\n' ' ')"
 }
@@ -252,17 +260,74 @@ timeout 60 podman secret create sbx-signing-key "$D/key" >/dev/null
 jq '.syscalls |= map(.names -= ["unshare", "clone3"]) |
 	.syscalls += [{"names": ["unshare"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]' \
 	/tmp/sbx-ctr-seccomp/sbx.json > "$D/no-userns-seccomp.json"
-refused "a seccomp profile that allows new namespaces" \
-	"--security-opt seccomp=$D/no-userns-seccomp.json $SETTINGS_PROC $SETTINGS_CG $SETTINGS_AA" "seccomp profile refuses what the sandbox needs" $D
-refused "sethostname in the seccomp profile (podman's default)" \
-	"--security-opt seccomp=/usr/share/containers/seccomp.json $SETTINGS_PROC $SETTINGS_CG $SETTINGS_AA" "sethostname and setdomainname allowed" $D
-refused "an unmasked /proc" "$SETTINGS_NS $SETTINGS_CG $SETTINGS_AA" "unmask=" $D
-refused "a writable cgroup namespace" "$SETTINGS_NS $SETTINGS_PROC $SETTINGS_AA" "unmask=/sys/fs/cgroup" $D
+refused root "a seccomp profile that allows new namespaces" \
+	"--security-opt seccomp=$D/no-userns-seccomp.json $SETTINGS_PROC $SETTINGS_CG $SETTINGS_AA" "seccomp profile refuses what the sandbox needs" $D podman
+refused root "sethostname in the seccomp profile (podman's default)" \
+	"--security-opt seccomp=/usr/share/containers/seccomp.json $SETTINGS_PROC $SETTINGS_CG $SETTINGS_AA" "sethostname and setdomainname allowed" $D podman
+refused root "an unmasked /proc" "$SETTINGS_NS $SETTINGS_CG $SETTINGS_AA" "unmask=" $D podman
+refused root "a writable cgroup namespace" "$SETTINGS_NS $SETTINGS_PROC $SETTINGS_AA" "unmask=/sys/fs/cgroup" $D podman
 timeout 60 podman secret rm sbx-signing-key >/dev/null 2>&1
 
-# Rootless podman is not run here yet: in this guest its containers do not
-# start (fuse-overlayfs over the shared root: "Unmounting .../merged:
-# invalid argument", exit 126), which is podman's storage, not sbx.
-# docs/container.md says what rootless needs and that it is untested.
+# Rootless: a user with its own systemd manager (linger: rootless podman
+# puts each container in a scope of the user's manager, which delegates
+# memory, pids and cpu), subordinate ids for the container's user
+# namespace, and a store of its own on a tmpfs (the guest's root is an
+# overlay, which cannot be an overlay's upper layer) with native overlay:
+# the kernel lets the user's namespace mount overlayfs, no fuse-overlayfs.
+# The image is in the additional image store vm.sh made for this user
+# (SBX_VM_CONTAINER_DIR/store-user, its owners moved into the ids
+# SBX_VM_CONTAINER_IDS names): root's store holds files owned by ids the
+# user's namespace does not map.
+read -r uid sub <<E
+${SBX_VM_CONTAINER_IDS:-}
+E
+[ -n "${sub:-}" ] || bail "SBX_VM_CONTAINER_IDS is not set (vm.sh sets it)"
+U=sbxvmctr H=/home/sbxvmctr
+getent passwd $uid >/dev/null && [ "$(id -un $uid)" != $U ] && bail "uid $uid is taken: $(getent passwd $uid)"
+id $U >/dev/null 2>&1 || useradd --uid $uid --user-group --create-home --shell /bin/sh $U || bail "cannot create $U"
+[ "$(id -u $U)" = $uid ] || bail "$U has uid $(id -u $U), not $uid"
+gid=$(id -g $U)
+for f in /etc/subuid /etc/subgid; do
+	sed -i "/^$U:/d" $f 2>/dev/null
+	echo "$U:$sub:65536" >> $f
+done
+loginctl enable-linger $U || bail "loginctl enable-linger $U failed"
+for i in $(seq 300); do [ -S /run/user/$uid/bus ] && break; sleep 0.2; done
+[ -S /run/user/$uid/bus ] || bail "$U's systemd manager did not start (no /run/user/$uid/bus)"
+mkdir -p $H/.config/containers $H/.local/share/containers
+mountpoint -q $H/.local/share/containers ||
+	mount -t tmpfs -o size=600m,mode=0700,uid=$uid,gid=$gid sbx-container-user $H/.local/share/containers ||
+	bail "cannot mount a tmpfs for $U's containers"
+cat > $H/.config/containers/storage.conf <<E
+[storage]
+driver = "overlay"
+runroot = "/run/user/$uid/containers"
+graphroot = "$H/.local/share/containers/storage"
+[storage.options]
+additionalimagestores = ["$SBX_VM_CONTAINER_DIR/store-user"]
+E
+chown -R $U: $H/.config
+UP=(runuser -u $U -- env XDG_RUNTIME_DIR=/run/user/$uid DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/$uid/bus
+	HOME=$H podman)
+# The user's podman must not start in root's directory.
+cd /tmp
+info=$(timeout 120 "${UP[@]}" info --format '{{.Store.GraphDriverName}} {{.Store.GraphOptions}} {{.Host.CgroupManager}} {{.Host.CgroupsVersion}} {{.Host.OCIRuntime.Name}}' 2>&1)
+diag "user: podman info: $(echo $info)"
+check "user: rootless podman: overlay storage, systemd cgroups v2, crun" \
+	eval 'case "$info" in "overlay "*" systemd v2 crun") true ;; *) false ;; esac'
+check "user: the image is in the user's additional image store" \
+	timeout 120 "${UP[@]}" image exists localhost/sbx:vm
+DU=/tmp/sbx-ctr-user
+# root_ids inside the range the container's user namespace maps.
+ROOT_IDS='{"first": 40000, "count": 4096}' setup $DU $U || bail "cannot set up $DU"
+t0=$SECONDS
+suite user $DU "${UP[@]}"
+check "user: the containers' root is the kernel's overlayfs (no fuse-overlayfs)" grep -qx "rootfs: overlay" "$DU/example.err" ||
+	diag "$(grep '^rootfs:' "$DU/example.err")"
+timeout 60 "${UP[@]}" secret create sbx-signing-key "$DU/key" >/dev/null
+refused user "a writable cgroup namespace" "$SETTINGS_NS $SETTINGS_PROC $SETTINGS_AA" "unmask=/sys/fs/cgroup" $DU "${UP[@]}"
+refused user "an unmasked /proc" "$SETTINGS_NS $SETTINGS_CG $SETTINGS_AA" "unmask=" $DU "${UP[@]}"
+timeout 60 "${UP[@]}" secret rm sbx-signing-key >/dev/null 2>&1
+diag "user: the rootless checks took $((SECONDS - t0))s"
 diag "the container scenario took ${SECONDS}s"
 finished=1

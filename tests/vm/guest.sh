@@ -9,7 +9,8 @@
 # Scenarios (SBX_VM_SCENARIOS, default all), each the way users start sbx
 # on a systemd host with cgroup v2:
 #   root-cgroup  root, sbx in the root cgroup (no cgroup_parent); the user
-#                on a directory delegated by hand, started inside it
+#                on a directory delegated by hand, started inside it;
+#                with sbx prepare's read-only tree and archive inputs
 #   scope        root under systemd-run --scope -p Delegate=yes; the user
 #                under systemd-run --user --scope -p Delegate=yes, with the
 #                user's manager running (linger)
@@ -48,8 +49,9 @@ check "the guest runs cgroup v2 only" test "$(stat -fc %T /sys/fs/cgroup)" = cgr
 # ours with the scenario's name in front, as they come (the host watches
 # the console for progress).
 tap() {
-	local sc=$1 script=$2 path=$SBX_SRCDIR/tests/e2e/$2
+	local sc=$1 script=$2 path=$SBX_SRCDIR/tests/e2e/$2 t0
 	case $script in */*) path=$SBX_SRCDIR/$script ;; esac
+	t0=$(date +%s)
 	bash "$path" 2>&1 | {
 		while IFS= read -r line; do
 			case $line in
@@ -62,6 +64,7 @@ tap() {
 		echo "$n" > /tmp/sbx-vm.count
 	}
 	n=$(cat /tmp/sbx-vm.count)
+	diag "$sc: $script took $(( $(date +%s) - t0 ))s"
 }
 
 # user_manager USER: create USER and start its systemd manager (linger).
@@ -92,6 +95,8 @@ scenario_root_cgroup() {
 	SBX_TEST_USER=sbxvm1 tap root-cgroup memory.sh
 	SBX_TEST_USER=sbxvm1 tap root-cgroup escape.sh
 	SBX_TEST_USER=sbxvm1 tap root-cgroup cgroup-birth.sh
+	SBX_TEST_USER=sbxvm1 tap root-cgroup prepare.sh
+	SBX_TEST_USER=sbxvm1 tap root-cgroup extract.sh
 	back_home
 }
 
