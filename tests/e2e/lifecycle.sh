@@ -184,14 +184,23 @@ for mode in root user; do
 
 	fi
 	if section 4; then
-		# 4. cpu_cores 0.5: a busy loop gets half of the wall time.
+		# 4. cpu_cores 0.5: a busy loop gets half of the wall time.  The
+		#    manifest's CPU time is the cgroup's, from the init's birth
+		#    (on v2 it is cloned into the cgroup), its wall time the
+		#    payload's: what the same sandbox costs around an empty
+		#    payload, measured just before, is taken off (a few ms on a
+		#    real machine, hundreds under emulation).
+		mkjob "$M/cpu0.json" probe 'exit 0' '{limits: {cpu_cores: 0.5, wall_seconds: 10}}'
+		sbx_run "$M/cpu0.json"
+		base=$(jqm '.timing.cpu_user_ms + .timing.cpu_system_ms')
 		mkjob "$M/cpu.json" probe 'exec /opt/sbx-probe spin 3' '{limits: {cpu_cores: 0.5, wall_seconds: 10}}'
 		sbx_run "$M/cpu.json"
 		expect_rc 0 "$mode: busy loop under cpu_cores 0.5"
 		cpu=$(jqm '.timing.cpu_user_ms + .timing.cpu_system_ms') wall=$(jqm .timing.wall_ms)
-		diag "$mode: cpu_cores 0.5: cpu $cpu ms over wall $wall ms"
-		check "$mode: cpu time is half the wall time +-20% (cpu $cpu ms, wall $wall ms)" \
-			eval '[ $wall -ge 1500 ] && [ $((cpu * 100)) -ge $((wall * 50 * 80 / 100)) ] && [ $((cpu * 100)) -le $((wall * 50 * 120 / 100)) ]'
+		diag "$mode: cpu_cores 0.5: cpu $cpu ms over wall $wall ms (an empty payload's sandbox: ${base:-?} ms)"
+		cpu=$((cpu - ${base:-0}))
+		check "$mode: cpu time is half the wall time +-20% (cpu $cpu ms net, wall $wall ms)" \
+			eval '[ -n "$base" ] && [ $wall -ge 1500 ] && [ $((cpu * 100)) -ge $((wall * 50 * 80 / 100)) ] && [ $((cpu * 100)) -le $((wall * 50 * 120 / 100)) ]'
 
 	fi
 	if section 5; then
