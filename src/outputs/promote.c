@@ -422,8 +422,7 @@ static int copy_hashed(int src, int dirfd, const char *leaf, uint64_t size, char
 			goto fail;
 	}
 	sha256_digest(&md, sizeof(digest), digest);
-	for (unsigned i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", digest[i]);
+	sbx_hex(digest, sizeof(digest), hex);
 	*copied = total;
 	return 0;
 fail: {
