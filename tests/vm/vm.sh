@@ -13,11 +13,15 @@
 # Under TCG (no usable KVM) a guest is slow and can stall: every boot is
 # bounded, a stall is recognized on the console (soft lockup, RCU stall,
 # panic, or no progress for a while), and a stalled boot is retried once.
+# A guest keeps about one host core busy, so the scenarios are split
+# between two guests that run side by side, one vCPU each on a two-core
+# host; their results are printed one guest after the other.
 # A missing qemu or kernel package is a failure, not a skip.
 #
 # Environment: SBX_SRCDIR, SBX_BUILDDIR (set by `make check`);
 # SBX_VM_DIR (work directory, default $SBX_BUILDDIR/vm), SBX_VM_SCENARIOS
-# (space-separated scenario names, default all), SBX_VM_TIMEOUT (seconds
+# (space-separated scenario names, default all), SBX_VM_GUESTS (how many
+# guests share them out, default 2; 1 on a one-core host), SBX_VM_TIMEOUT (seconds
 # per boot, default 3000), SBX_VM_STALL (seconds without progress, default
 # 240), SBX_VM_KERNEL (a kernel package name, default the newest
 # linux-image-<version>-amd64 that linux-image-amd64 depends on),
@@ -159,8 +163,48 @@ E
 	;;
 esac
 
+# --- which guest runs which scenarios ------------------------------------
+# A TCG guest keeps about one host core busy (its tests are shell scripts,
+# mostly one process at a time), so on a host with two cores or more the
+# scenarios are split between SBX_VM_GUESTS guests (default 2; 1 on a
+# one-core host) booted side by side, and the host's cores are
+# shared out as their vCPUs: together the guests never ask for more cores
+# than there are, since a vCPU descheduled while it holds a guest lock is
+# what makes a TCG guest report a soft lockup.  The split is by how long
+# each scenario typically takes in a guest here (seconds; unknown: 300),
+# longest first, each to the guest with the least so far; each guest runs
+# its scenarios in the order given.
+scenarios=${SBX_VM_SCENARIOS:-root-cgroup scope service host container}
+ncpu=$(nproc 2>/dev/null || echo 1)
+guests=${SBX_VM_GUESTS:-$(( ncpu >= 2 ? 2 : 1 ))}
+case $guests in ''|*[!0-9]*|0) bail "SBX_VM_GUESTS must be a positive number, not '$guests'" ;; esac
+groups=$(echo "$scenarios" | tr ' ' '\n' | awk -v g="$guests" '
+	BEGIN { w["root-cgroup"] = 650; w["extract"] = 440
+		w["scope"] = 240; w["service"] = 240; w["container"] = 160; w["bench"] = 120
+		w["host"] = 40 }
+	NF { n++; name[n] = $1; len[n] = ($1 in w) ? w[$1] : 300; o[n] = n }
+	END {
+		if (g > n) g = n
+		# longest first (a stable insertion sort of the indices)
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && len[o[j]] > len[o[j - 1]]; j--) { t = o[j]; o[j] = o[j - 1]; o[j - 1] = t }
+		for (i = 1; i <= n; i++) {
+			b = 1
+			for (k = 2; k <= g; k++) if (load[k] < load[b]) b = k
+			load[b] += len[o[i]]; at[o[i]] = b
+		}
+		for (k = 1; k <= g; k++) {
+			line = ""
+			for (i = 1; i <= n; i++) if (at[i] == k) line = line (line == "" ? "" : " ") name[i]
+			print line
+		}
+	}')
+nguests=$(echo "$groups" | grep -c .)
+smp=$(( ncpu / nguests ))
+[ "$smp" -ge 1 ] || smp=1
+[ "$smp" -le 2 ] || smp=2
+
 # --- the initramfs: busybox, the 9p/overlay modules, and our init --------
-initrd="$vmdir/initrd.cpio"
 ir="$vmdir/initramfs"
 rm -rf "$ir" && mkdir -p "$ir/bin" "$ir/modules" "$ir/proc" "$ir/sys" "$ir/dev" || bail "initramfs dir"
 cp "$(command -v busybox)" "$ir/bin/busybox" || bail "busybox"
@@ -199,7 +243,9 @@ Requires=basic.target sbx-vm-tests.service
 After=basic.target
 AllowIsolate=yes
 EOF
-cat > "$ov/etc/systemd/system/sbx-vm-tests.service" <<EOF
+# initrd G SCENARIOS: guest G's initramfs, whose test unit runs SCENARIOS.
+initrd() {
+	cat > "$ov/etc/systemd/system/sbx-vm-tests.service" <<EOF
 [Unit]
 Description=sbx cgroup v2 scenarios
 After=basic.target systemd-logind.service dbus.service
@@ -209,7 +255,7 @@ FailureAction=poweroff-force
 
 [Service]
 Type=oneshot
-Environment=SBX_SRCDIR=$src SBX_BUILDDIR=$bld "SBX_VM_SCENARIOS=${SBX_VM_SCENARIOS:-}"
+Environment=SBX_SRCDIR=$src SBX_BUILDDIR=$bld "SBX_VM_SCENARIOS=$2"
 Environment=SBX_VM_CONTAINER_DIR=$ctrdir "SBX_VM_CONTAINER_IDS=${ctr_ids:-}"
 ExecStart=/bin/sh $src/tests/vm/guest.sh
 StandardOutput=tty
@@ -217,22 +263,28 @@ StandardError=tty
 TTYPath=/dev/ttyS0
 TimeoutStartSec=infinity
 EOF
-( cd "$ir" && find . | busybox cpio -o -H newc 2>/dev/null ) > "$initrd" || bail "cannot pack the initramfs"
+	( cd "$ir" && find . | busybox cpio -o -H newc 2>/dev/null ) > "$vmdir/initrd.$1.cpio"
+}
+g=0
+echo "$groups" | while IFS= read -r grp; do
+	g=$((g + 1))
+	initrd "$g" "$grp" || exit 1
+done || bail "cannot pack the initramfs"
 
 # --- boot ---------------------------------------------------------------
 accel=tcg
 if grep -qw -e kvm_intel -e kvm_amd /proc/modules 2>/dev/null && [ -w /dev/kvm ]; then accel=kvm; fi
 
-# boot N: one bounded boot; returns 0 when the guest reported, 2 on a
-# stall or timeout, 1 on another failure.
+# boot G N: guest G's Nth bounded boot; returns 0 when the guest reported,
+# 2 on a stall, 3 when it ran out of its bound, 1 on another failure.
 boot() {
-	res="$vmdir/results.$1" con="$vmdir/console.$1.log"
+	res="$vmdir/results.$1.$2" con="$vmdir/console.$1.$2.log"
 	rm -rf "$res" && mkdir -p "$res" || return 1
 	chmod 0777 "$res"
 	: > "$con"
-	qemu-system-x86_64 -accel "$accel" -machine q35 -cpu max -smp 2 -m 3072 \
+	qemu-system-x86_64 -accel "$accel" -machine q35 -cpu max -smp "$smp" -m 3072 \
 		-nographic -no-reboot -nic none \
-		-kernel "$vmlinuz" -initrd "$initrd" \
+		-kernel "$vmlinuz" -initrd "$vmdir/initrd.$1.cpio" \
 		-append "console=ttyS0 panic=-1 quiet loglevel=4 systemd.unit=sbx-vm.target systemd.show_status=0 systemd.log_target=console systemd.log_level=warning" \
 		-fsdev local,id=hostroot,path=/,security_model=passthrough,readonly=on,multidevs=remap \
 		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
@@ -261,28 +313,71 @@ boot() {
 			# and a retry would only double the wait.
 			kill -9 "$qpid" 2>/dev/null
 			wait "$qpid" 2>/dev/null
-			note "boot $1: the boot took over ${timeout}s (not retried: the guest was progressing)"
+			note "guest $1, boot $2: the boot took over ${timeout}s (not retried: the guest was progressing)"
 			return 3
 		fi
 		if [ -n "$why" ]; then
 			kill -9 "$qpid" 2>/dev/null
 			wait "$qpid" 2>/dev/null
-			note "boot $1: $why"
+			note "guest $1, boot $2: $why"
 			return 2
 		fi
 	done
 	wait "$qpid" 2>/dev/null
-	note "boot $1: $(( $(date +%s) - start ))s under $accel"
-	[ -f "$res/done" ] || { note "boot $1: the guest ended without reporting"; tail -n 30 "$con" | sed 's/^/#   /'; return 1; }
+	note "guest $1, boot $2: $(( $(date +%s) - start ))s under $accel, $smp vCPU"
+	[ -f "$res/done" ] || { note "guest $1, boot $2: the guest ended without reporting"; return 1; }
 	return 0
 }
 
-boot 1; r=$?
-if [ "$r" -eq 2 ]; then
-	tail -n 20 "$vmdir/console.1.log" | sed 's/^/#   /'
-	note "retrying once"
-	boot 2; r=$?
-fi
-[ "$r" -eq 0 ] || { tail -n 30 "$con" | sed 's/^/#   /'; bail "the VM did not complete"; }
-cat "$res/guest.tap"
+# guest G: guest G's boot, a stalled one retried once; what became of it
+# (status, results dir, console log) in $vmdir/guest.G.
+guest() {
+	trap 'kill -9 "$qpid" 2>/dev/null; exit 1' TERM
+	boot "$1" 1; r=$?
+	if [ "$r" -eq 2 ]; then
+		tail -n 20 "$con" | sed "s/^/#   guest $1: /"
+		note "guest $1: retrying once"
+		boot "$1" 2; r=$?
+	fi
+	echo "$r $res $con" > "$vmdir/guest.$1"
+}
+
+g=0
+pids=
+echo "$groups" > "$vmdir/groups"
+while IFS= read -r grp; do
+	g=$((g + 1))
+	note "guest $g: $grp"
+	rm -f "$vmdir/guest.$g"
+	guest "$g" &
+	pids="$pids $!"
+done < "$vmdir/groups"
+# A stop of this script stops the guests' watchers (and so their qemu).
+trap 'kill $pids 2>/dev/null' EXIT INT TERM
+wait
+
+# One TAP stream: each guest's results in turn, renumbered; a guest that
+# did not complete ends it with a bail-out after the others' results.
+total=0 failed=
+g=0
+while IFS= read -r grp; do
+	g=$((g + 1))
+	r=1 res= con=
+	[ -f "$vmdir/guest.$g" ] && read -r r res con < "$vmdir/guest.$g"
+	if [ "$r" -ne 0 ]; then
+		[ -n "$con" ] && tail -n 30 "$con" | sed "s/^/#   guest $g: /"
+		failed="$failed $g"
+		continue
+	fi
+	echo "# guest $g: $grp"
+	awk -v off="$total" '
+		/^ok [0-9]+/ { n++; sub(/^ok [0-9]+/, "ok " (off + n)); print; next }
+		/^not ok [0-9]+/ { n++; sub(/^not ok [0-9]+/, "not ok " (off + n)); print; next }
+		/^1\.\.[0-9]+$/ { next }
+		{ print }' "$res/guest.tap"
+	total=$(( total + $(grep -c -E '^(not )?ok [0-9]+' "$res/guest.tap") ))
+done < "$vmdir/groups"
+trap - EXIT INT TERM
+[ -z "$failed" ] || bail "the VM did not complete (guest$failed)"
+echo "1..$total"
 exit 0
