@@ -6,7 +6,7 @@
 # /vm-results/guest.tap (every line echoed to the console, so the host sees
 # progress), then /vm-results/done.
 #
-# Scenarios (SBX_VM_SCENARIOS, default all), each the way users start sbx
+# Scenarios (SBX_VM_SCENARIOS, which vm.sh sets), each the way users start sbx
 # on a systemd host with cgroup v2:
 #   root-cgroup  root, sbx in the root cgroup (no cgroup_parent); the user
 #                on a directory delegated by hand, started inside it;
@@ -241,7 +241,7 @@ scenario_bench() {
 	back_home
 }
 
-scenarios=${SBX_VM_SCENARIOS:-root-cgroup scope service host container}
+scenarios=${SBX_VM_SCENARIOS:?vm.sh names the scenarios}
 for sc in $scenarios; do
 	diag "scenario $sc"
 	case $sc in

@@ -35,6 +35,8 @@ bld=$(cd "$SBX_BUILDDIR" && pwd)
 vmdir=${SBX_VM_DIR:-$bld/vm}
 timeout=${SBX_VM_TIMEOUT:-3000}
 stall=${SBX_VM_STALL:-240}
+# The default list; guest.sh runs the list it is given.
+scenarios=${SBX_VM_SCENARIOS:-root-cgroup scope service host container}
 
 bail() { echo "Bail out! $*"; exit 1; }
 note() { echo "# $*"; }
@@ -77,7 +79,7 @@ mods="$kdir/root/lib/modules/$kver/kernel"
 # guest reads them over the shared root.  Reused while the .deb, the
 # Containerfile and the build script are the same.
 ctrdir=
-case " ${SBX_VM_SCENARIOS:-container} " in *" container "*)
+case " $scenarios " in *" container "*)
 	for c in podman crun mmdebstrap dpkg-buildpackage python3; do
 		command -v "$c" >/dev/null 2>&1 || bail "the container scenario needs '$c' (tools/install-deps installs it)"
 	done
@@ -174,7 +176,6 @@ esac
 # each scenario typically takes in a guest here (seconds; unknown: 300),
 # longest first, each to the guest with the least so far; each guest runs
 # its scenarios in the order given.
-scenarios=${SBX_VM_SCENARIOS:-root-cgroup scope service host container}
 ncpu=$(nproc 2>/dev/null || echo 1)
 guests=${SBX_VM_GUESTS:-$(( ncpu >= 2 ? 2 : 1 ))}
 case $guests in ''|*[!0-9]*|0) bail "SBX_VM_GUESTS must be a positive number, not '$guests'" ;; esac
@@ -370,12 +371,13 @@ while IFS= read -r grp; do
 		continue
 	fi
 	echo "# guest $g: $grp"
-	awk -v off="$total" '
+	awk -v off="$total" -v count="$vmdir/count" '
 		/^ok [0-9]+/ { n++; sub(/^ok [0-9]+/, "ok " (off + n)); print; next }
 		/^not ok [0-9]+/ { n++; sub(/^not ok [0-9]+/, "not ok " (off + n)); print; next }
 		/^1\.\.[0-9]+$/ { next }
-		{ print }' "$res/guest.tap"
-	total=$(( total + $(grep -c -E '^(not )?ok [0-9]+' "$res/guest.tap") ))
+		{ print }
+		END { print off + n > count }' "$res/guest.tap"
+	total=$(cat "$vmdir/count")
 done < "$vmdir/groups"
 trap - EXIT INT TERM
 [ -z "$failed" ] || bail "the VM did not complete (guest$failed)"
