@@ -18,7 +18,7 @@
 
 #include "canonjson.h"
 #include "run.h"
-#include "validate.h"
+#include "mediatype.h"
 
 /* 2: excerpts keep C0 control characters (escaped); in 1 they were
  * U+FFFD, and a consumer could print an excerpt to a terminal as it was. */

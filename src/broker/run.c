@@ -53,6 +53,7 @@
 #include "admission.h"
 #include "digest.h"
 #include "events.h"
+#include "contract-check.h"
 #include "hold.h"
 #include "passwd.h"
 #include "prepare.h"

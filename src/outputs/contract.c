@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * contract.c - output contracts: the parser (65 for a malformed one), the
- * type admission (77), and the checking of a collection's candidates.
+ * contract.c - output contracts: the parser (65 for a malformed one) and
+ * the type admission (77), in the broker before the run and again in the
+ * validator, which checks them.
  *
  * Which checks a contract may hold depends on its media type, given as
  * "media_type" or named by the path's extension (the two must agree: the
@@ -17,7 +18,9 @@
  *
  * A check that does not apply to the type is an error rather than
  * ignored, so a caller never believes a check ran that did not.  The
- * CSV checks are in contract-csv.c, the text checks in contract-text.c.
+ * checking itself reads the payload's output, so it is not here: it runs
+ * in the confined validator (src/helpers/validate/contract-check.c,
+ * contract-csv.c, contract-text.c).
  */
 #include "config.h"
 
@@ -36,7 +39,7 @@
 #include "json.h"
 #include "regex.h"
 #include "util.h"
-#include "validate.h"
+#include "mediatype.h"
 
 static const char *const entry_keys[] = {
 	"media_type", "required", "hold", "bytes", "rows", "header", "columns",
@@ -61,6 +64,72 @@ static const char *known_type(const char *s)
 		if (strcmp(known_types[i], s) == 0)
 			return known_types[i];
 	return NULL;
+}
+
+/* --- dates (also what the CSV check applies to a cell) ----------------------- */
+
+static bool digits(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return true;
+}
+
+static unsigned num(const char *s, size_t n)
+{
+	unsigned v = 0;
+
+	for (size_t i = 0; i < n; i++)
+		v = v * 10 + (unsigned)(s[i] - '0');
+	return v;
+}
+
+bool sbx_contract_date_valid(const char *s)
+{
+	static const unsigned mdays[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	size_t n = strlen(s);
+	unsigned y, m, d, last;
+	const char *t;
+
+	if (n < 7 || !digits(s, 4) || s[4] != '-' || !digits(s + 5, 2))
+		return false;
+	y = num(s, 4), m = num(s + 5, 2);
+	if (m < 1 || m > 12)
+		return false;
+	if (n == 7)
+		return true; /* a calendar month, YYYY-MM */
+	if (n < 10 || s[7] != '-' || !digits(s + 8, 2))
+		return false;
+	d = num(s + 8, 2);
+	last = mdays[m - 1] + (m == 2 && y % 4 == 0 && (y % 100 != 0 || y % 400 == 0));
+	if (d < 1 || d > last)
+		return false;
+	if (n == 10)
+		return true;
+	/* THH:MM[:SS[.frac]] then nothing, Z, or +HH:MM / -HH:MM. */
+	t = s + 10;
+	if (*t != 'T' || !digits(t + 1, 2) || t[3] != ':' || !digits(t + 4, 2) ||
+	    num(t + 1, 2) > 23 || num(t + 4, 2) > 59)
+		return false;
+	t += 6;
+	if (*t == ':') {
+		if (!digits(t + 1, 2) || num(t + 1, 2) > 59)
+			return false;
+		t += 3;
+		if (*t == '.') {
+			if (t[1] < '0' || t[1] > '9')
+				return false;
+			for (t++; *t >= '0' && *t <= '9'; t++)
+				;
+		}
+	}
+	if (*t == 'Z')
+		return t[1] == '\0';
+	if (*t == '+' || *t == '-')
+		return digits(t + 1, 2) && t[3] == ':' && digits(t + 4, 2) && t[6] == '\0' &&
+		       num(t + 1, 2) <= 23 && num(t + 4, 2) <= 59;
+	return *t == '\0';
 }
 
 static bool is_csv(const char *t)
@@ -438,167 +507,6 @@ int sbx_contracts_admit(const struct sbx_contracts *cs, const char *source, cons
 		*allowed = sbx_xrealloc(*allowed, (n + 2) * sizeof(char *));
 		(*allowed)[n] = sbx_xstrdup(t);
 		(*allowed)[n + 1] = NULL;
-	}
-	return 0;
-}
-
-/* --- checking ---------------------------------------------------------------- */
-
-/* Manifest text: valid UTF-8 (cut before a bad byte), no C0, DEL or C1
- * control characters (each becomes '?'). */
-static void clean_into(char *dst, size_t len, const char *src)
-{
-	snprintf(dst, len, "%s", src);
-	if (!sbx_utf8_valid(dst, strlen(dst))) {
-		/* A cut multi-byte character at the end, or worse. */
-		size_t n = strlen(dst);
-		while (n > 0 && !sbx_utf8_valid(dst, n))
-			dst[--n] = '\0';
-	}
-	for (unsigned char *p = (unsigned char *)dst; *p; p++) {
-		if (*p < 0x20 || *p == 0x7f)
-			*p = '?';
-		/* C1 controls (U+0080..U+009F), which some terminals obey. */
-		if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
-			p[0] = p[1] = '?';
-	}
-}
-
-void sbx_contract_fail(struct sbx_contract_result *res, uint64_t row, const char *check,
-		       const char *fmt, ...)
-{
-	struct sbx_contract_failure *f;
-	char buf[sizeof(f->detail)];
-	va_list ap;
-
-	res->ok = false;
-	res->count++;
-	if (res->n == SBX_CONTRACT_MAX_FAILURES)
-		return;
-	f = &res->fail[res->n++];
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	clean_into(f->check, sizeof(f->check), check);
-	clean_into(f->detail, sizeof(f->detail), buf);
-	f->row = row;
-}
-
-static void check_range(struct sbx_contract_result *res, const char *check,
-			const struct sbx_contract_range *r, uint64_t v, const char *unit)
-{
-	if (r->has_min && v < r->min)
-		sbx_contract_fail(res, 0, check, "%llu %s, expected at least %llu",
-				  (unsigned long long)v, unit, (unsigned long long)r->min);
-	if (r->has_max && v > r->max)
-		sbx_contract_fail(res, 0, check, "%llu %s, expected at most %llu",
-				  (unsigned long long)v, unit, (unsigned long long)r->max);
-}
-
-static int on_schema_failure(void *arg, const char *doc_path, const char *keyword,
-			     const char *detail)
-{
-	char check[64];
-
-	snprintf(check, sizeof(check), "schema.%s", keyword);
-	sbx_contract_fail(arg, 0, check, "%s: %s", *doc_path ? doc_path : "(document)", detail);
-	return 0;
-}
-
-/* The JSON Schema subset (jschema.c) over the whole document, which the
- * validator bounds at SBX_JSCHEMA_MAX_DOC bytes. */
-static int check_schema(const struct sbx_contract *k, int fd, uint64_t size,
-			struct sbx_contract_result *res)
-{
-	_cleanup_free_ char *doc = NULL;
-	size_t got = 0;
-	int r;
-
-	if (size > SBX_JSCHEMA_MAX_DOC) {
-		sbx_contract_fail(res, 0, "schema", "larger than %u bytes: not validated",
-				  SBX_JSCHEMA_MAX_DOC);
-		return 0;
-	}
-	doc = sbx_xmalloc(size ? size : 1);
-	while (got < size) {
-		ssize_t n = pread(fd, doc + got, size - got, (off_t)got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			sbx_contract_fail(res, 0, "read", "read error");
-			return -1;
-		}
-		got += (size_t)n;
-	}
-	r = sbx_jschema_validate(k->schema, doc, size, on_schema_failure, res);
-	if (r == -ENOMEM)
-		sbx_contract_fail(res, 0, "schema", "out of memory while validating");
-	else if (r < 0)
-		sbx_contract_fail(res, 0, "schema", "not JSON within the schema validator's bounds");
-	return 0;
-}
-
-int sbx_contract_check(const struct sbx_contract *k, int fd, uint64_t size,
-		       const char *media_type, uint64_t width, uint64_t height,
-		       struct sbx_contract_result *res)
-{
-	memset(res, 0, sizeof(*res));
-	res->ok = true;
-	if (!media_type || (strcmp(media_type, k->media_type) != 0)) {
-		sbx_contract_fail(res, 0, "media_type", "content is %s, expected %s",
-				  media_type ? media_type : "unknown", k->media_type);
-		return 0;
-	}
-	check_range(res, "bytes", &k->bytes, size, "bytes");
-	if (is_image(media_type)) {
-		check_range(res, "width", &k->width, width, "pixels wide");
-		check_range(res, "height", &k->height, height, "pixels high");
-	}
-	if (is_csv(media_type) && (k->header || k->cols || k->rows.has_min || k->rows.has_max))
-		return sbx_contract_check_csv(k, fd, size,
-					      strcmp(media_type, "text/csv") != 0, res);
-	if (is_text(media_type) && (k->pattern || k->lines.has_min || k->lines.has_max))
-		return sbx_contract_check_text(k, fd, size, res);
-	if (k->schema)
-		return check_schema(k, fd, size, res);
-	return 0;
-}
-
-int sbx_contracts_check(const struct sbx_contracts *cs, struct sbx_collection *c,
-			struct sbx_error *err)
-{
-	for (size_t i = 0; i < cs->n; i++) {
-		const struct sbx_contract *k = &cs->v[i];
-
-		for (size_t j = 0; j < c->n; j++) {
-			struct sbx_artifact *a = &c->items[j];
-			_cleanup_close_ int fd = -1;
-			struct sbx_contract_result *res;
-
-			if (!a->path || strcmp(a->path, k->path) != 0)
-				continue;
-			/* Rejected before (its reason says why) or not copied. */
-			if (a->status != SBX_ARTIFACT_PROMOTED || !a->qname[0])
-				break;
-			fd = openat(c->quarantine_dirfd, a->qname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-			if (fd < 0)
-				return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno,
-						     "outputs: %s: quarantine copy", a->qname);
-			res = sbx_xmalloc(sizeof(*res));
-			sbx_contract_check(k, fd, a->size, a->media_type, a->width, a->height, res);
-			free(a->contract);
-			a->contract = res;
-			if (res->ok && k->hold)
-				a->hold = true;
-			if (!res->ok) {
-				collect_set_rejected(a, "output contract: %s: %s%s", res->fail[0].check,
-						     res->fail[0].detail,
-						     res->count > 1 ? " (and more)" : "");
-				collect_drop_quarantined(c, a);
-			}
-			break;
-		}
 	}
 	return 0;
 }

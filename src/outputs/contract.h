@@ -120,43 +120,12 @@ int sbx_contracts_parse(const json_t *outputs, const char *source, struct sbx_co
 int sbx_contracts_admit(const struct sbx_contracts *cs, const char *source, const char *profile,
 			char *const *profile_types, char ***allowed, struct sbx_error *err);
 
-/*
- * sbx_contract_check() - check the file at @fd (@size bytes, validated as
- * @media_type, with the image dimensions @width x @height where it has
- * them) against @k.  @res is filled in.
- * Return: 0, or -1 when the file cannot be read (a failure is recorded).
- */
-int sbx_contract_check(const struct sbx_contract *k, int fd, uint64_t size,
-		       const char *media_type, uint64_t width, uint64_t height,
-		       struct sbx_contract_result *res);
-
-/*
- * sbx_contracts_check() - after sbx_collect_validate(): each candidate
- * still to be promoted that has a contract is checked; one that fails
- * becomes REJECTED ("output contract: <check>: <detail>"); one that passes
- * a contract with "hold": true is marked a->hold, for sbx_hold_collect().
- * Every checked artifact gets its result in a->contract.
- * Return: 0, or -1 (SBX_EXIT_SOFTWARE) when a quarantined copy cannot be
- * opened.
- */
-int sbx_contracts_check(const struct sbx_contracts *cs, struct sbx_collection *c,
-			struct sbx_error *err);
-
 /* Whether any contract asks for its output to be held ("hold": true). */
 bool sbx_contracts_hold(const struct sbx_contracts *cs);
 
 void sbx_contracts_free(struct sbx_contracts *cs);
 
-/* For the checks (contract-*.c): record a failure, bounded. */
-void sbx_contract_fail(struct sbx_contract_result *res, uint64_t row, const char *check,
-		       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-int sbx_contract_check_csv(const struct sbx_contract *k, int fd, uint64_t size, bool tsv,
-			   struct sbx_contract_result *res);
-int sbx_contract_check_text(const struct sbx_contract *k, int fd, uint64_t size,
-			    struct sbx_contract_result *res);
-/* The value checks of one cell, for tests: 0 when @s (NUL-terminated) is one. */
-int sbx_contract_parse_integer(const char *s, int64_t *out);
-int sbx_contract_parse_number(const char *s, double *out);
+/* An ISO 8601 date as "type": "date" accepts (sbx-job(5)); @s NUL-terminated. */
 bool sbx_contract_date_valid(const char *s);
 
 #endif

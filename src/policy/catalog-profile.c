@@ -20,21 +20,13 @@
 
 #include "catalog-internal.h"
 #include "job.h"
+#include "mediatype.h"
 
 #define CATALOG_PATH_MAX 4096
 
-static const char *const media_types[] = {
-	"text/csv", "text/plain", "application/json", "image/png", "image/jpeg", "application/pdf",
-	"image/svg+xml", "text/tab-separated-values", "application/x-ndjson", "text/markdown",
-	"text/html", "application/vnd.apache.parquet",
-};
-
 bool sbx_media_type_known(const char *type)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(media_types); i++)
-		if (strcmp(media_types[i], type) == 0)
-			return true;
-	return false;
+	return sbx_media_type_static(type) != NULL;
 }
 
 /* An absolute path in normal form: "/a/b", no "//", ".", "..", trailing
@@ -474,7 +466,7 @@ int parse_profile(const struct sbx_jctx *c, const json_t *root, struct sbx_profi
 			  &pr->stream_bytes_max) < 0)
 		return -1;
 	if (!(v = sbx_json_required(c, "", root, "allowed_outputs")) ||
-	    sbx_json_strv(c, "allowed_outputs", v, ARRAY_SIZE(media_types), 128, media_type_valid,
+	    sbx_json_strv(c, "allowed_outputs", v, SBX_MEDIA_TYPE_COUNT, 128, media_type_valid,
 			  "a media type sbx validates", true, &pr->allowed_outputs) < 0)
 		return -1;
 	if (!(v = sbx_json_required(c, "", root, "network_profiles")) ||

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "contract.h"
+#include "contract-check.h"
 #include "util.h"
 #include "validate.h"
 

@@ -16,7 +16,7 @@
 
 #include <string.h>
 
-#include "contract.h"
+#include "contract-check.h"
 #include "regex.h"
 #include "util.h"
 #include "validate.h"

@@ -30,7 +30,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "contract.h"
+#include "contract-check.h"
 #include "regex.h"
 #include "runid.h"
 #include "util.h"
@@ -183,70 +183,6 @@ int sbx_contract_parse_number(const char *s, double *out)
 		return -ERANGE;
 	*out = v;
 	return 0;
-}
-
-static bool digits(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-	return true;
-}
-
-static unsigned num(const char *s, size_t n)
-{
-	unsigned v = 0;
-
-	for (size_t i = 0; i < n; i++)
-		v = v * 10 + (unsigned)(s[i] - '0');
-	return v;
-}
-
-bool sbx_contract_date_valid(const char *s)
-{
-	static const unsigned mdays[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
-	size_t n = strlen(s);
-	unsigned y, m, d, last;
-	const char *t;
-
-	if (n < 7 || !digits(s, 4) || s[4] != '-' || !digits(s + 5, 2))
-		return false;
-	y = num(s, 4), m = num(s + 5, 2);
-	if (m < 1 || m > 12)
-		return false;
-	if (n == 7)
-		return true; /* a calendar month, YYYY-MM */
-	if (n < 10 || s[7] != '-' || !digits(s + 8, 2))
-		return false;
-	d = num(s + 8, 2);
-	last = mdays[m - 1] + (m == 2 && y % 4 == 0 && (y % 100 != 0 || y % 400 == 0));
-	if (d < 1 || d > last)
-		return false;
-	if (n == 10)
-		return true;
-	/* THH:MM[:SS[.frac]] then nothing, Z, or +HH:MM / -HH:MM. */
-	t = s + 10;
-	if (*t != 'T' || !digits(t + 1, 2) || t[3] != ':' || !digits(t + 4, 2) ||
-	    num(t + 1, 2) > 23 || num(t + 4, 2) > 59)
-		return false;
-	t += 6;
-	if (*t == ':') {
-		if (!digits(t + 1, 2) || num(t + 1, 2) > 59)
-			return false;
-		t += 3;
-		if (*t == '.') {
-			if (t[1] < '0' || t[1] > '9')
-				return false;
-			for (t++; *t >= '0' && *t <= '9'; t++)
-				;
-		}
-	}
-	if (*t == 'Z')
-		return t[1] == '\0';
-	if (*t == '+' || *t == '-')
-		return digits(t + 1, 2) && t[3] == ':' && digits(t + 4, 2) && t[6] == '\0' &&
-		       num(t + 1, 2) <= 23 && num(t + 4, 2) <= 59;
-	return *t == '\0';
 }
 
 /* --- unique --------------------------------------------------------------------- */

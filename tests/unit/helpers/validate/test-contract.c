@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "contract.h"
+#include "contract-check.h"
 #include "json.h"
 #include "samples.h"
 #include "util.h"

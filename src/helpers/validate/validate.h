@@ -10,14 +10,8 @@
  *   3. the type is allowed for the job, and
  *   4. the type's validator accepts the whole file.
  *
- * Extensions (case-insensitive):
- *   .png -> image/png        .jpg .jpeg -> image/jpeg   .pdf -> application/pdf
- *   .csv -> text/csv         .tsv .tab -> text/tab-separated-values
- *   .json -> application/json  .ndjson .jsonl -> application/x-ndjson
- *   .txt .log -> text/plain  .md .markdown -> text/markdown
- *   .svg -> image/svg+xml    .html .htm -> text/html
- *   .parquet -> application/vnd.apache.parquet
- * A name without one of these extensions is rejected: the extension is what
+ * The extensions are in src/common/mediatype.h.  A name without one of
+ * them is rejected: the extension is what
  * the next program uses to pick a parser, so an unknown one (.sh, .xml,
  * none) is refused rather than guessed.  (collect.c keeps .md as
  * text/plain where only text/plain is allowed, as before text/markdown.)
@@ -30,8 +24,9 @@
  * Validators read the file through a small buffered pread() reader with
  * fixed buffers; they never map or allocate by a size taken from the file,
  * and keep bounded state (JSON: a 64-deep stack and at most
- * SBX_MEDIA_JSON_MAX_KEYS key hashes), because they run in the broker,
- * outside every cgroup.
+ * SBX_MEDIA_JSON_MAX_KEYS key hashes).  They run only in the confined
+ * validator, sbx-validate (src/helpers/validate), in the run's cgroup and
+ * on its clock; never in the broker, which holds the signing key.
  * They check structure, not rendering safety: PNG image data is not
  * inflated, PDF streams are not decoded.  Against polyglots they refuse
  * another format's signature where readers skip data (metadata chunks and
@@ -45,6 +40,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "mediatype.h"
 
 /* Largest image accepted, in pixels (width * height), for PNG and JPEG. */
 #define SBX_MEDIA_MAX_PIXELS 50000000ULL
@@ -68,27 +65,6 @@
 /* Bytes of the head that detection looks at. */
 #define SBX_MEDIA_HEAD 512
 
-/*
- * What a validator found suspicious but allowed: the manifest lists these
- * per artifact in "flags" (names from sbx_media_flag_name()).
- */
-enum {
-	/* JSON strings that decode to control characters (ESC, C1, DEL...) */
-	SBX_MEDIA_FLAG_CONTROLS = 1u << 0,
-	/* text/plain holds SGR colour sequences, ESC [ ... m */
-	SBX_MEDIA_FLAG_COLORS = 1u << 1,
-	/* image data or a PDF object holds another format's signature */
-	SBX_MEDIA_FLAG_EMBEDDED = 1u << 2,
-	/* a PDF names JavaScript, auto-actions, launches or embedded files */
-	SBX_MEDIA_FLAG_PDF_ACTIVE = 1u << 3,
-	/* text/html or text/markdown holds scripts, event handlers, script
-	 * URIs or elements that load other resources */
-	SBX_MEDIA_FLAG_ACTIVE = 1u << 4,
-};
-#define SBX_MEDIA_FLAG_COUNT 5
-
-/* Manifest name of flag bit @i (0-based), or NULL. */
-const char *sbx_media_flag_name(unsigned i);
 
 struct sbx_media_report {
 	char reason[256];   /* why the file was rejected, "" when valid */
@@ -112,12 +88,6 @@ struct sbx_media_report {
  * binary type nor text.
  */
 const char *sbx_media_detect(const unsigned char *head, size_t n, const char *name);
-
-/*
- * sbx_media_type_for_name() - media type that @name's extension stands for.
- * Return: a static type string, or NULL for an unknown extension.
- */
-const char *sbx_media_type_for_name(const char *name);
 
 /*
  * sbx_media_validate() - run the validator of @type over the file at @fd.

@@ -12,21 +12,9 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "mediatype.h"
 #include "util.h"
 #include "validate.h"
-
-static const struct {
-	const char *ext;
-	const char *type;
-} extensions[] = {
-	{ "png", "image/png" },   { "jpg", "image/jpeg" },	 { "jpeg", "image/jpeg" },
-	{ "pdf", "application/pdf" }, { "csv", "text/csv" },	 { "json", "application/json" },
-	{ "txt", "text/plain" },  { "log", "text/plain" },	 { "md", "text/markdown" },
-	{ "markdown", "text/markdown" }, { "svg", "image/svg+xml" }, { "tsv", "text/tab-separated-values" },
-	{ "tab", "text/tab-separated-values" }, { "ndjson", "application/x-ndjson" },
-	{ "jsonl", "application/x-ndjson" }, { "html", "text/html" }, { "htm", "text/html" },
-	{ "parquet", "application/vnd.apache.parquet" },
-};
 
 static const struct {
 	const char *type;
@@ -45,19 +33,6 @@ static const struct {
 	{ "text/markdown", sbx_media_markdown_validate },
 	{ "application/vnd.apache.parquet", sbx_media_parquet_validate },
 };
-
-const char *sbx_media_type_for_name(const char *name)
-{
-	const char *dot = name ? strrchr(name, '.') : NULL;
-
-	/* ".png" alone is a hidden file without an extension. */
-	if (!dot || dot == name || strchr(dot, '/'))
-		return NULL;
-	for (size_t i = 0; i < ARRAY_SIZE(extensions); i++)
-		if (strcasecmp(dot + 1, extensions[i].ext) == 0)
-			return extensions[i].type;
-	return NULL;
-}
 
 static bool is_text_family(const char *type)
 {
@@ -256,21 +231,6 @@ size_t sbx_media_ascii_span(const unsigned char *p, size_t n)
 bool sbx_media_utf8_end(const struct sbx_media_utf8 *u)
 {
 	return !u->bad && u->need == 0;
-}
-
-/* --- flags ------------------------------------------------------------------ */
-
-const char *sbx_media_flag_name(unsigned i)
-{
-	static const char *const names[SBX_MEDIA_FLAG_COUNT] = {
-		"terminal_controls",
-		"terminal_colors",
-		"embedded_signature",
-		"pdf_active_content",
-		"active_content",
-	};
-
-	return i < SBX_MEDIA_FLAG_COUNT ? names[i] : NULL;
 }
 
 /* --- signatures of other formats ------------------------------------------- */
