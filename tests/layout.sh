@@ -61,11 +61,17 @@ refused CRYPTO run.h catalog.h sandbox.h collect.h
 refused OUTPUTS run.h sign.h digest.h catalog.h sandbox.h proxy.h
 refused NET run.h state.h sandbox.h sign.h collect.h
 refused SANDBOX run.h state.h cli.h sign.h proxy.h collect.h
+# The parsers of the payload's output bytes are the validator's alone, and
+# the validator sees nothing of the broker's.
+refused BROKER validate.h contract-check.h serve.h
+refused VALIDATE run.h state.h hold.h sign.h digest.h catalog.h sandbox.h proxy.h cgroup.h \
+	store.h validation.h
+allowed VALIDATE validate.h contract-check.h serve.h verdict.h contract.h jschema.h
 allowed INIT spec.h util.h syscalls.h error.h
 allowed EXTRACT sbx-archive.h util.h syscalls.h
 allowed POLICY catalog.h json.h util.h
 allowed SANDBOX sandbox.h catalog.h spec.h
-allowed BROKER run.h sandbox.h proxy.h collect.h sign.h sbx-archive.h
+allowed BROKER run.h sandbox.h proxy.h collect.h sign.h sbx-archive.h verdict.h contract.h
 
 # Linking: a program linked as sbx-init is (src/common alone) cannot call
 # into the broker, and can call into src/common.
@@ -95,15 +101,33 @@ else
 	not_ok "a call into src/common does not link: $(head -1 "$T/err")"
 fi
 
-# And the programs as built: nothing of the broker's libraries in the
-# init or the helper.
-for p in sbx-init sbx-extract; do
+# And the programs as built.  sbx, which holds the signing key, has no
+# parser of output bytes: no validator, no contract or schema check, no
+# pattern matching, and neither expat nor gumbo.
+if [ ! -x "$B/sbx" ]; then
+	not_ok "sbx is not built"
+else
+	bad=$(nm "$B/sbx" 2>/dev/null | awk '$2 ~ /^[TtDdBbRrUu]$/ { print $NF }' |
+		grep -E '^(sbx_media_(validate|detect|reader_|zip_tail|sigscan|utf8|text_|csv_|active|controls|sniffs|ascii)|sbx_media_[a-z]+_validate|sbx_contract_check|sbx_contracts_check|sbx_contract_fail|sbx_contract_parse_(integer|number)|sbx_jschema_validate|sbx_validator_|XML_|gumbo_)' |
+		head -3 | tr '\n' ' ')
+	if [ -z "$bad" ]; then ok "sbx holds no parser of output bytes"
+	else not_ok "sbx holds parsers of output bytes: $bad"; fi
+	# The check above must be able to fail: the validator does hold them.
+	if nm "$B/sbx-validate" 2>/dev/null | grep -qE ' T sbx_media_svg_validate$'; then
+		ok "the same check finds the validators in sbx-validate"
+	else
+		not_ok "sbx-validate does not hold sbx_media_svg_validate: the check proves nothing"
+	fi
+fi
+
+# Nothing of the broker's libraries in the init or the helpers.
+for p in sbx-init sbx-extract sbx-validate; do
 	if [ ! -x "$B/$p" ]; then
 		not_ok "$p is not built"
 		continue
 	fi
 	bad=$(nm "$B/$p" 2>/dev/null | awk '$2 ~ /^[TtDdBbRr]$/ { print $3 }' |
-		grep -E '^sbx_(catalog|job|hostconfig|policy|spawn|cgroup|seccomp|proxy|collect|validate|sign|sha256|manifest|state|admission|store|cmd)_' |
+		grep -E '^sbx_(catalog|job|hostconfig|policy|spawn|cgroup|seccomp|proxy|collect|validate|sign|sha256|manifest|state|admission|store|cmd|validation|helper)_' |
 		head -3 | tr '\n' ' ')
 	if [ -z "$bad" ]; then ok "$p holds no code of the broker's libraries"
 	else not_ok "$p holds broker code: $bad"; fi

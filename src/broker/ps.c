@@ -27,7 +27,8 @@
 #define SHOWN_MAX 64 /* bytes of a recorded name shown or listed */
 
 static const char *const stages[] = {
-	"queued", "materializing", "running", "terminating", "collecting", "cleaning",
+	"queued", "materializing", "running", "terminating", "collecting", "validating",
+	"cleaning",
 };
 
 /* The stage word of a lock file's record, or "starting" for an empty

@@ -10,9 +10,10 @@
  * sealed spec, setup reports, the /work/in and /work/out directory fds,
  * the payload's start and wait status), and two pipes for the payload's
  * stdout and stderr.  Nothing else crosses.  A job with archives has a
- * third process for a while: sbx-extract, forked by the broker into the
+ * third process for a while: sbx-extract, exec'd by the broker into the
  * run's cgroup (and an IPC namespace of its own) to fill /work/in through
- * its fd before the payload starts; see store.c.
+ * its fd before the payload starts; see store.c.  A run with outputs has
+ * one after the payload: sbx-validate, which parses them (validation.c).
  *
  * Stages, each emitting an event:
  *   admission       options, host config, signing key, catalog (errors
@@ -29,11 +30,17 @@
  *                                            terminating, exited
  *   collection      /work/out walked through its fd into quarantine
  *                                                          -> collected
- *   validation      media types checked, artifacts promoted -> validated;
+ *   validation      each quarantined copy handed to sbx-validate, the
+ *                   confined validator, exec'd into the run's cgroup on
+ *                   the run's wall clock plus validate_seconds
+ *                   (validation.c); artifacts promoted    -> validated;
  *                   then the captured stdout and stderr written beside
  *                   them (or to --stdout/--stderr FILE): streams.c
  *   cleanup         cgroup removed, state entry removed    -> cleaned
- * and finally the signed manifest on stdout.
+ * and finally the signed manifest on stdout.  The signing key is checked
+ * at admission but read for good only to sign: it is not in this
+ * process's memory while the payload runs or its outputs are parsed
+ * (and no byte of the outputs is parsed here, only copied and hashed).
  */
 #include "config.h"
 
@@ -53,7 +60,6 @@
 #include "admission.h"
 #include "digest.h"
 #include "events.h"
-#include "contract-check.h"
 #include "hold.h"
 #include "passwd.h"
 #include "prepare.h"
@@ -64,6 +70,7 @@
 #include "sign.h"
 #include "sandbox.h"
 #include "store.h"
+#include "validation.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct sbx_admission *, sbx_admission_release)
 
@@ -658,6 +665,54 @@ static int make_cgroup(struct sbx_run *run, const struct sbx_cgroup_limits *clim
 	return 0;
 }
 
+/*
+ * The outputs' verdicts, from the confined validator (validation.c): on
+ * the run's wall clock, which ends at @wall_end_ns, plus the profile's
+ * validate_seconds; in the run's cgroup; as the sandbox's id when sbx is
+ * root.  Its CPU time is the run's: the cgroup's counters are read again
+ * after it.
+ */
+static int validate(struct sbx_run *run, const struct sbx_spec *spec, int sfd,
+		    uint64_t wall_end_ns)
+{
+	bool root = geteuid() != spec->outer_uid;
+	uint64_t now = sbx_now_mono_ns(), allowance = run->plan.profile->validate_seconds;
+	struct sbx_validation_ctl ctl = {
+		.cg = run->cg,
+		.cancel_fd = sfd,
+		.deadline_ns = (wall_end_ns > now ? wall_end_ns : now) + allowance * 1000000000ull,
+		.allowance_s = run->plan.limits.v[SBX_LIMIT_WALL_SECONDS] + allowance,
+		.memory_mib = run->plan.limits.v[SBX_LIMIT_MEMORY_MIB],
+		/* Root of a container's user namespace acting as an ordinary
+		 * user keeps its own id, as for the archive helper. */
+		.uid = root ? spec->outer_uid : (uid_t)-1,
+		.gid = root ? spec->outer_gid : (gid_t)-1,
+		.allowed = run->plan.allowed_outputs,
+		.outputs = run->job.outputs,
+		.contracts = &run->contracts,
+	};
+	struct sbx_validation_stats st;
+	int r;
+
+	sbx_state_set_stage(run->state, "validating");
+	r = sbx_validation_run(&run->coll, &ctl, &st, &run->err);
+	if (st.files) {
+		run->validated = true;
+		run->validate_ms = st.ms;
+		if (sbx_cgroup_stats(run->cg, &run->stats, NULL) == 0)
+			run->have_stats = true;
+	}
+	if (r == 0 && st.cancelled && run->status != SBX_STATUS_CANCELLED) {
+		/* Cancellation reaches validation too: the run is cancelled,
+		 * and what was not validated is not promoted. */
+		run->status = SBX_STATUS_CANCELLED;
+		snprintf(run->reason, sizeof(run->reason),
+			 "cancelled by the caller while the outputs were validated");
+		run->reason_code = "cancelled";
+	}
+	return r;
+}
+
 /* Materialization and execution: from the cgroup to the payload's end. */
 static int execute(struct sbx_run *run, int sfd)
 {
@@ -684,7 +739,7 @@ static int execute(struct sbx_run *run, int sfd)
 	_cleanup_(sbx_store_close) struct sbx_store store = SBX_STORE_INIT;
 	_cleanup_free_ char *code = NULL;
 	size_t code_len = 0;
-	uint64_t t_extract;
+	uint64_t t_extract, t_payload = 0;
 	int r = -1;
 
 	/* Where the sandbox's first process starts, and when.  On cgroup v1
@@ -793,6 +848,7 @@ static int execute(struct sbx_run *run, int sfd)
 	}
 
 	run->stage = "starting";
+	t_payload = sbx_now_mono_ns();
 	r = sbx_supervise(&sp, &so, &run->outcome, &run->err);
 	stop_proxy(run);
 	sbx_status_line_clear(&run->status_line);
@@ -841,8 +897,7 @@ static int execute(struct sbx_run *run, int sfd)
 		sbx_run_event(run, "collected", NULL);
 		/* DIR/.sbx is where the captures go: never the payload's. */
 		sbx_streams_reserve(&run->coll);
-		if (sbx_collect_validate(&run->coll, run->plan.allowed_outputs, &run->err) < 0 ||
-		    sbx_contracts_check(&run->contracts, &run->coll, &run->err) < 0 ||
+		if (validate(run, &sp.spec, sfd, t_payload + so.wall_ms * 1000000ull) < 0 ||
 		    sbx_hold_collect(run) < 0 ||
 		    sbx_collect_promote(&run->coll, &run->artifacts, run->partial,
 					run->job.partial_outputs == SBX_PARTIAL_RETAIN, &run->err) < 0) {
@@ -911,6 +966,12 @@ static int sign_manifest(struct sbx_run *run, json_t **manifest, char **line, si
 	struct sbx_error herr = { 0 };
 	int code;
 
+	/* The key is read now, for the signature, and wiped right after: it
+	 * is not in memory while the payload runs or its outputs are
+	 * validated (it was read at the start only to refuse a run that
+	 * could not be signed before anything ran). */
+	if (sbx_sign_default_key(run->opts->key, run->cfg.signing_key, &run->key, &run->err) < 0)
+		return -1;
 	*manifest = sbx_manifest_build(run);
 	code = sbx_manifest_finish(*manifest, &run->key, line, len, &run->err);
 	if (code == 0 && run->hold && sbx_hold_record(run, *line, *len, &herr) < 0) {
@@ -922,6 +983,7 @@ static int sign_manifest(struct sbx_run *run, json_t **manifest, char **line, si
 		*manifest = sbx_manifest_build(run);
 		code = sbx_manifest_finish(*manifest, &run->key, line, len, &run->err);
 	}
+	sbx_key_clear(&run->key);
 	return code;
 }
 
@@ -969,6 +1031,9 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 		sbx_artifacts_dir_close(&run.artifacts);
 		return run.err.code;
 	}
+	/* Checked (and made, the first time), not kept: sign_manifest()
+	 * reads it again when it signs. */
+	sbx_key_clear(&run.key);
 	sfd = cancellation_fd();
 	/* Events on stderr are the progress report then; a status line
 	 * redrawn between them would garble both. */

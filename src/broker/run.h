@@ -70,6 +70,8 @@ struct sbx_run {
 	struct sbx_cgroup_stats stats;
 	bool have_stats;
 	bool output_quota_hit;
+	bool validated;           /* the validator ran: validate_ms is its time */
+	uint64_t validate_ms;     /* wall time of validation (timing.validate_ms) */
 
 	/* Network: the egress proxy while the payload runs, and its summary
 	 * for the manifest ("network"; NULL for a disabled profile). */

@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 
 #include "cgroup.h"
+#include "helper.h"
 #include "sbx-archive.h"
 #include "job.h"
 #include "libexec.h"
@@ -388,159 +389,9 @@ fail_errno:
 	return -1;
 }
 
-/* What the helper wrote, made safe for a one-line message whatever a
- * compromised helper put there. */
-static void clean_line(char *s)
-{
-	for (; *s; s++) {
-		if (*s == '\n') {
-			*s = '\0';
-			return;
-		}
-		if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
-			*s = '?';
-	}
-}
-
 static char *extractor_path(void)
 {
 	return sbx_libexec_path("sbx-extract");
-}
-
-/* What the child may write before execve: no allocation, no stdio (the
- * broker may have threads, the proxy's), only write(2) of fixed text and
- * a number. */
-static void child_fail(const char *what, int errnum)
-{
-	char num[16];
-	size_t n = sizeof(num);
-
-	do {
-		num[--n] = (char)('0' + errnum % 10);
-		errnum /= 10;
-	} while (errnum && n > 0);
-	(void)!write(1, "error ", 6);
-	(void)!write(1, what, strlen(what));
-	(void)!write(1, ": errno ", 8);
-	(void)!write(1, num + n, sizeof(num) - n);
-	(void)!write(1, "\n", 1);
-}
-
-/*
- * The helper's process, between fork and execve.  It waits for the go
- * byte on @go (the parent moves it into the run's cgroup first, so that
- * nothing the helper does is outside the limits), makes itself the OOM
- * killer's first choice (the sandbox's init shares the cgroup), and gets
- * an IPC namespace of its own, so that no SysV segment or POSIX queue of
- * the host is reachable.  As root that is CLONE_NEWIPC and then the ids
- * the caller set as its fsuid/fsgid (the id the sandbox user maps to, see
- * run.c): the parser holds no privilege, and what it creates in the run's
- * /work/in is owned by an id the sandbox's user namespace maps (tmpfs
- * refuses other owners with EOVERFLOW).  Unprivileged, an IPC namespace
- * needs a user namespace around it; the helper's uid is not mapped there,
- * so the execve leaves it no capability in it, and files it creates keep
- * its real uid.
- */
-static _noreturn_ void helper_child(int a, int wr, int ewr, int d, int go, uid_t uid, gid_t gid,
-				    const char *path, char **argv, char **envp)
-{
-	sigset_t none;
-	char byte;
-	int fd;
-
-	for (int sig = 1; sig < NSIG; sig++)
-		signal(sig, SIG_DFL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (dup2(a, 0) < 0 || dup2(wr, 1) < 0 || dup2(ewr, 2) < 0 || dup2(d, 3) < 0)
-		_exit(127);
-	if (read(go, &byte, 1) != 1)
-		_exit(127); /* the parent gave up */
-	if (uid != (uid_t)-1) {
-		/* The caller's fsuid is the sandbox's: /proc/self is root's. */
-		setfsuid(0);
-		setfsgid(0);
-	}
-	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || write(fd, "1000", 4) != 4) {
-		child_fail("oom_score_adj", errno);
-		_exit(SBX_EXIT_SOFTWARE);
-	}
-	close(fd);
-	if (uid != (uid_t)-1) {
-		if (unshare(CLONE_NEWIPC) < 0) {
-			child_fail("unshare(CLONE_NEWIPC)", errno);
-			_exit(SBX_EXIT_UNAVAILABLE);
-		}
-		if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
-		    setresuid(uid, uid, uid) < 0) {
-			child_fail("setresuid", errno);
-			_exit(SBX_EXIT_SOFTWARE);
-		}
-	} else if (unshare(CLONE_NEWUSER | CLONE_NEWIPC) < 0) {
-		child_fail("unshare(CLONE_NEWUSER|CLONE_NEWIPC)", errno);
-		_exit(SBX_EXIT_UNAVAILABLE);
-	}
-	execve(path, argv, envp);
-	child_fail("execve", errno);
-	_exit(127);
-}
-
-/* A bounded buffer for one of the helper's pipes: the first @cap bytes
- * are kept, the rest is read and dropped so that the helper never blocks. */
-struct capture {
-	int fd;
-	char *buf;
-	size_t len, cap;
-	bool truncated, open;
-};
-
-static void capture_read(struct capture *c)
-{
-	char scratch[4096];
-
-	while (c->open) {
-		size_t room = c->cap - c->len;
-		ssize_t n = room ? read(c->fd, c->buf + c->len, room) : read(c->fd, scratch, sizeof(scratch));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return;
-		if (n <= 0) {
-			c->open = false;
-			return;
-		}
-		if (room)
-			c->len += (size_t)n;
-		else
-			c->truncated = true;
-	}
-}
-
-/* The helper's stderr, line by line, on ours: cleaned, at most a few. */
-static void show_stderr(struct capture *c, const char *handle)
-{
-	char *p = c->buf, *end = c->buf + c->len;
-	int shown = 0;
-
-	while (p < end && shown < 8) {
-		char *nl = memchr(p, '\n', (size_t)(end - p));
-		char *stop = nl ? nl : end;
-		char line[256];
-		size_t n = (size_t)(stop - p) < sizeof(line) - 1 ? (size_t)(stop - p) : sizeof(line) - 1;
-
-		memcpy(line, p, n);
-		line[n] = '\0';
-		clean_line(line);
-		if (line[0])
-			sbx_warn("archive \"%s\": sbx-extract: %s%s", handle, line,
-				 (size_t)(stop - p) > n ? "..." : "");
-		shown++;
-		p = stop + 1;
-	}
-	if (c->truncated || p < end)
-		sbx_warn("archive \"%s\": sbx-extract: (more on its stderr, not shown)", handle);
 }
 
 enum stop_reason { STOP_NONE, STOP_CANCEL, STOP_TIMEOUT };
@@ -560,20 +411,19 @@ static int run_extractor(int archive_fd, int dst_fd, const struct sbx_archive_li
 			 struct sbx_error *err)
 {
 	_cleanup_free_ char *path = extractor_path();
-	_cleanup_close_ int a = -1, d = -1, rd = -1, wr = -1, erd = -1, ewr = -1, go_rd = -1,
-			    go_wr = -1, pidfd = -1, timer = -1;
-	char args[9][40], line[1024], errtext[4096];
-	char *argv[24], *envp[] = { NULL };
-	struct capture out = { .buf = line, .cap = sizeof(line) - 1, .open = true };
-	struct capture errc = { .buf = errtext, .cap = sizeof(errtext), .open = true };
+	_cleanup_free_ char *what = sbx_xasprintf("archive \"%s\"", handle);
+	_cleanup_close_ int rd = -1, wr = -1, timer = -1;
+	struct sbx_helper h = { .pid = -1, .pidfd = -1, .err_fd = -1 };
+	struct sbx_helper_text out = { 0 }, errc = { 0 };
+	char args[9][40], *line = out.buf;
+	char *argv[24];
 	enum stop_reason stop = STOP_NONE;
 	size_t argc = 0;
 	uint64_t entries = 0;
 	uid_t uid = (uid_t)-1;
 	gid_t gid = (gid_t)-1;
 	siginfo_t si = { 0 };
-	int pipefd[2], go[2], epipe[2];
-	pid_t pid;
+	int pipefd[2];
 
 	static const char *const names[9] = { "--max-entries", "--max-entry-bytes",
 					      "--max-total-bytes", "--max-ratio", "--max-depth",
@@ -590,23 +440,12 @@ static int run_extractor(int archive_fd, int dst_fd, const struct sbx_archive_li
 		/* CPU seconds: what is left of the wall clock, rounded up. */
 		values[8] = ctl->deadline_ns > now ? (ctl->deadline_ns - now) / 1000000000ull + 1 : 1;
 	}
-	if (pipe2(pipefd, O_CLOEXEC) < 0 || pipe2(epipe, O_CLOEXEC) < 0 || pipe2(go, O_CLOEXEC) < 0)
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "archive \"%s\": pipe", handle);
-	/* Sources above the target numbers, so that no dup2 in the child can
-	 * overwrite a source that a later one still needs. */
 	rd = pipefd[0];
-	erd = epipe[0];
-	go_rd = fcntl(go[0], F_DUPFD_CLOEXEC, 10);
-	go_wr = go[1];
-	close(go[0]);
-	wr = fcntl(pipefd[1], F_DUPFD_CLOEXEC, 10);
-	close(pipefd[1]);
-	ewr = fcntl(epipe[1], F_DUPFD_CLOEXEC, 10);
-	close(epipe[1]);
-	a = fcntl(archive_fd, F_DUPFD_CLOEXEC, 10);
-	d = fcntl(dst_fd, F_DUPFD_CLOEXEC, 10);
-	if (wr < 0 || ewr < 0 || go_rd < 0 || a < 0 || d < 0 || lseek(a, 0, SEEK_SET) < 0)
-		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "archive \"%s\": dup", handle);
+	wr = pipefd[1];
+	if (lseek(archive_fd, 0, SEEK_SET) < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "archive \"%s\": seek", handle);
 
 	argv[argc++] = (char *)"sbx-extract";
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
@@ -620,55 +459,18 @@ static int run_extractor(int archive_fd, int dst_fd, const struct sbx_archive_li
 
 	if (geteuid() == 0 && !(ctl && ctl->own_id)) {
 		/* setfsuid/setfsgid with an invalid id change nothing and
-		 * return the current value. */
+		 * return the current value: the caller set the sandbox's. */
 		uid = (uid_t)setfsuid((uid_t)-1);
 		gid = (gid_t)setfsgid((gid_t)-1);
-		if (uid == 0 || gid == 0) /* the caller forgot to pick an id: never run as root */
-			return sbx_error_set(err, SBX_EXIT_SOFTWARE, EPERM,
-					     "archive \"%s\": the helper would run as root", handle);
 	}
-	/* What execve would report, before there is a child to fail. */
-	if (access(path, X_OK) < 0) {
-		sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "archive \"%s\": cannot run %s", handle,
-			      path);
-		sbx_error_hint(err, "the archive helper is installed in pkglibexecdir; "
-				    "SBX_LIBEXECDIR overrides where sbx looks for it");
+	if (sbx_helper_start(&(struct sbx_helper_args){ .what = what, .name = "sbx-extract",
+							.argv = argv, .fd0 = archive_fd, .fd1 = wr,
+							.fd3 = dst_fd, .uid = uid, .gid = gid,
+							.ipc_namespace = true,
+							.cg = ctl ? ctl->cg : NULL },
+			     &h, err) < 0)
 		return -1;
-	}
-	pid = fork();
-	if (pid < 0)
-		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "archive \"%s\": fork", handle);
-	if (pid == 0)
-		helper_child(a, wr, ewr, d, go_rd, uid, gid, path, argv, envp);
 	closep(&wr);
-	closep(&ewr);
-	closep(&go_rd);
-	pidfd = pidfd_open(pid, 0);
-	if (pidfd >= 0 && ctl && ctl->cg) {
-		/* The cgroup is written with sbx's own rights, not with the
-		 * sandbox's id that the caller set for the copies. */
-		uid_t fsuid = (uid_t)setfsuid(geteuid());
-		gid_t fsgid = (gid_t)setfsgid(getegid());
-		int r = sbx_cgroup_attach(ctl->cg, pid, err);
-
-		setfsgid(fsgid);
-		setfsuid(fsuid);
-		if (r < 0) {
-			kill(pid, SIGKILL);
-			while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-				;
-			return -1;
-		}
-	}
-	if (pidfd < 0 || write(go_wr, "g", 1) != 1) {
-		sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "archive \"%s\": start the helper",
-			      handle);
-		kill(pid, SIGKILL);
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		return -1;
-	}
-	closep(&go_wr);
 	if (ctl && ctl->deadline_ns) {
 		struct itimerspec its = { .it_value = {
 			.tv_sec = (time_t)(ctl->deadline_ns / 1000000000ull),
@@ -677,21 +479,17 @@ static int run_extractor(int archive_fd, int dst_fd, const struct sbx_archive_li
 		timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 		if (timer < 0 || timerfd_settime(timer, TFD_TIMER_ABSTIME, &its, NULL) < 0) {
 			sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "archive \"%s\": timerfd", handle);
-			pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
-			waitid(P_PIDFD, (id_t)pidfd, &si, WEXITED);
+			sbx_helper_close(&h);
 			return -1;
 		}
 	}
-	out.fd = rd;
-	errc.fd = erd;
 	fcntl(rd, F_SETFL, O_NONBLOCK);
-	fcntl(erd, F_SETFL, O_NONBLOCK);
 
 	for (bool exited = false; !exited;) {
 		struct pollfd pf[5] = {
-			{ .fd = pidfd, .events = POLLIN },
-			{ .fd = out.open ? rd : -1, .events = POLLIN },
-			{ .fd = errc.open ? erd : -1, .events = POLLIN },
+			{ .fd = h.pidfd, .events = POLLIN },
+			{ .fd = out.closed ? -1 : rd, .events = POLLIN },
+			{ .fd = errc.closed ? -1 : h.err_fd, .events = POLLIN },
 			{ .fd = ctl && stop == STOP_NONE ? ctl->cancel_fd : -1, .events = POLLIN },
 			{ .fd = stop == STOP_NONE ? timer : -1, .events = POLLIN },
 		};
@@ -700,41 +498,49 @@ static int run_extractor(int archive_fd, int dst_fd, const struct sbx_archive_li
 			if (errno == EINTR)
 				continue;
 			sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "archive \"%s\": poll", handle);
-			pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
-			waitid(P_PIDFD, (id_t)pidfd, &si, WEXITED);
+			sbx_helper_close(&h);
 			return -1;
 		}
 		if (pf[1].revents)
-			capture_read(&out);
+			sbx_helper_capture(rd, &out);
 		if (pf[2].revents)
-			capture_read(&errc);
+			sbx_helper_capture(h.err_fd, &errc);
 		if (pf[3].revents) {
 			struct signalfd_siginfo ssi;
 
 			if (read(ctl->cancel_fd, &ssi, sizeof(ssi)) == sizeof(ssi)) {
 				stop = STOP_CANCEL;
-				pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+				sbx_helper_kill(&h);
 			}
 		}
 		if (pf[4].revents) {
 			stop = STOP_TIMEOUT;
-			pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
+			sbx_helper_kill(&h);
 		}
 		if (pf[0].revents) {
 			/* Gone: what it wrote is all in the pipes now. */
-			capture_read(&out);
-			capture_read(&errc);
+			sbx_helper_capture(rd, &out);
+			sbx_helper_capture(h.err_fd, &errc);
 			exited = true;
 		}
 	}
-	while (waitid(P_PIDFD, (id_t)pidfd, &si, WEXITED) < 0)
-		if (errno != EINTR)
-			return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno,
-					     "archive \"%s\": waitid", handle);
-	line[out.len] = '\0';
-	clean_line(line);
-	show_stderr(&errc, handle);
-
+	if (sbx_helper_wait(&h, &si) < 0) {
+		sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "archive \"%s\": waitid", handle);
+		sbx_helper_close(&h);
+		return -1;
+	}
+	sbx_helper_close(&h);
+	if (out.len > 1023)
+		line[1023] = '\0';
+	sbx_helper_clean_line(line);
+	if (!line[0] && errc.len) {
+		/* No status (a failure before execve reports on stderr): its
+		 * first line of stderr says more than nothing. */
+		snprintf(out.buf, sizeof(out.buf), "%.1023s", errc.buf);
+		sbx_helper_clean_line(line);
+	} else {
+		sbx_helper_show(&errc, what, "sbx-extract");
+	}
 	if (stop == STOP_CANCEL)
 		return sbx_error_set(err, SBX_EXIT_CANCELLED, 0,
 				     "archive \"%s\": cancelled by the caller while extracting", handle);
@@ -796,16 +602,6 @@ static int run_extractor(int archive_fd, int dst_fd, const struct sbx_archive_li
 		return -1;
 	default:
 		break;
-	}
-	if (!line[0] && errc.len) {
-		/* No status: its first line of stderr says more than nothing. */
-		char *nl = memchr(errtext, '\n', errc.len);
-		size_t n = nl ? (size_t)(nl - errtext) : errc.len;
-
-		n = n < sizeof(line) - 1 ? n : sizeof(line) - 1;
-		memcpy(line, errtext, n);
-		line[n] = '\0';
-		clean_line(line);
 	}
 	return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0,
 			     "archive \"%s\": the extractor failed (exit %d): %s", handle,

@@ -33,6 +33,9 @@ static inline void closep(int *fd)
 		int saved = errno;
 		close(*fd);
 		errno = saved;
+		/* Called early too: a second call (the cleanup at the end of
+		 * the scope) must not close a number reused meanwhile. */
+		*fd = -1;
 	}
 }
 

@@ -46,8 +46,9 @@
 #include "collect-internal.h"
 #include "collect.h"
 #include "syscalls.h"
+#include "mediatype.h"
 #include "util.h"
-#include "validate.h"
+#include "verdict.h"
 
 
 #define COPY_BUF (128 * 1024)
@@ -430,7 +431,16 @@ int sbx_collect(int outroot_fd, const struct sbx_collect_limits *lim,
 	return walk_dir(&w, fd, "", 0);
 }
 
-/* --- validation ------------------------------------------------------------------ */
+/* --- verdicts ------------------------------------------------------------------ */
+
+/*
+ * Validation itself runs in the confined validator (verdict.h); here the
+ * broker only opens what it hands over and takes what comes back, trusting
+ * no more of an answer than it can check: the type must be the one the
+ * file's name stands for (or text/plain for a .md where only text/plain is
+ * allowed) and one the job allows, and a path with a contract must come
+ * back with that contract checked.
+ */
 
 static bool type_allowed(char *const *allowed, const char *type)
 {
@@ -440,70 +450,76 @@ static bool type_allowed(char *const *allowed, const char *type)
 	return false;
 }
 
-static int validate_one(struct sbx_collection *c, struct sbx_artifact *a, char *const *allowed,
-			struct sbx_error *err)
+bool sbx_collect_pending(const struct sbx_artifact *a)
 {
-	_cleanup_close_ int fd = openat(c->quarantine_dirfd, a->qname,
-					O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	unsigned char head[SBX_MEDIA_HEAD];
-	struct sbx_media_report rep;
-	const char *base = strrchr(a->path, '/'), *type, *by_name;
-	ssize_t n;
+	return a->status == SBX_ARTIFACT_PROMOTED && a->qname[0] && !a->validated;
+}
 
+int sbx_collect_open_candidate(const struct sbx_collection *c, const struct sbx_artifact *a,
+			       struct sbx_error *err)
+{
+	int fd = openat(c->quarantine_dirfd, a->qname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "outputs: %s: quarantine copy",
 				     a->qname);
-	base = base ? base + 1 : a->path;
-	n = pread(fd, head, sizeof(head), 0);
-	if (n < 0)
-		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "outputs: %s: read", a->qname);
-	a->validated = true;
+	return fd;
+}
 
-	type = sbx_media_detect(head, (size_t)n, base);
+void sbx_collect_unvalidated(struct sbx_collection *c, struct sbx_artifact *a, const char *why)
+{
+	a->validated = true;
+	a->formula_cells = false;
+	a->flags = 0;
+	collect_set_rejected(a, "not validated: %s", why);
+	collect_drop_quarantined(c, a);
+}
+
+void sbx_collect_apply(struct sbx_collection *c, struct sbx_artifact *a,
+		       const struct sbx_verdict *v, char *const *allowed,
+		       const struct sbx_contract *k)
+{
+	const char *base = strrchr(a->path, '/'), *by_name;
+
+	base = base ? base + 1 : a->path;
 	by_name = sbx_media_type_for_name(base);
-	/* .md was text/plain before text/markdown existed: where only
-	 * text/plain is allowed it still is, with text/plain's rules. */
-	if (type && by_name && strcmp(by_name, "text/markdown") == 0 &&
-	    strcmp(type, by_name) == 0 && !type_allowed(allowed, by_name) &&
-	    type_allowed(allowed, "text/plain"))
-		type = by_name = "text/plain";
-	if (type)
-		a->media_type = sbx_xstrdup(type);
-	if (!type) {
-		collect_set_rejected(a, "content is not a known media type");
-	} else if (!by_name) {
-		collect_set_rejected(a, "extension does not name a known media type (content is %s)", type);
-	} else if (strcmp(type, by_name) != 0) {
-		collect_set_rejected(a, "content is %s but the extension says %s", type, by_name);
-	} else if (!type_allowed(allowed, type)) {
-		collect_set_rejected(a, "media type %s is not in allowed_outputs", type);
-	} else if (sbx_media_validate(type, fd, a->size, &rep) < 0) {
-		collect_set_rejected(a, "%s", rep.reason);
+	a->validated = true;
+	free(a->media_type);
+	a->media_type = v->media_type ? sbx_xstrdup(v->media_type) : NULL;
+	if (!v->ok) {
+		collect_set_rejected(a, "%s", v->reason);
+	} else if (!by_name || !type_allowed(allowed, v->media_type) ||
+		   (strcmp(v->media_type, by_name) != 0 &&
+		    !(strcmp(by_name, "text/markdown") == 0 &&
+		      strcmp(v->media_type, "text/plain") == 0 &&
+		      !type_allowed(allowed, by_name)))) {
+		collect_set_rejected(a, "not validated: the validator answered %s, which the name "
+					"or the job does not allow", v->media_type);
+	} else if (k && !v->has_contract) {
+		collect_set_rejected(a, "not validated: the validator did not check the contract");
+	} else if (!k && v->has_contract) {
+		collect_set_rejected(a, "not validated: the validator checked a contract the job "
+					"does not have");
 	} else {
-		a->formula_cells = rep.formula_cells;
-		a->flags = rep.flags;
-		a->width = rep.width;
-		a->height = rep.height;
-		return 0;
+		a->formula_cells = v->formula_cells;
+		a->flags = v->flags;
+		a->width = v->width;
+		a->height = v->height;
+		if (!k)
+			return;
+		free(a->contract);
+		a->contract = sbx_xmalloc(sizeof(*a->contract));
+		*a->contract = v->contract;
+		if (v->contract.ok) {
+			a->hold = a->hold || k->hold;
+			return;
+		}
+		collect_set_rejected(a, "output contract: %s: %s%s", v->contract.fail[0].check,
+				     v->contract.fail[0].detail,
+				     v->contract.count > 1 ? " (and more)" : "");
 	}
 	a->formula_cells = false;
 	a->flags = 0;
 	collect_drop_quarantined(c, a);
-	return 0;
-}
-
-int sbx_collect_validate(struct sbx_collection *c, char *const *allowed_types,
-			 struct sbx_error *err)
-{
-	for (size_t i = 0; i < c->n; i++) {
-		struct sbx_artifact *a = &c->items[i];
-
-		if (a->status != SBX_ARTIFACT_PROMOTED || !a->qname[0] || a->validated)
-			continue;
-		if (validate_one(c, a, allowed_types, err) < 0)
-			return -1;
-	}
-	return 0;
 }
 
 const struct sbx_artifact *sbx_collection_find(const struct sbx_collection *c, const char *path)

@@ -9,9 +9,9 @@
  *   sbx_collect()          walk /work/out through a dirfd (openat2 only),
  *                          copy every candidate into a fresh quarantine dir
  *                          with bounded reads, hashing while copying;
- *   sbx_collect_validate() detect each candidate's type, check it against
- *                          the extension and the allowed types, run the
- *                          type's validator on the quarantined copy;
+ *   (validation)           each candidate's quarantined copy handed to
+ *                          the confined validator, its verdict taken
+ *                          with sbx_collect_apply();
  *   sbx_collect_promote()  move what passed into the artifacts dir.
  *
  * The payload may still have processes racing in the output tree, so
@@ -112,17 +112,35 @@ int sbx_collect(int outroot_fd, const struct sbx_collect_limits *lim,
 		const char *quarantine_parent, struct sbx_collection *c, struct sbx_error *err);
 
 /*
- * sbx_collect_validate() - validate every candidate in quarantine.
- * @allowed_types: NULL-terminated media types; NULL allows nothing.
+ * Validation runs in the confined validator (src/broker/validation.c
+ * starts it, verdict.h is what it answers); the collection only hands out
+ * its candidates and takes the verdicts.
  *
- * Sets media_type, and turns a candidate that fails into REJECTED with a
- * reason; formula_cells is set for CSV, flags for what a promoted file's
- * validator found suspicious but allowed.
- * Return: 0, or -1 (SBX_EXIT_SOFTWARE) when a quarantined copy cannot be
- * opened.
+ * sbx_collect_pending() - whether @a still waits for a verdict.
+ * sbx_collect_open_candidate() - a read-only fd of @a's quarantined copy,
+ * or -1 with @err set (SBX_EXIT_SOFTWARE).
  */
-int sbx_collect_validate(struct sbx_collection *c, char *const *allowed_types,
-			 struct sbx_error *err);
+bool sbx_collect_pending(const struct sbx_artifact *a);
+int sbx_collect_open_candidate(const struct sbx_collection *c, const struct sbx_artifact *a,
+			       struct sbx_error *err);
+
+/*
+ * sbx_collect_apply() - take the validator's verdict @v on @a.  The type is
+ * checked again against @a's name and @allowed (NULL-terminated), and a
+ * path with a contract @k (the broker's own parse of it; NULL: none) must
+ * come back with that contract checked.  Sets media_type, flags,
+ * formula_cells, the dimensions and the contract result; a file that
+ * failed (or whose answer does not fit) becomes REJECTED with the reason;
+ * one that passed a contract with "hold": true is marked a->hold.
+ */
+struct sbx_verdict;
+struct sbx_contract;
+void sbx_collect_apply(struct sbx_collection *c, struct sbx_artifact *a,
+		       const struct sbx_verdict *v, char *const *allowed,
+		       const struct sbx_contract *k);
+
+/* sbx_collect_unvalidated() - @a got no verdict: REJECTED, "not validated: @why". */
+void sbx_collect_unvalidated(struct sbx_collection *c, struct sbx_artifact *a, const char *why);
 
 /*
  * The artifacts directory, opened when the run starts.  --artifacts DIR is

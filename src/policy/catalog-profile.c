@@ -80,6 +80,7 @@ static const char *const profile_keys[] = {
 	"description", "argv", "code_file", "binds", "symlinks", "env", "env_allow", "seccomp",
 	"defaults", "minimums", "maximums", "input_bytes_max", "stream_bytes_max",
 	"allowed_outputs", "network_profiles", "kernel_quotas", "workspace_exec", "thread_env",
+	"validate_seconds",
 	"prepare", NULL,
 };
 
@@ -490,6 +491,13 @@ int parse_profile(const struct sbx_jctx *c, const json_t *root, struct sbx_profi
 	} else {
 		pr->thread_env = sbx_xcalloc(1, sizeof(char *));
 	}
+	/* The confined validator's time after the run's wall clock (the
+	 * outputs of a run that used all of it are still validated). */
+	pr->validate_seconds = SBX_VALIDATE_SECONDS_DEFAULT;
+	if ((v = json_object_get(root, "validate_seconds")) &&
+	    sbx_json_uint(c, "validate_seconds", v, 1, SBX_VALIDATE_SECONDS_MAX,
+			  &pr->validate_seconds) < 0)
+		return -1;
 	if (parse_prepare(c, json_object_get(root, "prepare"), pr) < 0)
 		return -1;
 	return parse_quotas(c, json_object_get(root, "kernel_quotas"), &pr->quotas);

@@ -71,7 +71,13 @@ struct sbx_profile {
 	bool workspace_exec;     /* /tmp and /work without noexec */
 	char **thread_env;       /* variables set to the run's CPU count */
 	struct sbx_prepare *prepare; /* NULL: nothing to prepare */
+	/* Seconds the output validator may take beyond the run's wall
+	 * clock ("validate_seconds"). */
+	uint64_t validate_seconds;
 };
+
+#define SBX_VALIDATE_SECONDS_DEFAULT 10
+#define SBX_VALIDATE_SECONDS_MAX 600
 
 enum sbx_net_kind { SBX_NET_DISABLED, SBX_NET_EGRESS };
 

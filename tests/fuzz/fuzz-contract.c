@@ -5,7 +5,8 @@
  * first NUL byte, a file to check against it.  The parser either accepts
  * or fails with one clean line (65); an accepted contract's checks run on
  * the file as CSV, TSV or text (whatever its type is) without crashing,
- * with a bounded list of clean failures.
+ * with a bounded list of clean failures, which the broker reads back
+ * from the validator's wire format.
  */
 #include "fuzz-util.h"
 
@@ -13,6 +14,8 @@
 #include <unistd.h>
 
 #include "contract-check.h"
+#include "mediatype.h"
+#include "verdict.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -47,6 +50,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (size_t k = 0; k < res.n; k++)
 				fuzz_assert(fuzz_clean_line(res.fail[k].check) &&
 					    (!res.fail[k].detail[0] || fuzz_clean_line(res.fail[k].detail)));
+			/* What the validator sends, the broker must read. */
+			{
+				struct sbx_verdict vd = { .ok = true, .has_contract = true,
+							  .media_type = sbx_media_type_static(
+								  cs.v[i].media_type),
+							  .contract = res };
+				struct sbx_verdict back;
+				char why[256], *wire = sbx_verdict_format(&vd);
+
+				fuzz_assert(sbx_verdict_parse(wire, strlen(wire), 0, &back, why,
+							      sizeof(why)) == 0 &&
+					    back.contract.count == res.count);
+				free(wire);
+			}
 		}
 		close(fd);
 	}

@@ -16,8 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collect-internal.h"
-#include "collect.h"
 #include "contract-check.h"
 #include "jschema.h"
 #include "util.h"
@@ -158,43 +156,5 @@ int sbx_contract_check(const struct sbx_contract *k, int fd, uint64_t size,
 		return sbx_contract_check_text(k, fd, size, res);
 	if (k->schema)
 		return check_schema(k, fd, size, res);
-	return 0;
-}
-
-int sbx_contracts_check(const struct sbx_contracts *cs, struct sbx_collection *c,
-			struct sbx_error *err)
-{
-	for (size_t i = 0; i < cs->n; i++) {
-		const struct sbx_contract *k = &cs->v[i];
-
-		for (size_t j = 0; j < c->n; j++) {
-			struct sbx_artifact *a = &c->items[j];
-			_cleanup_close_ int fd = -1;
-			struct sbx_contract_result *res;
-
-			if (!a->path || strcmp(a->path, k->path) != 0)
-				continue;
-			/* Rejected before (its reason says why) or not copied. */
-			if (a->status != SBX_ARTIFACT_PROMOTED || !a->qname[0])
-				break;
-			fd = openat(c->quarantine_dirfd, a->qname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-			if (fd < 0)
-				return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno,
-						     "outputs: %s: quarantine copy", a->qname);
-			res = sbx_xmalloc(sizeof(*res));
-			sbx_contract_check(k, fd, a->size, a->media_type, a->width, a->height, res);
-			free(a->contract);
-			a->contract = res;
-			if (res->ok && k->hold)
-				a->hold = true;
-			if (!res->ok) {
-				collect_set_rejected(a, "output contract: %s: %s%s", res->fail[0].check,
-						     res->fail[0].detail,
-						     res->count > 1 ? " (and more)" : "");
-				collect_drop_quarantined(c, a);
-			}
-			break;
-		}
-	}
 	return 0;
 }

@@ -19,18 +19,6 @@ int sbx_contract_check(const struct sbx_contract *k, int fd, uint64_t size,
 		       const char *media_type, uint64_t width, uint64_t height,
 		       struct sbx_contract_result *res);
 
-/*
- * sbx_contracts_check() - after sbx_collect_validate(): each candidate
- * still to be promoted that has a contract is checked; one that fails
- * becomes REJECTED ("output contract: <check>: <detail>"); one that passes
- * a contract with "hold": true is marked a->hold, for sbx_hold_collect().
- * Every checked artifact gets its result in a->contract.
- * Return: 0, or -1 (SBX_EXIT_SOFTWARE) when a quarantined copy cannot be
- * opened.
- */
-int sbx_contracts_check(const struct sbx_contracts *cs, struct sbx_collection *c,
-			struct sbx_error *err);
-
 /* For the checks (contract-*.c): record a failure, bounded. */
 void sbx_contract_fail(struct sbx_contract_result *res, uint64_t row, const char *check,
 		       const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -31,8 +31,50 @@
 #include <cmocka.h>
 
 #include "collect.h"
-#include "validate.h"
+#include "json.h"
+#include "serve.h"
 #include "util.h"
+#include "validate.h"
+
+/*
+ * What the broker does with sbx-validate (validation.c), in this process:
+ * each pending candidate through the validator's entry point, its verdict
+ * taken by sbx_collect_apply().  The exchange itself is tested end to end
+ * (tests/e2e/validate.sh).
+ */
+static int sbx_collect_validate(struct sbx_collection *c, char *const *allowed,
+				struct sbx_error *err)
+{
+	_cleanup_json_ json_t *req = json_pack("{s:i,s:[],s:n}", "sbx_validate", 1, "allowed",
+					       "outputs");
+	_cleanup_free_ char *text = NULL;
+	struct sbx_validator *val = NULL;
+	char why[256];
+
+	for (char *const *t = allowed; t && *t; t++)
+		json_array_append_new(json_object_get(req, "allowed"), json_string(*t));
+	text = json_dumps(req, JSON_COMPACT);
+	if (sbx_validator_new(text, strlen(text), &val, why, sizeof(why)) < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0, "%s", why);
+	for (size_t i = 0; i < c->n; i++) {
+		struct sbx_artifact *a = &c->items[i];
+		struct sbx_verdict v;
+		int fd;
+
+		if (!sbx_collect_pending(a))
+			continue;
+		fd = sbx_collect_open_candidate(c, a, err);
+		if (fd < 0) {
+			sbx_validator_free(val);
+			return -1;
+		}
+		sbx_validator_check(val, fd, a->path, a->size, &v);
+		close(fd);
+		sbx_collect_apply(c, a, &v, allowed, NULL);
+	}
+	sbx_validator_free(val);
+	return 0;
+}
 
 #define CANARY "CANARY-7f3a-never-collect-me"
 

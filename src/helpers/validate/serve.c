@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * serve.c - what the confined validator does with each file (serve.h).
+ *
+ * The rules are the ones the broker applied itself before validation
+ * moved here: a candidate is valid when
+ *   1. its content starts with the magic of a known type or is text,
+ *   2. its extension names the same type,
+ *   3. the type is allowed for the job (the effective list the broker
+ *      computed at admission, contracts' types included), and
+ *   4. the type's validator accepts the whole file;
+ * and then, when the job gives its path a contract, the contract is
+ * checked on the same bytes.  The broker checks 2 and 3 again on the
+ * answer: a validator that lies about a type can only lie within the
+ * types the job allows for that name.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "contract-check.h"
+#include "json.h"
+#include "mediatype.h"
+#include "serve.h"
+#include "util.h"
+#include "validate.h"
+
+struct sbx_validator {
+	char **allowed;              /* NULL-terminated */
+	struct sbx_contracts contracts;
+};
+
+static bool type_allowed(char *const *allowed, const char *type)
+{
+	for (; allowed && *allowed; allowed++)
+		if (strcmp(*allowed, type) == 0)
+			return true;
+	return false;
+}
+
+int sbx_validator_new(const char *req, size_t len, struct sbx_validator **out, char *why,
+		      size_t why_len)
+{
+	_cleanup_json_ json_t *root = NULL;
+	struct sbx_validator *val;
+	struct sbx_error err = { 0 };
+	const json_t *allowed, *outputs;
+	json_t *t;
+	size_t i;
+
+	*out = NULL;
+	root = len <= SBX_VERDICT_MAX_REQUEST ?
+		       json_loadb(req, len, JSON_REJECT_DUPLICATES, NULL) : NULL;
+	allowed = json_object_get(root, "allowed");
+	outputs = json_object_get(root, "outputs");
+	if (!json_is_object(root) ||
+	    json_integer_value(json_object_get(root, "sbx_validate")) != SBX_VERDICT_VERSION ||
+	    !json_is_array(allowed) || json_array_size(allowed) > SBX_MEDIA_TYPE_COUNT ||
+	    !(json_is_null(outputs) || json_is_object(outputs))) {
+		snprintf(why, why_len, "the request is not a version %d request", SBX_VERDICT_VERSION);
+		return -1;
+	}
+	val = sbx_xcalloc(1, sizeof(*val));
+	val->allowed = sbx_xcalloc(json_array_size(allowed) + 1, sizeof(char *));
+	json_array_foreach(allowed, i, t) {
+		const char *type = sbx_media_type_static(json_string_value(t));
+
+		if (!type) {
+			snprintf(why, why_len, "the request allows an unknown type");
+			sbx_validator_free(val);
+			return -1;
+		}
+		val->allowed[i] = sbx_xstrdup(type);
+	}
+	if (json_is_object(outputs) &&
+	    sbx_contracts_parse(outputs, "job", &val->contracts, &err) < 0) {
+		snprintf(why, why_len, "the request's contracts: %s", err.msg);
+		sbx_validator_free(val);
+		return -1;
+	}
+	*out = val;
+	return 0;
+}
+
+void sbx_validator_free(struct sbx_validator *val)
+{
+	if (!val)
+		return;
+	sbx_strv_free(val->allowed);
+	sbx_contracts_free(&val->contracts);
+	free(val);
+}
+
+/* A reason for the manifest: valid UTF-8 (cut before a bad byte), no
+ * control characters, at most SBX_VERDICT_MAX_REASON bytes. */
+static void set_reason(struct sbx_verdict *v, const char *fmt, ...) _printf_(2, 3);
+static void set_reason(struct sbx_verdict *v, const char *fmt, ...)
+{
+	char buf[512];
+	size_t n;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	for (unsigned char *p = (unsigned char *)buf; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	n = strlen(buf);
+	if (n > SBX_VERDICT_MAX_REASON)
+		n = SBX_VERDICT_MAX_REASON;
+	while (n > 0 && !sbx_utf8_valid(buf, n))
+		n--;
+	buf[n] = '\0';
+	/* C1 controls (U+0080..U+009F), which some terminals obey. */
+	for (unsigned char *p = (unsigned char *)buf; *p; p++)
+		if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+			p[0] = p[1] = '?';
+	snprintf(v->reason, sizeof(v->reason), "%s", n ? buf : "rejected");
+	v->ok = false;
+}
+
+static const struct sbx_contract *contract_for(const struct sbx_validator *val, const char *path)
+{
+	for (size_t i = 0; i < val->contracts.n; i++)
+		if (strcmp(val->contracts.v[i].path, path) == 0)
+			return &val->contracts.v[i];
+	return NULL;
+}
+
+void sbx_validator_check(struct sbx_validator *val, int fd, const char *path, uint64_t size,
+			 struct sbx_verdict *v)
+{
+	unsigned char head[SBX_MEDIA_HEAD];
+	struct sbx_media_report rep;
+	const char *base = strrchr(path, '/'), *type, *by_name;
+	const struct sbx_contract *k;
+	ssize_t n;
+
+	memset(v, 0, sizeof(*v));
+	v->ok = true;
+	base = base ? base + 1 : path;
+	n = pread(fd, head, sizeof(head), 0);
+	if (n < 0) {
+		set_reason(v, "read error: %s", strerror(errno));
+		return;
+	}
+	type = sbx_media_detect(head, (size_t)n, base);
+	by_name = sbx_media_type_for_name(base);
+	/* .md was text/plain before text/markdown existed: where only
+	 * text/plain is allowed it still is, with text/plain's rules. */
+	if (type && by_name && strcmp(by_name, "text/markdown") == 0 &&
+	    strcmp(type, by_name) == 0 && !type_allowed(val->allowed, by_name) &&
+	    type_allowed(val->allowed, "text/plain"))
+		type = by_name = "text/plain";
+	v->media_type = sbx_media_type_static(type);
+	if (!type) {
+		set_reason(v, "content is not a known media type");
+	} else if (!by_name) {
+		set_reason(v, "extension does not name a known media type (content is %s)", type);
+	} else if (strcmp(type, by_name) != 0) {
+		set_reason(v, "content is %s but the extension says %s", type, by_name);
+	} else if (!type_allowed(val->allowed, type)) {
+		set_reason(v, "media type %s is not in allowed_outputs", type);
+	} else if (sbx_media_validate(type, fd, size, &rep) < 0) {
+		set_reason(v, "%s", rep.reason[0] ? rep.reason : "rejected by its validator");
+	} else {
+		v->formula_cells = rep.formula_cells;
+		v->flags = rep.flags;
+		v->width = rep.width;
+		v->height = rep.height;
+	}
+	if (!v->ok)
+		return;
+	k = contract_for(val, path);
+	if (!k)
+		return;
+	v->has_contract = true;
+	sbx_contract_check(k, fd, size, v->media_type, v->width, v->height, &v->contract);
+	/* The manifest lists what the checks found; the broker rejects. */
+}
+
+/* --- the exchange with the broker ----------------------------------------------- */
+
+/* One item message and its fd; -1 for a bad message, 0 at the end. */
+static int receive_item(int sock, char *buf, size_t len, int *fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = buf, .iov_len = len - 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	ssize_t n;
+
+	*fd = -1;
+	do
+		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return (int)n;
+	c = CMSG_FIRSTHDR(&msg);
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(fd, CMSG_DATA(c), sizeof(int));
+	if ((msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || *fd < 0) {
+		if (*fd >= 0)
+			close(*fd);
+		errno = EPROTO;
+		return -1;
+	}
+	buf[n] = '\0';
+	return 1;
+}
+
+int sbx_validator_serve(struct sbx_validator *val, int sock, char *why, size_t why_len)
+{
+	char buf[SBX_VERDICT_MAX_ITEM + 1];
+
+	for (;;) {
+		_cleanup_json_ json_t *item = NULL;
+		_cleanup_free_ char *answer = NULL;
+		struct sbx_verdict v;
+		const char *path;
+		json_int_t idx, size;
+		int fd, r;
+
+		r = receive_item(sock, buf, sizeof(buf), &fd);
+		if (r == 0)
+			return 0;
+		if (r < 0) {
+			snprintf(why, why_len, "receiving an item: %s", strerror(errno));
+			return -1;
+		}
+		item = json_loads(buf, JSON_REJECT_DUPLICATES, NULL);
+		path = json_string_value(json_object_get(item, "path"));
+		idx = json_integer_value(json_object_get(item, "i"));
+		size = json_integer_value(json_object_get(item, "size"));
+		if (!path || idx < 0 || size < 0 || !json_is_integer(json_object_get(item, "size"))) {
+			close(fd);
+			snprintf(why, why_len, "an item is not {i, path, size}");
+			return -1;
+		}
+		sbx_validator_check(val, fd, path, (uint64_t)size, &v);
+		close(fd);
+		v.index = (size_t)idx;
+		answer = sbx_verdict_format(&v);
+		if (send(sock, answer, strlen(answer), MSG_NOSIGNAL) < 0) {
+			snprintf(why, why_len, "answering: %s", strerror(errno));
+			return -1;
+		}
+	}
+}
