@@ -123,6 +123,15 @@ static json_t *load_manifest(int run_fd, const char *run_id, const struct sbx_ke
 		refuse_unverified(run_id, data, len, key, &why, err);
 		return NULL;
 	}
+	/* As printed, newline included: run_manifest_sha256 is then what
+	 * sha256sum of the run's saved manifest says. */
+	if (data[len - 1] != '\n') {
+		sbx_error_set(err, SBX_EXIT_FAILED, 0,
+			      "promote: %s: %s: not the run manifest as printed (no final newline)", run_id,
+			      HOLD_MANIFEST);
+		hint_changed(err);
+		return NULL;
+	}
 	/* Signed by this key, but perhaps for another run, or a promote
 	 * manifest: each is the word on one thing only. */
 	of = json_string_value(json_object_get(man, "run_id"));

@@ -351,6 +351,16 @@ for mode in root user; do
 	refused_whole "$mode: forgery: another run's signed manifest in the hold" "$M/pf4" "$F"
 	check "$mode: forgery: ... the error names the run the manifest is of" grep -q "is run $G's" "$PERR"
 
+	# The signed line without its newline: it verifies, but is not the
+	# manifest as printed, whose sha256 the promote manifest names.
+	restore_hold "$F"
+	as_mode truncate -s -1 "$(hold_of "$F")/manifest.json"
+	rec=$(jq -c --arg s "$(sha256sum < "$(hold_of "$F")/manifest.json" | cut -d' ' -f1)" \
+		'.manifest_sha256 = $s' "$M/saved.$F/hold.json")
+	as_mode sh -c 'printf "%s" "$1" > "$2"' sh "$rec" "$(hold_of "$F")/hold.json"
+	promote --artifacts "$M/pf4n" "$F"
+	refused_whole "$mode: forgery: the kept manifest without its final newline" "$M/pf4n" "$F"
+
 	# The record lists a file the verified manifest does not hold.
 	restore_hold "$F"
 	rec=$(jq -c '.files += [.files[0] | .path = "extra.txt" | .name = "h000009"]' "$M/saved.$F/hold.json")
