@@ -107,13 +107,15 @@ static json_t *load_manifest(int run_fd, const char *run_id, const struct sbx_ke
 	size_t len = 0;
 
 	if (sbx_hold_read_small(run_fd, HOLD_MANIFEST, &data, &len) < 0) {
+		int e = errno;
+
 		/* Neither file: a hold whose run never completed it. */
-		if (errno == ENOENT && faccessat(run_fd, HOLD_RECORD, F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
+		if (e == ENOENT && faccessat(run_fd, HOLD_RECORD, F_OK, AT_SYMLINK_NOFOLLOW) < 0 &&
 		    errno == ENOENT) {
 			sbx_error_set(err, SBX_EXIT_FAILED, 0, NO_HOLD, run_id);
 			return NULL;
 		}
-		sbx_error_set(err, SBX_EXIT_FAILED, errno == ENOENT ? 0 : errno,
+		sbx_error_set(err, SBX_EXIT_FAILED, e == ENOENT ? 0 : e,
 			      "promote: %s: %s: the kept run manifest is missing or unreadable", run_id,
 			      HOLD_MANIFEST);
 		hint_changed(err);
