@@ -11,7 +11,11 @@
 # a symlink to a host file, a path with "..", a second promote, an unknown
 # run id, another user's run, a gc while a promote holds the hold's lock:
 # each must be a clear refusal that moves nothing, and nothing may be left
-# once the hold is promoted or collected.
+# once the hold is promoted or collected.  So must a forged hold (issue
+# 23): a held file replaced and manifest.json and hold.json rewritten to
+# match, its signature kept, removed or made with another key, another
+# run's manifest, or root promoting a user's run: promote signs only what
+# the promote key had signed, and takes every value from that manifest.
 . "$SBX_SRCDIR/tests/e2e/lib.sh"
 
 need sha256sum timeout flock
