@@ -630,7 +630,8 @@ static const struct subcommand subcommands[] = {
 	  "Reap what crashed runs left behind, and holds older than hold_max_age_hours.", do_gc },
 	{ "promote", FOR_PROMOTE, "sbx promote [--artifacts DIR] [--key FILE] RUN_ID [PATH...]",
 	  "Release a run's held outputs (all, or the PATHs named) into DIR and print a\n"
-	  "signed promote manifest on stdout.  Only the run's owner or root may.", do_promote },
+	  "signed promote manifest on stdout.  Only the run's owner or root may, with\n"
+	  "the key that signed the run: its manifest must verify with --key.", do_promote },
 	{ "prepare", FOR_PREPARE, "sbx prepare [PROFILE...]",
 	  "Build the prepared runtime state of the named profiles (default: every\n"
 	  "profile with a prepare step), as the owner of the catalog.", do_prepare },

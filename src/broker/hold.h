@@ -12,7 +12,10 @@
  *   HOLD/<run_id>/manifest.json      the run's signed manifest, as printed
  *   HOLD/<run_id>/hold.json          what is held: path, name, size, sha256,
  *                                    media type, promoted; the manifest's
- *                                    sha256; when; whose
+ *                                    sha256; when; whose (promote uses the
+ *                                    names and the promoted marks, and
+ *                                    checks the rest against the manifest,
+ *                                    whose signature it verifies first)
  *
  * The run directory itself is the lock (flock): promote holds it
  * exclusively while it works, gc tries it without waiting and leaves a

@@ -11,10 +11,18 @@
 # a symlink to a host file, a path with "..", a second promote, an unknown
 # run id, another user's run, a gc while a promote holds the hold's lock:
 # each must be a clear refusal that moves nothing, and nothing may be left
-# once the hold is promoted or collected.
+# once the hold is promoted or collected.  So must a forged hold (issue
+# 23): a held file replaced and manifest.json and hold.json rewritten to
+# match, its signature kept, removed or made with another key, another
+# run's manifest, or root promoting a user's run: promote signs only what
+# the promote key had signed, and takes every value from that manifest.
 . "$SBX_SRCDIR/tests/e2e/lib.sh"
 
 need sha256sum timeout flock
+
+# Signs a JSON object as sbx does (sbx_manifest_finish), for the forger.
+SIGN="$SBX_BUILDDIR/tests/unit/crypto/sign-tool"
+[ -x "$SIGN" ] || { echo "Bail out! $SIGN is not built (make check builds it)"; exit 1; }
 
 bound_sbx 60
 
@@ -70,6 +78,71 @@ age_hold() {
 		as_mode sh -c 'printf "%s" "$1" > "$2"' sh "$rec" "$h/hold.json"
 }
 files_in() { find "$1" -type f 2>/dev/null | wc -l; }
+
+# What the forger writes over a held text file: markup and an ELF magic.
+FORGED='<script>alert(1)</script>\177ELF'
+
+# save_hold RUN / restore_hold RUN: the hold's record, kept manifest and
+# part.txt as the run left them, so that each forgery starts afresh.
+save_hold() {
+	local h
+	h=$(hold_of "$1")
+	mkdir -p "$M/saved.$1"
+	cp "$h/hold.json" "$h/manifest.json" "$M/saved.$1/" &&
+		cp "$h/files/$(held_name "$1" part.txt)" "$M/saved.$1/part" &&
+		chmod -R a+rX "$M/saved.$1"
+}
+restore_hold() {
+	local h
+	h=$(hold_of "$1")
+	as_mode sh -c 'cat "$1/part" > "$2/files/$3" && cat "$1/manifest.json" > "$2/manifest.json" &&
+		cat "$1/hold.json" > "$2/hold.json"' sh "$M/saved.$1" "$h" "$(held_name "$1" part.txt)"
+}
+
+# forge RUN HOW: as the hold's owner, replace held part.txt with $FORGED
+# and rewrite manifest.json and hold.json to match it, claiming image/png
+# and the principal alice.  HOW is what becomes of the manifest's
+# signature: "stale" (kept as it was), "none" (removed), or a key file
+# that signs the forged manifest anew.
+forge() {
+	local run=$1 how=$2 h name s z man ms rec
+	h=$(hold_of "$run")
+	name=$(held_name "$run" part.txt)
+	as_mode sh -c 'printf "$1" > "$2"' sh "$FORGED" "$h/files/$name"
+	s=$(sha256sum < "$h/files/$name" | cut -d' ' -f1)
+	z=$(stat -c %s "$h/files/$name")
+	man=$(jq -cS --arg s "$s" --argjson z "$z" '.principal = "alice" |
+		(.artifacts[] | select(.path == "part.txt")) |= (.sha256 = $s | .size = $z | .media_type = "image/png")' \
+		"$h/manifest.json")
+	case $how in
+	stale) ;;
+	none) man=$(printf '%s' "$man" | jq -cS 'del(.signature)') ;;
+	*)
+		printf '%s\n' "$man" > "$M/forged.json" && chmod 0644 "$M/forged.json"
+		man=$(as_mode "$SIGN" "$how" "$M/forged.json")
+		;;
+	esac
+	as_mode sh -c 'printf "%s\n" "$1" > "$2"' sh "$man" "$h/manifest.json"
+	ms=$(sha256sum < "$h/manifest.json" | cut -d' ' -f1)
+	rec=$(jq -c --arg s "$s" --argjson z "$z" --arg ms "$ms" '.principal = "alice" | .manifest_sha256 = $ms |
+		(.files[] | select(.path == "part.txt")) |= (.sha256 = $s | .size = $z | .media_type = "image/png")' \
+		"$h/hold.json")
+	as_mode sh -c 'printf "%s" "$1" > "$2"' sh "$rec" "$h/hold.json"
+}
+
+# refused_whole DESCRIPTION DIR RUN: the last promote refused the hold as a
+# whole: exit 1, one error line and a Hint, no manifest, nothing in DIR, no
+# file taken from the hold, and nothing sbx verify could call a promote.
+refused_whole() {
+	local d=$1 dir=$2 run=$3
+	expect_prc 1 "$d"
+	check "$d: one error line and a Hint; no manifest, nothing delivered, the hold as it was" \
+		eval '[ "$(grep -c "^sbx: promote: $run: " "$PERR")" -eq 1 ] && grep -q "^sbx: Hint: " "$PERR" &&
+		      [ "$(wc -l < "$PERR")" -eq 2 ] && [ ! -s "$POUT" ] && [ ! -e "$dir" ] &&
+		      [ "$(files_in "$(hold_of "$run")/files")" -eq 2 ]'
+	as_mode "$SBX" verify --pubkey "$KEY.pub" "$POUT" >/dev/null 2>&1
+	check "$d: sbx verify finds no promote manifest to accept" test $? -ne 0
+}
 
 for mode in root user; do
 	setup_mode $mode
@@ -242,6 +315,92 @@ for mode in root user; do
 	check "$mode: ... refused: the record does not match the run manifest; nothing delivered" \
 		eval 'grep -q "does not match the run manifest" "$PERR" && [ ! -e "$M/pb2" ]'
 
+	# --- the owner forges the hold (issue 23) ---------------------------------
+	# The held text file becomes markup with an ELF magic, and the kept
+	# manifest and the record are rewritten to match, claiming image/png
+	# and another principal: promote must not sign what the run never did.
+	sbx_run "$M/j.json"
+	expect_rc 124 "$mode: forgery: a held run"
+	F=$(jqm .run_id) F_OUT=$OUT
+	save_hold "$F"
+	as_mode "$SBX" keygen -o "$M/evil" 2>/dev/null
+	forge "$F" stale
+	promote --artifacts "$M/pf1" "$F"
+	refused_whole "$mode: forgery: manifest and record rewritten, the old signature kept" "$M/pf1" "$F"
+	check "$mode: forgery: ... the error says the run manifest does not verify" \
+		grep -q "run manifest does not verify with the promote key" "$PERR"
+
+	restore_hold "$F"
+	forge "$F" none
+	promote --artifacts "$M/pf2" "$F"
+	refused_whole "$mode: forgery: the run manifest's signature removed" "$M/pf2" "$F"
+
+	restore_hold "$F"
+	forge "$F" "$M/evil"
+	promote --artifacts "$M/pf3" "$F"
+	refused_whole "$mode: forgery: the run manifest signed anew with another key" "$M/pf3" "$F"
+	check "$mode: forgery: ... the error names both keys, the Hint the promote key" \
+		eval 'grep -q "signed by another key" "$PERR" && grep -q "Hint: .*--key" "$PERR"'
+
+	# A genuine manifest of another run, signed by the same key, with the
+	# record's run id put right: the files even match (the same job).
+	restore_hold "$F"
+	sbx_run "$M/j.json"
+	expect_rc 124 "$mode: forgery: another held run of the same job"
+	G=$(jqm .run_id)
+	as_mode sh -c 'cat "$1/manifest.json" > "$2/manifest.json"' sh "$(hold_of "$G")" "$(hold_of "$F")"
+	rec=$(jq -c --arg r "$F" '.run_id = $r' "$(hold_of "$G")/hold.json")
+	as_mode sh -c 'printf "%s" "$1" > "$2"' sh "$rec" "$(hold_of "$F")/hold.json"
+	promote --artifacts "$M/pf4" "$F"
+	refused_whole "$mode: forgery: another run's signed manifest in the hold" "$M/pf4" "$F"
+	check "$mode: forgery: ... the error names the run the manifest is of" grep -q "is run $G's" "$PERR"
+
+	# The signed line without its newline: it verifies, but is not the
+	# manifest as printed, whose sha256 the promote manifest names.
+	restore_hold "$F"
+	as_mode truncate -s -1 "$(hold_of "$F")/manifest.json"
+	rec=$(jq -c --arg s "$(sha256sum < "$(hold_of "$F")/manifest.json" | cut -d' ' -f1)" \
+		'.manifest_sha256 = $s' "$M/saved.$F/hold.json")
+	as_mode sh -c 'printf "%s" "$1" > "$2"' sh "$rec" "$(hold_of "$F")/hold.json"
+	promote --artifacts "$M/pf4n" "$F"
+	refused_whole "$mode: forgery: the kept manifest without its final newline" "$M/pf4n" "$F"
+
+	# The record lists a file the verified manifest does not hold.
+	restore_hold "$F"
+	rec=$(jq -c '.files += [.files[0] | .path = "extra.txt" | .name = "h000009"]' "$M/saved.$F/hold.json")
+	as_mode sh -c 'printf "%s" "$1" > "$2"' sh "$rec" "$(hold_of "$F")/hold.json"
+	as_mode cp "$(hold_of "$F")/files/$(held_name "$F" part.txt)" "$(hold_of "$F")/files/h000009"
+	promote --artifacts "$M/pf5" "$F"
+	expect_prc 1 "$mode: forgery: the record lists a file the run manifest does not"
+	check "$mode: forgery: ... refused as not matching the run manifest; nothing delivered" \
+		eval 'grep -q "does not match the run manifest" "$PERR" && [ ! -s "$POUT" ] && [ ! -e "$M/pf5" ]'
+	as_mode rm -f "$(hold_of "$F")/files/h000009"
+
+	# The file's bytes swapped after the hold, its size kept.
+	restore_hold "$F"
+	as_mode sh -c 'printf PARTIAL > "$1"' sh "$(hold_of "$F")/files/$(held_name "$F" part.txt)"
+	promote --artifacts "$M/pf6" "$F" part.txt
+	expect_prc 1 "$mode: forgery: part.txt's bytes swapped, its size kept"
+	check "$mode: forgery: ... refused for its digest; nothing delivered" \
+		eval 'jq -r ".refused[] | select(.path == \"part.txt\") | .reason" "$POUT" | grep -q "changed since it was held" &&
+		      [ "$(jq ".artifacts | length" "$POUT")" -eq 0 ] && [ "$(files_in "$M/pf6")" -eq 0 ]'
+
+	# Only the record says alice and image/png: the promote manifest says
+	# what the verified run manifest says, entry for entry.
+	restore_hold "$F"
+	rec=$(jq -c '.principal = "alice" | .files[].media_type = "image/png"' "$M/saved.$F/hold.json")
+	as_mode sh -c 'printf "%s" "$1" > "$2"' sh "$rec" "$(hold_of "$F")/hold.json"
+	promote --artifacts "$M/pf7" "$F"
+	expect_prc 0 "$mode: forgery: only the record claims alice and image/png"
+	check "$mode: forgery: ... the promote manifest has the run manifest's principal and entries" \
+		eval '[ "$(jq -r .principal "$POUT")" = "$(jq -r .principal "$F_OUT")" ] &&
+		      [ "$(jq -cS "[.artifacts[] | del(.status)]" "$POUT")" = "$(jq -cS "[.artifacts[] | select(.status == \"held\") | del(.status, .reason)]" "$F_OUT")" ] &&
+		      ! grep -q -e alice -e image/png "$POUT" && jq_openssl_ok "$POUT"'
+	as_mode "$SBX" verify --pubkey "$KEY.pub" --artifacts "$M/pf7" "$POUT" >/dev/null 2>&1
+	check "$mode: forgery: ... which sbx verify accepts with the delivered files" test $? -eq 0
+	promote --artifacts "$M/pg" "$G"
+	expect_prc 0 "$mode: forgery: the other run's hold, untouched, is promoted as usual"
+
 	# --- gc: by age, and never under a promote --------------------------------
 	as_mode "$SBX" gc --config "$M/config.json" 2>/dev/null
 	check "$mode: gc keeps a hold younger than hold_max_age_hours" test -d "$HB"
@@ -273,22 +432,34 @@ for mode in root user; do
 	check "$mode: gc after the promote finds nothing to do" test ! -e "$HC"
 
 	if [ $mode = user ]; then
-		# Root may promote a user's run; the hold stays the user's.
+		# Root may open a user's hold, but signs only what its own key
+		# signed: the user's run manifest is the user's key's word.
 		sbx_run "$M/j.json"
 		D=$(jqm .run_id)
 		HD=$(hold_of "$D")
+		save_hold "$D"
 		jq --arg h "$(dirname "$HD")" '. + {hold_dir: $h}' "$M/config.json" > "$M/root.json"
 		env -i PATH=/usr/bin:/bin HOME="$T" "$SBX" keygen -o "$T/root-key" 2>/dev/null
-		env -i PATH=/usr/bin:/bin HOME="$T" "$SBX" promote --config "$M/root.json" \
-			--key "$T/root-key" --artifacts "$M/pd" "$D" part.txt >"$M/pd.json" 2>"$M/pd.err"
-		PRC=$? PERR="$M/pd.err" POUT="$M/pd.json"
-		expect_prc 0 "$mode: root promotes part.txt of the user's run"
-		check "$mode: ... the record stays the user's, who promotes the rest" \
+		root_promote() {
+			env -i PATH=/usr/bin:/bin HOME="$T" "$SBX" promote --config "$M/root.json" \
+				--key "$T/root-key" --artifacts "$1" "$D" >"$M/pd.json" 2>"$M/pd.err"
+			PRC=$? PERR="$M/pd.err" POUT="$M/pd.json"
+		}
+		root_promote "$M/pd"
+		refused_whole "$mode: root promotes the user's run, signed by the user's key" "$M/pd" "$D"
+		check "$mode: ... the record stays the user's" \
 			eval '[ "$(stat -c %u "$HD/hold.json")" = "$SBX_TEST_UID" ]'
+		# The forgery of issue 23: the user rewrites the hold and signs the
+		# forged manifest with the user's own key; root must not sign it.
+		forge "$D" "$KEY"
+		root_promote "$M/pd1"
+		refused_whole "$mode: root promotes the user's forged hold, signed by the user" "$M/pd1" "$D"
+		check "$mode: ... the error says another key signed it" grep -q "signed by another key" "$PERR"
+		restore_hold "$D"
 		promote --artifacts "$M/pd2" "$D"
-		expect_prc 0 "$mode: the user promotes the rest after root"
-		check "$mode: ... d/b.txt delivered, the hold gone" \
-			eval '[ -f "$M/pd2/d/b.txt" ] && [ ! -e "$HD" ]'
+		expect_prc 0 "$mode: the user promotes the run with the key that signed it"
+		check "$mode: ... both files delivered, the hold gone" \
+			eval '[ -f "$M/pd2/part.txt" ] && [ -f "$M/pd2/d/b.txt" ] && [ ! -e "$HD" ]'
 	fi
 
 	check "$mode: no hold left in the held area" \
