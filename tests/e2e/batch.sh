@@ -287,7 +287,10 @@ sbx: batch: forged.json: succeeded.json" shell "exit 3"
 	OUTDIR="$M/trust.d" batch forged "$M/trust"
 	check "$mode: a forged {\"status\":\"succeeded\"} in --out: the job runs, exit 1, counted failed" \
 		eval '[ "$RC" -eq 1 ] && [ "$(jq -r .status "$OUT")" = failed ] &&
-		      grep -q "1 jobs, 1 run .* 1 failed" "$ERR" && ! grep -q skipped "$ERR"'
+		      grep -q "1 jobs, 1 run .* 1 failed; 1 run again (what --out held under their names did not verify)" "$ERR" &&
+		      ! grep -q skipped "$ERR"'
+	check "$mode: a forged result: stderr says why the job runs again" \
+		grep -q "^sbx: batch: $M/trust/three.json: no result to trust in --out ($M/trust.d/three.json: signature: missing or not an object); running it again" "$ERR"
 	check "$mode: a forged result: replaced in --out by the run's signed manifest" \
 		eval '[ "$(jq -r .status "$M/trust.d/three.json")" = failed ] &&
 		      line_signed "$(cat "$M/trust.d/three.json")"'
@@ -308,6 +311,8 @@ sbx: batch: forged.json: succeeded.json" shell "exit 3"
 	OUTDIR="$M/edit1.d" batch edit2 "$M/edit"
 	check "$mode: job file edited after its manifest: the job runs again, exit 1" \
 		eval '[ "$RC" -eq 1 ] && [ "$(jq -r .status "$OUT")" = failed ] && ! grep -q skipped "$ERR"'
+	check "$mode: job file edited: stderr says its manifest is another job file's" \
+		grep -q "edit1.d/job.json: the result of another job file (its job_sha256 is not the file's)); running it again" "$ERR"
 	check "$mode: job file edited: the stored manifest is the new run's, with the file's sha256" \
 		test "$(jq -r .job_sha256 "$M/edit1.d/job.json")" = "$(sha256sum < "$M/edit/job.json" | cut -d" " -f1)"
 	# (d) A genuine result of another job, under this job's name.
@@ -344,7 +349,8 @@ sbx: batch: forged.json: succeeded.json" shell "exit 3"
 	took=$(($(now_ms) - t0))
 	check "$mode: a 32 MiB result in --out: the job runs again, in $took ms (< 20 s)" \
 		eval '[ "$RC" -eq 0 ] && [ "$took" -lt $((20000 + SLACK_MS)) ] &&
-		      [ "$(jq -r .stdout.excerpt "$OUT")" = big ] && [ "$(stat -c %s "$M/big.d/big.json")" -lt 1048576 ]'
+		      [ "$(jq -r .stdout.excerpt "$OUT")" = big ] && [ "$(stat -c %s "$M/big.d/big.json")" -lt 1048576 ] &&
+		      grep -q "big.d/big.json: larger than 16777216 bytes); running it again" "$ERR"'
 
 	# (g) A symbolic link to a genuine result, and a FIFO: neither
 	# followed nor waited on; (h) a genuine result cut short.
@@ -365,7 +371,7 @@ sbx: batch: forged.json: succeeded.json" shell "exit 3"
 	took=$(($(now_ms) - t0))
 	check "$mode: a symlink, a FIFO and a truncated result in --out: all three jobs run again, in $took ms" \
 		eval '[ "$RC" -eq 0 ] && [ "$took" -lt $((20000 + SLACK_MS)) ] &&
-		      [ "$(jq -r .stdout.excerpt "$OUT" | sort | tr "\n" " ")" = "cut fifo lnk " ]'
+		      [ "$(jq -r ".stdout.excerpt | rtrimstr(\"\\n\")" "$OUT" | sort | tr "\n" " ")" = "cut fifo lnk " ]'
 	check "$mode: a symlink, a FIFO, a truncated result: each replaced by a whole manifest" \
 		eval '[ -f "$M/odd2a.d/lnk.json" ] && [ ! -L "$M/odd2a.d/lnk.json" ] && [ -f "$M/odd2a.d/fifo.json" ] &&
 		      line_signed "$(cat "$M/odd2a.d/cut.json")"'
