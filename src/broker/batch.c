@@ -350,8 +350,12 @@ static enum stored check_result(const struct batch *b, const struct job *j, int 
 	char hex[SBX_SHA256_HEX_LEN + 1];
 	const char *sha, *s, *bad;
 
-	if (sbx_manifest_load(fd, shown, &b->pub, &m, why) < 0)
+	if (sbx_manifest_load(fd, shown, &b->pub, &m, why) < 0) {
+		/* (the signature's reasons name no file) */
+		if (strncmp(why->msg, shown, strlen(shown)))
+			sbx_error_prefix(why, "%s: ", shown);
 		return STORED_UNTRUSTED;
+	}
 	sha = json_string_value(json_object_get(m, "job_sha256"));
 	s = json_string_value(json_object_get(m, "status"));
 	if (!sha) {
