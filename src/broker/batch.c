@@ -16,11 +16,18 @@
  *
  * Each child writes its manifest to OUT/.NAME.partial; when it exits,
  * the parent renames that to OUT/NAME (so a manifest in OUT is always
- * whole) and copies the line to stdout.  A job whose OUT/NAME exists is
- * skipped: that is how a batch resumes.  A cancelled run's manifest goes
- * to stdout only, so that the next batch runs the job again.  OUT is
- * locked (flock on its fd, which the children share) for the life of the
- * batch and its runs: two batches never share it.
+ * whole) and copies the line to stdout.  A job whose OUT/NAME is its
+ * result is skipped: that is how a batch resumes.  OUT is only a
+ * directory, which others may have written to, so a result is one only
+ * when it verifies: a regular file of at most SBX_MANIFEST_MAX_BYTES, read
+ * with one read(2), the canonical line signed with the key the runs sign
+ * with (the parent loads it, before any job, and keeps its public half),
+ * recording the job file's sha256 as the file is now, and a status other
+ * than cancelled.  Anything else there is overwritten by the job's new
+ * run.  A cancelled run's manifest goes to stdout only, so that the next
+ * batch runs the job again.  OUT is locked (flock on its fd, which the
+ * children share) for the life of the batch and its runs: two batches
+ * never share it.
  *
  * Signals: SIGINT, SIGTERM and SIGHUP stop the batch: no job is started
  * any more, each running child gets SIGTERM (a cancellation for `sbx
@@ -51,9 +58,12 @@
 #include "admission.h"
 #include "batch.h"
 #include "cli.h"
+#include "digest.h"
 #include "error.h"
 #include "hostconfig.h"
+#include "job.h"
 #include "json.h"
+#include "sign.h"
 #include "util.h"
 
 /* The longest --queue-timeout: a batch's runs wait for capacity. */
@@ -74,10 +84,12 @@ struct batch {
 	struct job *jobs;
 	size_t n, next;
 	int out_fd;
+	struct sbx_key pub; /* the public half of the key the runs sign with */
 	unsigned running, max_running;
 	/* Counts by manifest status, and of what ran no job. */
 	unsigned by_status[SBX_STATUS_ERROR + 1];
 	unsigned skipped, skipped_bad, not_job, no_manifest;
+	unsigned untrusted; /* files in OUT under a job's name that were no result */
 	bool stopping, cancelled;
 	int host_code; /* a run that printed no manifest: config, key, catalog */
 };
@@ -307,23 +319,97 @@ static int open_out(struct batch *b, const char *out, struct sbx_error *err)
 	return 0;
 }
 
-/* The status a stored manifest records; -1 when it cannot be read. */
-static int stored_status(int out_fd, const char *name)
+/* The sha256 of @j's job file as it is now, into @hex; false when it is no
+ * regular file of at most SBX_JOB_MAX_BYTES (sbx run records no digest
+ * for a file it does not read, so no manifest can match then). */
+static bool job_digest(const struct job *j, char hex[SBX_SHA256_HEX_LEN + 1])
 {
-	_cleanup_close_ int fd = openat(out_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	json_t *m;
-	const char *s;
-	int r = -1;
+	_cleanup_close_ int fd = open(j->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct sbx_error err = { 0 };
+	uint64_t size = 0;
+	struct stat st;
 
-	if (fd < 0)
-		return -1;
-	m = json_loadfd(fd, 0, NULL);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > SBX_JOB_MAX_BYTES)
+		return false;
+	return sbx_sha256_fd(fd, hex, &size, &err) == 0 && size <= SBX_JOB_MAX_BYTES;
+}
+
+enum stored {
+	STORED_NONE,      /* nothing there, or a cancelled run: the job runs */
+	STORED_DONE,      /* a result that verifies: the job is skipped */
+	STORED_UNTRUSTED, /* something else (@why says what): the job runs */
+};
+
+/* Whether the manifest open as @fd is the result of @j as it is now,
+ * signed with the batch's key; its status into *@status.  @shown names
+ * it in @why. */
+static enum stored check_result(const struct batch *b, const struct job *j, int fd, const char *shown,
+				enum sbx_status *status, struct sbx_error *why)
+{
+	_cleanup_(json_decrefp) json_t *m = NULL;
+	char hex[SBX_SHA256_HEX_LEN + 1];
+	const char *sha, *s, *bad;
+
+	if (sbx_manifest_load(fd, shown, &b->pub, &m, why) < 0) {
+		/* (the signature's reasons name no file) */
+		if (strncmp(why->msg, shown, strlen(shown)))
+			sbx_error_prefix(why, "%s: ", shown);
+		return STORED_UNTRUSTED;
+	}
+	sha = json_string_value(json_object_get(m, "job_sha256"));
 	s = json_string_value(json_object_get(m, "status"));
-	for (int i = 0; s && i <= SBX_STATUS_ERROR; i++)
-		if (!strcmp(s, sbx_status_name((enum sbx_status)i)))
-			r = i;
-	json_decref(m);
-	return r;
+	if (!sha) {
+		bad = "records no job_sha256";
+	} else if (!job_digest(j, hex)) {
+		bad = "the job file cannot be read to compare its sha256";
+	} else if (strcmp(sha, hex)) {
+		/* Signed with this batch's key, but for another job file, or
+		 * this one before an edit: not a result of the job as it is. */
+		bad = "the result of another job file (its job_sha256 is not the file's)";
+	} else {
+		for (int i = 0; s && i <= SBX_STATUS_ERROR; i++)
+			if (!strcmp(s, sbx_status_name((enum sbx_status)i))) {
+				*status = (enum sbx_status)i;
+				/* Never kept by a batch: a run that did not end. */
+				return i == SBX_STATUS_CANCELLED ? STORED_NONE : STORED_DONE;
+			}
+		bad = "records no status sbx knows";
+	}
+	sbx_error_set(why, SBX_EXIT_FAILED, 0, "%s: %s", shown, bad);
+	return STORED_UNTRUSTED;
+}
+
+/* What OUT holds under @j's manifest name; for STORED_DONE, *@status is
+ * the status the result records. */
+static enum stored stored_result(const struct batch *b, const struct job *j, enum sbx_status *status,
+				 struct sbx_error *why)
+{
+	_cleanup_free_ char *shown = sbx_xasprintf("%s/%s", b->o->out, j->name);
+	_cleanup_close_ int fd = -1;
+	const char *bad;
+	struct stat st;
+
+	if (fstatat(b->out_fd, j->name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno == ENOENT)
+			return STORED_NONE;
+		sbx_error_set(why, SBX_EXIT_FAILED, errno, "%s: cannot stat", shown);
+		return STORED_UNTRUSTED;
+	}
+	/* Only a regular file, opened without following a link or waiting
+	 * on a FIFO (it may have been swapped since the look): whoever can
+	 * write to OUT must not have the batch read elsewhere, or hang.  The
+	 * size is capped before a byte is read (sbx_manifest_read). */
+	if ((bad = not_a_job(&st))) {
+		sbx_error_set(why, SBX_EXIT_FAILED, 0, "%s: %s", shown, bad);
+		return STORED_UNTRUSTED;
+	}
+	fd = openat(b->out_fd, j->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		sbx_error_set(why, SBX_EXIT_FAILED, fd < 0 ? errno : 0, "%s: %s", shown,
+			      fd < 0 ? "cannot open" : "not a regular file");
+		return STORED_UNTRUSTED;
+	}
+	return check_result(b, j, fd, shown, status, why);
 }
 
 static _noreturn_ void child(struct batch *b, struct job *j, pid_t batch_pid, int sfd)
@@ -388,20 +474,32 @@ static bool start_next(struct batch *b, int sfd)
 	while (b->next < b->n) {
 		struct job *j = &b->jobs[b->next++];
 		_cleanup_free_ char *partial = NULL;
-		struct stat st;
-		int s;
+		struct sbx_error why = { 0 };
+		enum sbx_status s = SBX_STATUS_ERROR;
 
 		if (j->bad) {
 			say_not_run(j, j->bad);
 			b->not_job++;
 			continue;
 		}
-		if (fstatat(b->out_fd, j->name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-			s = stored_status(b->out_fd, j->name);
+		switch (stored_result(b, j, &s, &why)) {
+		case STORED_DONE:
 			b->skipped++;
 			if (s != SBX_STATUS_SUCCEEDED)
 				b->skipped_bad++;
 			continue;
+		case STORED_UNTRUSTED:
+			b->untrusted++;
+			if (b->o->run.common.verbosity >= 0) {
+				char text[sizeof(why.msg) + 128];
+				_cleanup_free_ char *shown = escaped(sbx_error_text(&why, text, sizeof(text)));
+
+				fprintf(stderr, "sbx: batch: %s: no result to trust in --out (%s); running it again\n",
+					j->shown, shown);
+			}
+			break;
+		case STORED_NONE:
+			break;
 		}
 		partial = sbx_xasprintf(".%s" PARTIAL_SUFFIX, j->name);
 		j->partial_fd = openat(b->out_fd, partial,
@@ -532,6 +630,10 @@ static void summary(const struct batch *b, uint64_t t0)
 		len += snprintf(buf + len, sizeof(buf) - (size_t)len,
 				"; %u skipped (manifest in --out; %u of them not succeeded)", b->skipped,
 				b->skipped_bad);
+	if (b->untrusted && len < (int)sizeof(buf))
+		len += snprintf(buf + len, sizeof(buf) - (size_t)len,
+				"; %u run again (what --out held under their names did not verify)",
+				b->untrusted);
 	if (b->not_job && len < (int)sizeof(buf))
 		len += snprintf(buf + len, sizeof(buf) - (size_t)len, "; %u not job files", b->not_job);
 	if (b->no_manifest && len < (int)sizeof(buf))
@@ -548,19 +650,27 @@ int sbx_cmd_batch(const struct sbx_batch_opts *o)
 	struct sbx_hostconfig cfg = { 0 };
 	struct sbx_admission_limits lim;
 	struct sbx_error err = { 0 };
+	struct sbx_key key = { 0 };
 	_cleanup_close_ int sfd = -1;
 	uint64_t t0 = sbx_now_mono_ns();
 	sigset_t set;
 	int code;
 
-	/* max_concurrent bounds --jobs: more children would only queue. */
+	/* max_concurrent bounds --jobs: more children would only queue.
+	 * The key is the one each run will sign with (created here when it
+	 * is the default one and missing, once rather than by N runs at
+	 * once); only its public half is kept, to verify what OUT holds. */
 	if (sbx_hostconfig_load(&cfg, o->run.common.config, &err) < 0 ||
 	    /* (a memory budget is not needed here: 1 spares reading meminfo) */
-	    sbx_admission_limits_default(&lim, cfg.max_concurrent, 1, &err) < 0) {
+	    sbx_admission_limits_default(&lim, cfg.max_concurrent, 1, &err) < 0 ||
+	    sbx_sign_default_key(o->run.key, cfg.signing_key, &key, &err) < 0) {
+		sbx_key_clear(&key);
 		sbx_hostconfig_free(&cfg);
 		sbx_error_print(&err);
 		return err.code;
 	}
+	memcpy(b.pub.pub, key.pub, sizeof(b.pub.pub));
+	sbx_key_clear(&key);
 	sbx_hostconfig_free(&cfg);
 	b.max_running = o->jobs && o->jobs < lim.max_concurrent ? o->jobs : (unsigned)lim.max_concurrent;
 	if (o->jobs > lim.max_concurrent && o->run.common.verbosity >= 0)

@@ -22,8 +22,9 @@ struct sbx_batch_opts {
 /*
  * sbx_cmd_batch() - run every job of @o->source, at most --jobs at once,
  * each through admission as `sbx run JOB` would; each manifest on stdout
- * as its run ends and as OUT/NAME; a job whose OUT/NAME exists is
- * skipped.  Returns 0 when every job succeeded (this time or before), 1
+ * as its run ends and as OUT/NAME; a job whose OUT/NAME is its result
+ * (a manifest signed with the runs' key, for the job file as it is now)
+ * is skipped.  Returns 0 when every job succeeded (this time or before), 1
  * when one did not or an entry is not a job file, 130 when cancelled;
  * 64, 65, 69, 70, 75 for the batch's own errors (sbx(1) EXIT STATUS).
  */

@@ -38,10 +38,6 @@
 #include "streams.h"
 #include "syscalls.h"
 
-/* A manifest lists at most a few thousand artifacts; 16 MiB is far past
- * any real one and small enough to hold in memory. */
-#define MANIFEST_MAX (16u * 1024 * 1024)
-
 static int fail(const struct sbx_error *err)
 {
 	sbx_error_print(err);
@@ -85,50 +81,16 @@ int sbx_cmd_keygen(const struct sbx_common_opts *o, const char *out)
 	return SBX_EXIT_OK;
 }
 
-/* Read all of @fd, refusing more than MANIFEST_MAX bytes without reading
- * much past it. */
-static int read_capped(int fd, const char *name, char **data, size_t *len,
-		       struct sbx_error *err)
+/* The manifest from @path or stdin ("-"), verified with @pub. */
+static int load_manifest(const char *path, const struct sbx_key *pub, json_t **out,
+			 struct sbx_error *err)
 {
-	_cleanup_free_ char *buf = NULL;
-	size_t used = 0, cap = 0;
-
-	for (;;) {
-		ssize_t n;
-
-		if (cap - used < 65536) {
-			cap = cap ? cap * 2 : 65536;
-			if (cap > MANIFEST_MAX + 1)
-				cap = MANIFEST_MAX + 1;
-			buf = sbx_xrealloc(buf, cap + 1);
-		}
-		n = read(fd, buf + used, cap - used);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return sbx_error_set(err, SBX_EXIT_FAILED, errno, "%s: read", name);
-		if (n == 0)
-			break;
-		used += (size_t)n;
-		if (used > MANIFEST_MAX)
-			return sbx_error_set(err, SBX_EXIT_FAILED, 0, "%s: larger than %u bytes", name,
-					     MANIFEST_MAX);
-	}
-	buf[used] = '\0';
-	*data = TAKE_PTR(buf);
-	*len = used;
-	return 0;
-}
-
-/* The manifest's bytes, from @path or stdin ("-"). */
-static int read_manifest(const char *path, char **data, size_t *len, struct sbx_error *err)
-{
-	const char *name = strcmp(path, "-") ? path : "(stdin)";
 	_cleanup_close_ int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY) : -1;
 
 	if (strcmp(path, "-") && fd < 0)
 		return sbx_error_set(err, SBX_EXIT_FAILED, errno, "%s", path);
-	return read_capped(fd >= 0 ? fd : STDIN_FILENO, name, data, len, err);
+	return sbx_manifest_load(fd >= 0 ? fd : STDIN_FILENO, fd >= 0 ? path : "(stdin)", pub, out,
+				 err);
 }
 
 /*
@@ -429,8 +391,8 @@ int sbx_cmd_verify(const struct sbx_common_opts *o, const char *manifest, const 
 	struct sbx_error err = { 0 };
 	_cleanup_(json_decrefp) json_t *m = NULL;
 	_cleanup_key_ struct sbx_key *pub = NULL;
-	_cleanup_free_ char *default_pub = NULL, *data = NULL;
-	size_t checked = 0, len = 0;
+	_cleanup_free_ char *default_pub = NULL;
+	size_t checked = 0;
 	const char *streams = "";
 
 	if (!pubkey) {
@@ -445,9 +407,7 @@ int sbx_cmd_verify(const struct sbx_common_opts *o, const char *manifest, const 
 	}
 	if (sbx_sign_load_pubkey(pubkey, &pub, &err) < 0)
 		return fail(&err);
-	if (read_manifest(manifest, &data, &len, &err) < 0 ||
-	    sbx_manifest_check_line(strcmp(manifest, "-") ? manifest : "(stdin)", data, len, pub, &m,
-				    &err) < 0)
+	if (load_manifest(manifest, pub, &m, &err) < 0)
 		return fail(&err);
 	if (artifacts && check_artifacts(m, artifacts, &checked, &streams, &err) < 0) {
 		sbx_error_print(&err);

@@ -11,7 +11,10 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "canonjson.h"
 #include "json.h"
@@ -232,4 +235,79 @@ int sbx_manifest_check_line(const char *name, const char *data, size_t len,
 	if (out)
 		*out = TAKE_PTR(v);
 	return 0;
+}
+
+/* Not a regular file (a pipe: sbx verify -): bounded chunks up to the
+ * cap, without reading much past it. */
+static int read_stream(int fd, const char *name, char **data, size_t *len, struct sbx_error *err)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t used = 0, cap = 0;
+
+	for (;;) {
+		ssize_t n;
+
+		if (cap - used < 65536) {
+			cap = cap ? cap * 2 : 65536;
+			if (cap > SBX_MANIFEST_MAX_BYTES + 1)
+				cap = SBX_MANIFEST_MAX_BYTES + 1;
+			buf = sbx_xrealloc(buf, cap + 1);
+		}
+		n = read(fd, buf + used, cap - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return sbx_error_set(err, SBX_EXIT_FAILED, errno, "%s: read", name);
+		if (n == 0)
+			break;
+		used += (size_t)n;
+		if (used > SBX_MANIFEST_MAX_BYTES)
+			return sbx_error_set(err, SBX_EXIT_FAILED, 0, "%s: larger than %u bytes", name,
+					     SBX_MANIFEST_MAX_BYTES);
+	}
+	buf[used] = '\0';
+	*data = TAKE_PTR(buf);
+	*len = used;
+	return 0;
+}
+
+int sbx_manifest_read(int fd, const char *name, char **data, size_t *len, struct sbx_error *err)
+{
+	_cleanup_free_ char *buf = NULL;
+	struct stat st;
+	ssize_t n;
+
+	if (fstat(fd, &st) < 0)
+		return sbx_error_set(err, SBX_EXIT_FAILED, errno, "%s: stat", name);
+	/* (A size of 0 may be a file of /proc's, whose size is not known.) */
+	if (!S_ISREG(st.st_mode) || st.st_size == 0)
+		return read_stream(fd, name, data, len, err);
+	/* A file's size is known: one read of it, and one byte more to see
+	 * that it did not grow meanwhile. */
+	if (st.st_size > SBX_MANIFEST_MAX_BYTES)
+		return sbx_error_set(err, SBX_EXIT_FAILED, 0, "%s: larger than %u bytes", name,
+				     SBX_MANIFEST_MAX_BYTES);
+	buf = sbx_xmalloc((size_t)st.st_size + 2);
+	do
+		n = read(fd, buf, (size_t)st.st_size + 1);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return sbx_error_set(err, SBX_EXIT_FAILED, errno, "%s: read", name);
+	if (n != st.st_size)
+		return sbx_error_set(err, SBX_EXIT_FAILED, 0, "%s: changed while it was read", name);
+	buf[n] = '\0';
+	*data = TAKE_PTR(buf);
+	*len = (size_t)n;
+	return 0;
+}
+
+int sbx_manifest_load(int fd, const char *name, const struct sbx_key *pub, json_t **out,
+		      struct sbx_error *err)
+{
+	_cleanup_free_ char *data = NULL;
+	size_t len = 0;
+
+	if (sbx_manifest_read(fd, name, &data, &len, err) < 0)
+		return -1;
+	return sbx_manifest_check_line(name, data, len, pub, out, err);
 }

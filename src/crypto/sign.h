@@ -189,6 +189,32 @@ int sbx_manifest_check_line(const char *name, const char *data, size_t len,
 			    const struct sbx_key *pub,
 			    json_t **out, struct sbx_error *err);
 
+/* The largest manifest read: one lists at most a few thousand artifacts,
+ * and 16 MiB is far past any real one and small enough to hold in memory. */
+#define SBX_MANIFEST_MAX_BYTES (16u * 1024 * 1024)
+
+/**
+ * sbx_manifest_read() - the bytes of the manifest open as @fd, at most
+ * SBX_MANIFEST_MAX_BYTES of them.  A regular file is read with one read(2)
+ * of its size (fstat), and one larger than the cap is refused unread; any
+ * other fd (a pipe) in bounded chunks, refused once past the cap.  Open a
+ * file that others can write with O_NONBLOCK: a FIFO then fails at once.
+ * @name: the file for messages.
+ * Return: 0 with *@data (NUL-terminated, the caller's to free) and *@len,
+ * or -1 with SBX_EXIT_FAILED and the reason: too large, a read error (its
+ * errnum), or a file that changed size while it was read.
+ */
+int sbx_manifest_read(int fd, const char *name, char **data, size_t *len, struct sbx_error *err);
+
+/**
+ * sbx_manifest_load() - sbx_manifest_read() and then
+ * sbx_manifest_check_line() of the bytes read: the manifest in @fd,
+ * verified with @pub.  @out as for sbx_manifest_check_line().
+ * Return: 0 when valid, or -1 with SBX_EXIT_FAILED and the reason.
+ */
+int sbx_manifest_load(int fd, const char *name, const struct sbx_key *pub, json_t **out,
+		      struct sbx_error *err);
+
 /**
  * sbx_verify_unlisted() - the entries of an artifacts directory that
  * @manifest does not list as promoted: every file, symlink or other

@@ -5,7 +5,10 @@
 # a bad job among good ones, entries that are not job files (a symbolic
 # link, a FIFO), a list on stdin, resuming an interrupted batch, SIGINT
 # and sbx cancel mid-batch (signed cancelled manifests, nothing left),
-# SIGKILL of the batch (its runs are cancelled all the same).
+# SIGKILL of the batch (its runs are cancelled all the same), and what
+# resuming must not trust: a forged or foreign result in --out, one left
+# by an earlier version of the job file, one signed with another key, a
+# huge one, a symbolic link, a FIFO, a truncated one.
 #
 # Each scenario runs as root and as the unprivileged test user.  Every
 # sbx invocation runs under timeout(1) and every wait is bounded.
@@ -28,8 +31,8 @@ wait_for() {
 batch() {
 	local tag=$1 src=$2; shift 2
 	OUT="$M/$tag.out" ERR="$M/$tag.err"
-	as_mode timeout -k 5 120 "$SBX" batch --config "$CFG" --policy "$SBX_SRCDIR/policy" \
-		--key "$KEY" --store "$M/store" --out "${OUTDIR:-$M/$tag.d}" --artifacts "$M/$tag.art" \
+	as_mode timeout -k 5 "${BATCH_TIMEOUT:-120}" "$SBX" batch --config "$CFG" --policy "$SBX_SRCDIR/policy" \
+		--key "${BATCH_KEY:-$KEY}" --store "$M/store" --out "${OUTDIR:-$M/$tag.d}" --artifacts "$M/$tag.art" \
 		"$@" "$src" <"${STDIN:-/dev/null}" >"$OUT" 2>"$ERR"
 	RC=$?
 	record_ids "$OUT"
@@ -272,6 +275,107 @@ sbx: batch: forged.json: succeeded.json" shell "exit 3"
 	OUTDIR="$M/killed.d" batch again "$M/res"
 	check "$mode: SIGKILL of the batch: its lock on --out went with its runs; a new batch there runs all" \
 		eval '[ "$RC" -eq 0 ] && [ "$(wc -l < "$OUT")" -eq 8 ]'
+
+	# 8. Resuming trusts only a result it can verify: signed with the
+	# batch's key, for the job file as it is now.  Anything else in
+	# --out under a job's name is no result: the job runs again.
+	mkdir -p "$M/trust" "$M/trust.d"
+	mkjob "$M/trust/three.json" shell "exit 3"
+	# (a) A forged result for a job that fails.
+	printf '{"status":"succeeded"}\n' > "$M/trust.d/three.json"
+	[ "$mode" = user ] && chown -R "$SBX_TEST_USER" "$M/trust" "$M/trust.d"
+	OUTDIR="$M/trust.d" batch forged "$M/trust"
+	check "$mode: a forged {\"status\":\"succeeded\"} in --out: the job runs, exit 1, counted failed" \
+		eval '[ "$RC" -eq 1 ] && [ "$(jq -r .status "$OUT")" = failed ] &&
+		      grep -q "1 jobs, 1 run .* 1 failed; 1 run again (what --out held under their names did not verify)" "$ERR" &&
+		      ! grep -q skipped "$ERR"'
+	check "$mode: a forged result: stderr says why the job runs again" \
+		grep -q "^sbx: batch: $M/trust/three.json: no result to trust in --out ($M/trust.d/three.json: signature: missing or not an object); running it again" "$ERR"
+	check "$mode: a forged result: replaced in --out by the run's signed manifest" \
+		eval '[ "$(jq -r .status "$M/trust.d/three.json")" = failed ] &&
+		      line_signed "$(cat "$M/trust.d/three.json")"'
+	# (f) A verified result that is not a success stays done, counted
+	# as not succeeded, as before.
+	OUTDIR="$M/trust.d" batch failedkept "$M/trust"
+	check "$mode: a verified failed result: skipped, exit 1, counted not succeeded" \
+		eval '[ "$RC" -eq 1 ] && [ ! -s "$OUT" ] &&
+		      grep -q "0 run .*; 1 skipped (manifest in --out; 1 of them not succeeded)" "$ERR"'
+
+	# (b) A genuine result of an earlier version of the job file.
+	mkdir -p "$M/edit"
+	mkjob "$M/edit/job.json" shell "echo old"
+	[ "$mode" = user ] && chown -R "$SBX_TEST_USER" "$M/edit"
+	batch edit1 "$M/edit"
+	mkjob "$M/edit/job.json" shell "exit 3"
+	[ "$mode" = user ] && chown "$SBX_TEST_USER" "$M/edit/job.json"
+	OUTDIR="$M/edit1.d" batch edit2 "$M/edit"
+	check "$mode: job file edited after its manifest: the job runs again, exit 1" \
+		eval '[ "$RC" -eq 1 ] && [ "$(jq -r .status "$OUT")" = failed ] && ! grep -q skipped "$ERR"'
+	check "$mode: job file edited: stderr says its manifest is another job file's" \
+		grep -q "edit1.d/job.json: the result of another job file (its job_sha256 is not the file's)); running it again" "$ERR"
+	check "$mode: job file edited: the stored manifest is the new run's, with the file's sha256" \
+		test "$(jq -r .job_sha256 "$M/edit1.d/job.json")" = "$(sha256sum < "$M/edit/job.json" | cut -d" " -f1)"
+	# (d) A genuine result of another job, under this job's name.
+	mkjob "$M/edit/job.json" shell "echo good"
+	[ "$mode" = user ] && chown "$SBX_TEST_USER" "$M/edit/job.json"
+	OUTDIR="$M/edit1.d" batch edit3 "$M/edit"
+	cp "$M/edit1.d/job.json" "$M/edit1.d/other.json"
+	mkjob "$M/edit/other.json" shell "exit 3"
+	[ "$mode" = user ] && chown "$SBX_TEST_USER" "$M/edit/other.json" "$M/edit1.d/other.json"
+	OUTDIR="$M/edit1.d" batch edit4 "$M/edit"
+	check "$mode: another job's signed manifest under a job's name: that job runs, exit 1" \
+		eval '[ "$RC" -eq 1 ] && [ "$(jq -r .status "$OUT")" = failed ] &&
+		      grep -q "2 jobs, 1 run .* 1 failed; 1 skipped (manifest in --out; 0 of them not succeeded)" "$ERR"'
+
+	# (e) A genuine result signed with another key.
+	as_mode "$SBX" keygen -o "$M/key2" 2>/dev/null
+	mkdir -p "$M/k2"
+	mkjob "$M/k2/k.json" shell "echo k"
+	[ "$mode" = user ] && chown -R "$SBX_TEST_USER" "$M/k2"
+	BATCH_KEY="$M/key2" batch k2a "$M/k2"
+	OUTDIR="$M/k2a.d" batch k2b "$M/k2"
+	check "$mode: a manifest signed with another key: the job runs again, its manifest now the batch key's" \
+		eval '[ "$RC" -eq 0 ] && [ "$(wc -l < "$OUT")" -eq 1 ] && grep -q "1 jobs, 1 run" "$ERR" &&
+		      line_signed "$(cat "$M/k2a.d/k.json")"'
+
+	# (c) A huge result: not read (the file is 32 MiB of blanks and then
+	# a forged success, which a byte-at-a-time reader takes minutes over).
+	mkdir -p "$M/big" "$M/big.d"
+	mkjob "$M/big/big.json" shell "echo big"
+	{ head -c $((32 << 20)) /dev/zero | tr '\0' ' '; printf '{"status":"succeeded"}\n'; } > "$M/big.d/big.json"
+	[ "$mode" = user ] && chown -R "$SBX_TEST_USER" "$M/big" "$M/big.d"
+	t0=$(now_ms)
+	BATCH_TIMEOUT=60 OUTDIR="$M/big.d" batch big "$M/big"
+	took=$(($(now_ms) - t0))
+	check "$mode: a 32 MiB result in --out: the job runs again, in $took ms (< 20 s)" \
+		eval '[ "$RC" -eq 0 ] && [ "$took" -lt $((20000 + SLACK_MS)) ] &&
+		      [ "$(jq -r .stdout.excerpt "$OUT")" = big ] && [ "$(stat -c %s "$M/big.d/big.json")" -lt 1048576 ] &&
+		      grep -q "big.d/big.json: larger than 16777216 bytes); running it again" "$ERR"'
+
+	# (g) A symbolic link to a genuine result, and a FIFO: neither
+	# followed nor waited on; (h) a genuine result cut short.
+	mkdir -p "$M/odd2"
+	mkjob "$M/odd2/lnk.json" shell "echo lnk"
+	mkjob "$M/odd2/fifo.json" shell "echo fifo"
+	mkjob "$M/odd2/cut.json" shell "echo cut"
+	[ "$mode" = user ] && chown -R "$SBX_TEST_USER" "$M/odd2"
+	batch odd2a "$M/odd2"
+	mv "$M/odd2a.d/lnk.json" "$M/lnk-real.json"
+	ln -s "$M/lnk-real.json" "$M/odd2a.d/lnk.json"
+	rm -f "$M/odd2a.d/fifo.json"
+	mkfifo "$M/odd2a.d/fifo.json"
+	head -c -2 "$M/odd2a.d/cut.json" > "$M/cut.tmp" && cat "$M/cut.tmp" > "$M/odd2a.d/cut.json"
+	[ "$mode" = user ] && chown -R -h "$SBX_TEST_USER" "$M/odd2a.d"
+	t0=$(now_ms)
+	BATCH_TIMEOUT=60 OUTDIR="$M/odd2a.d" batch odd2b "$M/odd2"
+	took=$(($(now_ms) - t0))
+	check "$mode: a symlink, a FIFO and a truncated result in --out: all three jobs run again, in $took ms" \
+		eval '[ "$RC" -eq 0 ] && [ "$took" -lt $((20000 + SLACK_MS)) ] &&
+		      [ "$(jq -r ".stdout.excerpt | rtrimstr(\"\\n\")" "$OUT" | sort | tr "\n" " ")" = "cut fifo lnk " ]'
+	check "$mode: a symlink, a FIFO, a truncated result: each replaced by a whole manifest" \
+		eval '[ -f "$M/odd2a.d/lnk.json" ] && [ ! -L "$M/odd2a.d/lnk.json" ] && [ -f "$M/odd2a.d/fifo.json" ] &&
+		      line_signed "$(cat "$M/odd2a.d/cut.json")"'
+	check "$mode: resume checks: nothing left behind" nothing_left
 done
 
 finish
