@@ -358,11 +358,12 @@ bool sbx_media_sigscan_feed(struct sbx_media_sigscan *s, const unsigned char *p,
  * field is trusted: any end record or ZIP64 locator signature in the
  * window is a ZIP a lenient reader may open, and the file is refused.
  *
- * The window is the widest search of a reader that extracts: Go's 65 KiB
- * (Python's zipfile searches 65558 bytes in 3.11, 65557 in newer
- * versions; unzip 66000; libarchive 16 KiB; zipinfo searches the whole
- * file, but only lists).  A signature in the last 21 bytes has no room for a record and
- * could not be read; it is refused all the same, as the simpler rule.
+ * The window, SBX_MEDIA_ZIP_TAIL, is the widest search of a reader that
+ * extracts: Go's 65 KiB (Python's zipfile searches 65558 bytes in 3.11,
+ * 65557 in newer versions; unzip 66000; libarchive 16 KiB; zipinfo
+ * searches the whole file, but only lists).  A signature in the last 21
+ * bytes has no room for a record and could not be read; it is refused
+ * all the same, as the simpler rule.
  * A ZIP64 end record (PK\6\6) is not looked for: readers reach it only
  * through a locator, which is.  Nor are local headers: a reader that
  * finds them by scanning (libarchive's streaming reader, which skips
@@ -374,11 +375,9 @@ bool sbx_media_sigscan_feed(struct sbx_media_sigscan *s, const unsigned char *p,
  * files with 65 KiB of such data at the end.  Refusing is the safe way to
  * fail, and the message says why.
  */
-#define ZIP_TAIL_WINDOW SBX_MEDIA_ZIP_TAIL
-
 int sbx_media_zip_tail(int fd, uint64_t size, const char *what, struct sbx_media_report *rep)
 {
-	size_t n = size < ZIP_TAIL_WINDOW ? (size_t)size : ZIP_TAIL_WINDOW;
+	size_t n = size < SBX_MEDIA_ZIP_TAIL ? (size_t)size : SBX_MEDIA_ZIP_TAIL;
 	_cleanup_free_ unsigned char *buf = sbx_xmalloc(n ? n : 1);
 	uint64_t off = size - n;
 	size_t got = 0;
