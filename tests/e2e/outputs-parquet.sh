@@ -3,7 +3,10 @@
 # outputs-parquet.sh - application/vnd.apache.parquet from the payload's
 # side: a Parquet file leaves only under a profile that lists the type,
 # and a file whose footer lies (its length, its row count, a column chunk
-# in another file, a truncated end) is rejected with its reason.  No
+# in another file, a truncated end) is rejected with its reason, and so
+# is a Parquet file that is also a ZIP archive (issue 23: a ZIP between the
+# pages and the footer whose end record counts 0 entries on this disk and
+# 1 in all; Python's zipfile reads its index.html all the same).  No
 # shipped profile can write Parquet (no pyarrow or fastparquet), so the
 # payload is a shell job that prints the bytes, built here by a small
 # Thrift compact-protocol writer.
@@ -32,10 +35,11 @@ cp -r "$SBX_SRCDIR/policy" "$POLICY_PQ"
 jq '.allowed_outputs += ["application/vnd.apache.parquet"]' "$SBX_SRCDIR/policy/profiles/shell.json" \
 	> "$POLICY_PQ/profiles/shell.json"
 
-# One INT32 column "total" of 3 rows; VARIANT changes what the footer says.
+# One INT32 column "total" of 3 rows; VARIANT changes what the footer says
+# ("zip": the footer is good, a ZIP lies before it).
 parquet() {
 	python3 - "$1" <<'PY'
-import struct, sys
+import io, struct, sys, zipfile
 v = sys.argv[1]
 def var(x):
     o = b""
@@ -54,7 +58,18 @@ f += (fh(1, 8) + s(b"../../etc/passwd") + fh(1, 6)) if v == "path" else fh(2, 6)
 f += zz(4) + fh(1, 12) + fh(7, 6) + zz(4) + fh(2, 6) + zz(4) + b"\0\0"
 f += fh(1, 6) + zz(4) + fh(1, 6) + zz(3) + b"\0" + fh(2, 8) + s(b"sbx test") + b"\0"
 n = 0x7fffffff if v == "length" else len(f)
-data = b"PAR1\x15\x00\x15\x08" + f + struct.pack("<I", n) + b"PAR1"
+z = b""
+if v == "zip":
+    # A ZIP of one index.html, its end record's counts made 0 (this
+    # disk) and 1 (in all), which a reader that checks them refuses.
+    zb = io.BytesIO()
+    with zipfile.ZipFile(zb, "w") as zf:
+        zf.writestr("index.html", "<html><script>alert(document.cookie)</script></html>")
+    z = bytearray(zb.getvalue())
+    e = z.rfind(b"PK\x05\x06")
+    z[e + 8:e + 12] = struct.pack("<HH", 0, 1)
+    z = bytes(z)
+data = b"PAR1\x15\x00\x15\x08" + z + f + struct.pack("<I", n) + b"PAR1"
 if v == "truncated":
     data = data[:-1]
 sys.stdout.write("".join("\\%03o" % c for c in data))
@@ -66,7 +81,24 @@ printf '$(parquet length)' > length.parquet
 printf '$(parquet rows)' > rows.parquet
 printf '$(parquet path)' > path.parquet
 printf '$(parquet truncated)' > truncated.parquet
+printf '$(parquet zip)' > zip.parquet
 printf 'PAR1 is not a magic here\n' > notes.txt"
+
+# The attack works outside sbx: the file is a ZIP to Python's zipfile,
+# which reads the page from it.
+printf "$(parquet zip)" > "$T/zip.parquet"
+zip_reads_script() {
+	python3 - "$1" <<'PY'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as z:
+    end = open(sys.argv[1], "rb").read()
+    e = end.rfind(b"PK\x05\x06")
+    assert end[e + 8:e + 12] == b"\x00\x00\x01\x00", "counts are not 0 and 1"
+    sys.exit(0 if b"<script>" in z.read("index.html") else 1)
+PY
+}
+check "the Parquet+ZIP polyglot opens with Python's zipfile and yields <script>" \
+	zip_reads_script "$T/zip.parquet"
 
 for mode in root user; do
 	setup_mode $mode
@@ -82,6 +114,8 @@ for mode in root user; do
 	check "$mode: a column chunk in another file: rejected" \
 		rejected_because path.parquet 'names another file'
 	check "$mode: a truncated file: rejected" rejected_because truncated.parquet 'no PAR1 magic at the end'
+	check "$mode: a Parquet file that is also a ZIP (end record counts 0 and 1): rejected" \
+		rejected_because zip.parquet 'ZIP end-of-central-directory record at offset [0-9]+: the file is also a ZIP archive'
 	check "$mode: text that starts with PAR1 stays text/plain" \
 		test "$(status_of notes.txt)" = "text/plain promoted: "
 	check "$mode: only the valid files reach --artifacts" \

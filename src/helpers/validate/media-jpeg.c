@@ -6,8 +6,9 @@
  * inside the file, exactly one SOFn frame header must come before the first
  * scan, its dimensions must be non-zero and at most SBX_MEDIA_MAX_PIXELS,
  * and the entropy-coded data after each SOS must end in a marker.  Nothing
- * may follow EOI (trailing data is where polyglots hide).  The image is not
- * decoded.
+ * may follow EOI (trailing data is where polyglots hide), and a ZIP end
+ * record or ZIP64 locator near the end is refused (sbx_media_zip_tail()).
+ * The image is not decoded.
  */
 #include "config.h"
 

@@ -21,7 +21,8 @@
  *   - no column chunk names another file (file_path: a reader would open a
  *     path the payload chose), and every chunk's pages lie between the
  *     leading magic and the footer;
- *   - no ZIP end record near the end, where ZIP readers look.
+ *   - no ZIP end record or ZIP64 locator near the end, where ZIP readers
+ *     look, whatever it says (sbx_media_zip_tail()).
  * Pages are not decoded or decompressed: a reader downstream must still cap
  * what it inflates.  rep->rows is num_rows, rep->columns the leaf columns.
  *

@@ -17,8 +17,8 @@
  * data runs to "endstream" and is not decoded.  Brackets must balance in
  * each object.  The data of strings, streams and comments is searched for
  * other formats' signatures (flagged: compressed data matches four bytes
- * by chance), a ZIP end record near the end (where ZIP readers look) is
- * refused, and the names of active content (JavaScript, JS, OpenAction,
+ * by chance), a ZIP end record or ZIP64 locator near the end (where ZIP
+ * readers look) is refused whatever it says, and the names of active content (JavaScript, JS, OpenAction,
  * AA, Launch, EmbeddedFile(s), RichMedia, XFA, SubmitForm, ImportData,
  * GoToR, GoToE) are flagged.  Compressed object streams are not inflated,
  * so what they hold is not seen: a consumer must still open PDFs with a

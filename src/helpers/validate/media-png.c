@@ -17,8 +17,9 @@
  * every ancillary chunk is searched for another format's signature (a JPEG
  * SOI is fine in eXIf, the Exif thumbnail) and refused when one is found;
  * image data (IDAT, fdAT, PLTE) is searched too but only flagged, since
- * compressed data matches four bytes by chance; and a ZIP end record near
- * the end, where ZIP readers look, is refused.
+ * compressed data matches four bytes by chance; and a ZIP end record or
+ * ZIP64 locator near the end, where ZIP readers look, is refused whatever
+ * it says (sbx_media_zip_tail()).
  */
 #include "config.h"
 

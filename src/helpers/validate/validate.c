@@ -345,17 +345,39 @@ bool sbx_media_sigscan_feed(struct sbx_media_sigscan *s, const unsigned char *p,
 
 /* --- a ZIP reader's view ----------------------------------------------------- */
 
-static unsigned le16(const unsigned char *p)
-{
-	return (unsigned)p[0] | (unsigned)p[1] << 8;
-}
-
+/*
+ * Readers find a ZIP from its end: they search the tail backwards for the
+ * end-of-central-directory signature and take the record there, and most
+ * of them believe little of what it says.  Python's zipfile reads the
+ * directory at "record minus directory size" and ignores the entry counts,
+ * the disk numbers and a comment length that does not match (issue 23:
+ * counts 0 and 1 were let through here and zipfile read an index.html);
+ * Info-ZIP unzip carries on past inconsistent fields with a warning; Go's
+ * archive/zip checks only the total count, against what it read; an older
+ * libarchive seeking reader took a ZIP64 locator found on its own.  So no
+ * field is trusted: any end record or ZIP64 locator signature in the
+ * window is a ZIP a lenient reader may open, and the file is refused.
+ *
+ * The window, SBX_MEDIA_ZIP_TAIL, is the widest search of a reader that
+ * extracts: Go's 65 KiB (Python's zipfile searches 65558 bytes in 3.11,
+ * 65557 in newer versions; unzip 66000; libarchive 16 KiB; zipinfo
+ * searches the whole file, but only lists).  A signature in the last 21
+ * bytes has no room for a record and could not be read; it is refused
+ * all the same, as the simpler rule.
+ * A ZIP64 end record (PK\6\6) is not looked for: readers reach it only
+ * through a locator, which is.  Nor are local headers: a reader that
+ * finds them by scanning (libarchive's streaming reader, which skips
+ * ahead to the next one) only starts on a file whose first bytes are a
+ * ZIP signature, and PNG, JPEG, PDF and Parquet start with their own.
+ *
+ * The cost is a false refusal when compressed data near the end holds one
+ * of the two signatures by chance: about 2 * 66560 / 2^32, 1 in 32000
+ * files with 65 KiB of such data at the end.  Refusing is the safe way to
+ * fail, and the message says why.
+ */
 int sbx_media_zip_tail(int fd, uint64_t size, const char *what, struct sbx_media_report *rep)
 {
-	/* The record is 22 bytes and may be followed by a comment of up to
-	 * 65535: readers search that window from the end. */
-	const size_t window = 22 + 65535;
-	size_t n = size < window ? (size_t)size : window;
+	size_t n = size < SBX_MEDIA_ZIP_TAIL ? (size_t)size : SBX_MEDIA_ZIP_TAIL;
 	_cleanup_free_ unsigned char *buf = sbx_xmalloc(n ? n : 1);
 	uint64_t off = size - n;
 	size_t got = 0;
@@ -369,19 +391,20 @@ int sbx_media_zip_tail(int fd, uint64_t size, const char *what, struct sbx_media
 			return sbx_media_fail(rep, "%s: read error", what);
 		got += (size_t)k;
 	}
-	for (size_t i = 0; i + 22 <= n; i++) {
-		unsigned disk, cd_disk;
-
-		if (buf[i] != 'P' || memcmp(buf + i, "PK\x05\x06", 4) != 0)
+	/* From the end, as readers search: the record they would take is the
+	 * one reported. */
+	for (size_t i = n < 4 ? 0 : n - 3; i-- > 0;) {
+		if (buf[i] != 'P' || buf[i + 1] != 'K')
 			continue;
-		disk = le16(buf + i + 4), cd_disk = le16(buf + i + 6);
-		/* A record a reader would take: this disk and the directory's
-		 * disk 0 (0xFFFF in ZIP64), as many entries here as in all. */
-		if ((disk == 0 || disk == 0xffff) && (cd_disk == 0 || cd_disk == 0xffff) &&
-		    le16(buf + i + 8) == le16(buf + i + 10))
+		if (buf[i + 2] == 5 && buf[i + 3] == 6)
 			return sbx_media_fail(rep,
 					      "%s: a ZIP end-of-central-directory record at offset %llu: "
 					      "the file is also a ZIP archive",
+					      what, (unsigned long long)(off + i));
+		if (buf[i + 2] == 6 && buf[i + 3] == 7)
+			return sbx_media_fail(rep,
+					      "%s: a ZIP64 end-of-central-directory locator at offset "
+					      "%llu: the file is also a ZIP archive",
 					      what, (unsigned long long)(off + i));
 	}
 	return 0;

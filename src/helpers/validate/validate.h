@@ -30,8 +30,11 @@
  * They check structure, not rendering safety: PNG image data is not
  * inflated, PDF streams are not decoded.  Against polyglots they refuse
  * another format's signature where readers skip data (metadata chunks and
- * segments, the PDF body outside objects, a ZIP end record near the end)
- * and flag it in image data and PDF streams (SBX_MEDIA_FLAG_*).
+ * segments, the PDF body outside objects) and flag it in image data and
+ * PDF streams (SBX_MEDIA_FLAG_*); and PNG, JPEG, PDF and Parquet are
+ * refused when their last SBX_MEDIA_ZIP_TAIL bytes hold a ZIP end record
+ * or ZIP64 locator signature, whatever the record says, since ZIP readers
+ * search the end for one and believe little of it (sbx_media_zip_tail()).
  */
 #ifndef SBX_VALIDATE_H
 #define SBX_VALIDATE_H
@@ -64,6 +67,9 @@
 #define SBX_MEDIA_PARQUET_MAX_DEPTH 32
 /* Bytes of the head that detection looks at. */
 #define SBX_MEDIA_HEAD 512
+/* Bytes of the tail searched for a ZIP end record: the widest search of a
+ * ZIP reader that extracts (Go's archive/zip, 65 KiB; see validate.c). */
+#define SBX_MEDIA_ZIP_TAIL (65u * 1024)
 
 
 struct sbx_media_report {
@@ -204,9 +210,17 @@ void sbx_media_sigscan_init(struct sbx_media_sigscan *s, enum sbx_media_sigset s
 bool sbx_media_sigscan_feed(struct sbx_media_sigscan *s, const unsigned char *p, size_t n);
 
 /*
- * sbx_media_zip_tail() - refuse a file that a ZIP reader would open: a
- * consistent ZIP end-of-central-directory record in the last 64 KiB + 22
- * bytes, where readers look for it.  Return: 0, or -1 with a reason.
+ * sbx_media_zip_tail() - refuse a file that a ZIP reader may open: any ZIP
+ * end-of-central-directory signature (PK\5\6) or ZIP64 locator signature
+ * (PK\6\7) in the last SBX_MEDIA_ZIP_TAIL bytes, where readers look for
+ * one.  None of the record's fields is read: Python's zipfile opens a ZIP
+ * whose entry counts, disk numbers or comment length are wrong.  Chance
+ * matches in compressed data (about 1 in 32000 files with that much of it
+ * at the end) are refused too: the failure is the safe one.
+ * @what: the type's name, first in the reason.
+ *
+ * Return: 0; or -1 with a reason naming the offset of the signature
+ * nearest the end (the one a reader takes), or on a read error.
  */
 int sbx_media_zip_tail(int fd, uint64_t size, const char *what, struct sbx_media_report *rep);
 

@@ -119,7 +119,177 @@ void put_zip(struct buf *b)
 	       "\x00\x00", 22);
 }
 
+static void put16le(struct buf *b, unsigned v)
+{
+	put8(b, v & 0xff);
+	put8(b, v >> 8 & 0xff);
+}
+
+static void put32le(struct buf *b, uint32_t v)
+{
+	put16le(b, v & 0xffff);
+	put16le(b, v >> 16);
+}
+
+static void put64le(struct buf *b, uint64_t v)
+{
+	put32le(b, (uint32_t)v);
+	put32le(b, (uint32_t)(v >> 32));
+}
+
+const char *const zip_end_what[ZIP_END_VARIANTS] = {
+	[ZIP_END_COUNTS_0_1] = "ZIP end record, counts 0 and 1",
+	[ZIP_END_COUNTS_1_0] = "ZIP end record, counts 1 and 0",
+	[ZIP_END_DISKS] = "ZIP end record of disk 3, directory on disk 7",
+	[ZIP_END_COMMENT_LONG] = "ZIP end record, comment length past the end",
+	[ZIP_END_COUNTS_FFFF] = "ZIP end record, counts 0xffff and 1",
+	[ZIP_END_ZIP64] = "ZIP64 end record and locator, end record of sentinels",
+	[ZIP_END_CD_ELSEWHERE] = "ZIP end record, directory elsewhere",
+	[ZIP_END_ZIP64_ONLY] = "ZIP64 end record and locator, no end record",
+};
+
+const char *zip_end_reason(enum zip_end_variant v)
+{
+	return v == ZIP_END_ZIP64_ONLY ? "a ZIP64 end-of-central-directory locator at offset"
+				       : "a ZIP end-of-central-directory record at offset";
+}
+
+void check_zip_ends(const char *type, struct buf (*mk)(int), int no_ff)
+{
+	for (int v = 0; v < ZIP_END_VARIANTS; v++) {
+		char what[128];
+		struct vcase c = {
+			.what = what, .type = type, .make = mk, .arg = v, .expect = -1,
+			.reason = zip_end_reason((enum zip_end_variant)v), .formula = -1,
+		};
+
+		if (no_ff && zip_end_has_ff((enum zip_end_variant)v))
+			continue;
+		snprintf(what, sizeof(what), "%s: %s", type, zip_end_what[v]);
+		check_vcases(&c, 1);
+	}
+}
+
+int zip_end_has_ff(enum zip_end_variant v)
+{
+	return v == ZIP_END_COUNTS_FFFF || v == ZIP_END_ZIP64;
+}
+
+/* A stored index.html, its directory entry, and the end of @v; offsets
+ * relative to the ZIP's first byte, as a ZIP appended to a file has them
+ * (readers add the difference). */
+void put_zip_end(struct buf *b, enum zip_end_variant v)
+{
+	static const char name[] = "index.html";
+	static const char data[] = "<html><script>alert(document.cookie)</script></html>\n";
+	const size_t nlen = sizeof(name) - 1, dlen = sizeof(data) - 1;
+	const uint32_t crc = crc32_bits((const unsigned char *)data, dlen);
+	const size_t start = b->n;
+	uint32_t cd_off, cd_size;
+	unsigned disk = 0, cd_disk = 0, here = 1, all = 1, comment = 0;
+
+	/* local file header: version 2.0, stored, 1980-01-01 */
+	put(b, "PK\x03\x04", 4);
+	put16le(b, 20);
+	put16le(b, 0);
+	put16le(b, 0);
+	put16le(b, 0);
+	put16le(b, 0x21);
+	put32le(b, crc);
+	put32le(b, (uint32_t)dlen);
+	put32le(b, (uint32_t)dlen);
+	put16le(b, (unsigned)nlen);
+	put16le(b, 0);
+	put(b, name, nlen);
+	put(b, data, dlen);
+	/* central directory header */
+	cd_off = (uint32_t)(b->n - start);
+	put(b, "PK\x01\x02", 4);
+	put16le(b, 20);
+	put16le(b, 20);
+	put16le(b, 0);
+	put16le(b, 0);
+	put16le(b, 0);
+	put16le(b, 0x21);
+	put32le(b, crc);
+	put32le(b, (uint32_t)dlen);
+	put32le(b, (uint32_t)dlen);
+	put16le(b, (unsigned)nlen);
+	put16le(b, 0);
+	put16le(b, 0);
+	put16le(b, 0);
+	put16le(b, 0);
+	put32le(b, 0);
+	put32le(b, 0);
+	put(b, name, nlen);
+	cd_size = (uint32_t)(b->n - start) - cd_off;
+
+	if (v == ZIP_END_ZIP64 || v == ZIP_END_ZIP64_ONLY) {
+		uint64_t rec = b->n - start;
+
+		/* ZIP64 end of central directory record (44 bytes after its
+		 * size field), then its locator */
+		put(b, "PK\x06\x06", 4);
+		put64le(b, 44);
+		put16le(b, 45);
+		put16le(b, 45);
+		put32le(b, 0);
+		put32le(b, 0);
+		put64le(b, 1);
+		put64le(b, 1);
+		put64le(b, cd_size);
+		put64le(b, cd_off);
+		put(b, "PK\x06\x07", 4);
+		put32le(b, 0);
+		put64le(b, rec);
+		put32le(b, 1);
+		if (v == ZIP_END_ZIP64_ONLY)
+			return;
+	}
+	switch (v) {
+	case ZIP_END_COUNTS_0_1:
+		here = 0;
+		break;
+	case ZIP_END_COUNTS_1_0:
+		all = 0;
+		break;
+	case ZIP_END_DISKS:
+		disk = 3, cd_disk = 7;
+		break;
+	case ZIP_END_COMMENT_LONG:
+		here = 0, comment = 0x1234;
+		break;
+	case ZIP_END_COUNTS_FFFF:
+		here = 0xffff;
+		break;
+	case ZIP_END_ZIP64:
+		here = 0xffff, all = 0, cd_off = cd_size = 0xffffffffu;
+		break;
+	case ZIP_END_CD_ELSEWHERE:
+		cd_off = 0x10203040, cd_size = 0x00345678;
+		break;
+	default:
+		break;
+	}
+	put(b, "PK\x05\x06", 4);
+	put16le(b, disk);
+	put16le(b, cd_disk);
+	put16le(b, here);
+	put16le(b, all);
+	put32le(b, cd_size);
+	put32le(b, cd_off);
+	put16le(b, comment);
+}
+
+static struct buf png_of(enum png_variant v, int zip_end);
+
 struct buf make_png(enum png_variant v)
+{
+	return png_of(v, -1);
+}
+
+/* @zip_end: a zip_end_variant to put in the image data, or -1. */
+static struct buf png_of(enum png_variant v, int zip_end)
 {
 	struct buf b = { 0 };
 
@@ -176,12 +346,14 @@ struct buf make_png(enum png_variant v)
 			big[i] = (unsigned char)(i * 7 + 3);
 		png_chunk(&b, "IDAT", big, n);
 		free(big);
-	} else if (v == PNG_ZIP_IN_IDAT || v == PNG_SIG_IN_IDAT) {
+	} else if (v == PNG_ZIP_IN_IDAT || v == PNG_SIG_IN_IDAT || zip_end >= 0) {
 		/* What a stored deflate block would carry through as pixels. */
 		struct buf d = { 0 };
 
 		put(&d, idat, sizeof(idat));
-		if (v == PNG_ZIP_IN_IDAT)
+		if (zip_end >= 0)
+			put_zip_end(&d, (enum zip_end_variant)zip_end);
+		else if (v == PNG_ZIP_IN_IDAT)
 			put_zip(&d);
 		else
 			put(&d, "PK\x03\x04 by chance", 14);
@@ -242,7 +414,8 @@ static void jpeg_sos(struct buf *b)
 	put(b, "\x12\x34\xff\x00\x56\xff\xd0\x78\x9a", 9);
 }
 
-static struct buf make_jpeg(enum jpeg_variant v)
+/* @zip_end: a zip_end_variant to put after the scan's data, or -1. */
+static struct buf make_jpeg(enum jpeg_variant v, int zip_end)
 {
 	struct buf b = { 0 };
 	unsigned char q[64];
@@ -311,6 +484,8 @@ static struct buf make_jpeg(enum jpeg_variant v)
 		else
 			put(&b, "PK\x03\x04", 4);
 	}
+	if (zip_end >= 0)
+		put_zip_end(&b, (enum zip_end_variant)zip_end);
 	if (v != JPEG_NO_EOI)
 		put16(&b, 0xffd9);
 	if (v == JPEG_AFTER_EOI)
@@ -349,7 +524,9 @@ int memfd_of(const struct buf *b)
 }
 
 struct buf mk_png(int v) { return make_png((enum png_variant)v); }
-struct buf mk_jpeg(int v) { return make_jpeg((enum jpeg_variant)v); }
+struct buf mk_jpeg(int v) { return make_jpeg((enum jpeg_variant)v, -1); }
+struct buf mk_png_zip_end(int v) { return png_of(PNG_GOOD, v); }
+struct buf mk_jpeg_zip_end(int v) { return make_jpeg(JPEG_GOOD, v); }
 
 static const char *const texts[] = {
 	/* 0 */ "plain text, caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\n",

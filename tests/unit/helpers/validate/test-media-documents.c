@@ -178,10 +178,29 @@ static void test_validators(void **state)
 	check_vcases(vcases, ARRAY_SIZE(vcases));
 }
 
+/* A good PDF whose last stream holds a ZIP (a stream's bytes are only
+ * flagged): refused whatever the ZIP's end record says. */
+static struct buf mk_pdf_zip_end(int v)
+{
+	struct buf b = { 0 };
+
+	puts_(&b, "%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Length 300 >>\nstream\n");
+	put_zip_end(&b, (enum zip_end_variant)v);
+	puts_(&b, "\nendstream\nendobj\n"
+		  "xref\n0 1\n0000000000 65535 f \ntrailer\n<< /Size 1 >>\nstartxref\n16\n%%EOF\n");
+	return b;
+}
+
+static void test_zip_ends(void **state)
+{
+	check_zip_ends("application/pdf", mk_pdf_zip_end, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_validators),
+		cmocka_unit_test(test_zip_ends),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -91,10 +91,20 @@ static void test_validators(void **state)
 	check_vcases(vcases, ARRAY_SIZE(vcases));
 }
 
+/* A PNG or JPEG that is also a ZIP, whatever its end record says.  JPEG
+ * entropy-coded data cannot hold 0xFF 0xFF, so the ZIP64 sentinels are
+ * left out there. */
+static void test_zip_ends(void **state)
+{
+	check_zip_ends("image/png", mk_png_zip_end, 0);
+	check_zip_ends("image/jpeg", mk_jpeg_zip_end, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_validators),
+		cmocka_unit_test(test_zip_ends),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

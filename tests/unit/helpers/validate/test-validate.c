@@ -156,6 +156,75 @@ static void test_detect_cut_head(void **state)
 	assert_null(sbx_media_detect(head, sizeof(head), "x.txt"));
 }
 
+/*
+ * Where the ZIP check looks: a 4-byte signature @back bytes before the end
+ * of a 200000-byte file of zeros.  Readers search from the end: Python's
+ * zipfile the last 65557 bytes (65558 before 3.12: 64 KiB + 22), Info-ZIP
+ * unzip 66000, Go's archive/zip 65 KiB (66560), libarchive 16 KiB.
+ */
+static int zip_sig_at(const char *sig, size_t back, struct sbx_media_report *rep)
+{
+	struct buf b = { 0 };
+	unsigned char zero[4096] = { 0 };
+	int fd, r;
+
+	while (b.n < 200000)
+		put(&b, zero, sizeof(zero) < 200000 - b.n ? sizeof(zero) : 200000 - b.n);
+	memcpy(b.p + b.n - back, sig, 4);
+	fd = memfd_of(&b);
+	memset(rep, 0, sizeof(*rep));
+	r = sbx_media_zip_tail(fd, b.n, "png", rep);
+	print_message("# PK%u%u %zu bytes before the end: %s\n", (unsigned)sig[2], (unsigned)sig[3],
+		      back, r == 0 ? "accepted" : rep->reason);
+	close(fd);
+	free(b.p);
+	return r;
+}
+
+static void test_zip_tail_window(void **state)
+{
+	static const size_t refused[] = { 4, 21, 22, 1024, 16384, 65557, 65558, 66000, 66560 };
+	struct sbx_media_report rep;
+	char want[128];
+
+	for (size_t i = 0; i < ARRAY_SIZE(refused); i++) {
+		assert_int_equal(zip_sig_at("PK\x05\x06", refused[i], &rep), -1);
+		snprintf(want, sizeof(want),
+			 "png: a ZIP end-of-central-directory record at offset %zu: "
+			 "the file is also a ZIP archive",
+			 200000 - refused[i]);
+		assert_string_equal(rep.reason, want);
+		assert_int_equal(zip_sig_at("PK\x06\x07", refused[i], &rep), -1);
+		assert_non_null(strstr(rep.reason, "a ZIP64 end-of-central-directory locator"));
+	}
+	/* Beyond every reader's search. */
+	assert_int_equal(zip_sig_at("PK\x05\x06", 66561, &rep), 0);
+	assert_int_equal(zip_sig_at("PK\x06\x07", 66561, &rep), 0);
+	assert_int_equal(zip_sig_at("PK\x05\x06", 150000, &rep), 0);
+	/* A ZIP64 end record is found only through the locator before an end
+	 * record, both refused above: alone it is nothing a reader opens. */
+	assert_int_equal(zip_sig_at("PK\x06\x06", 100, &rep), 0);
+	/* Other ZIP signatures are not end records. */
+	assert_int_equal(zip_sig_at("PK\x03\x04", 100, &rep), 0);
+	assert_int_equal(zip_sig_at("PK\x01\x02", 100, &rep), 0);
+}
+
+/* A file shorter than the window, the record at its first byte; and one
+ * shorter than a record. */
+static void test_zip_tail_short(void **state)
+{
+	struct buf b = TEXT("PK\x05\x06 and not much else");
+	struct sbx_media_report rep;
+	int fd = memfd_of(&b);
+
+	assert_int_equal(sbx_media_zip_tail(fd, b.n, "pdf", &rep), -1);
+	assert_non_null(strstr(rep.reason, "pdf: a ZIP end-of-central-directory record at offset 0"));
+	assert_int_equal(sbx_media_zip_tail(fd, 3, "pdf", &rep), 0);
+	assert_int_equal(sbx_media_zip_tail(fd, 4, "pdf", &rep), -1);
+	close(fd);
+	free(b.p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -164,6 +233,8 @@ int main(void)
 		cmocka_unit_test(test_report_fields),
 		cmocka_unit_test(test_detect),
 		cmocka_unit_test(test_detect_cut_head),
+		cmocka_unit_test(test_zip_tail_window),
+		cmocka_unit_test(test_zip_tail_short),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
