@@ -12,6 +12,8 @@
  */
 #include "config.h"
 
+#include <sys/resource.h>
+
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -103,6 +105,18 @@ static uint64_t ms(uint64_t ns)
 	return ns / 1000000ull;
 }
 
+/* The broker's own CPU time so far (its threads, not its children): what
+ * sbx itself cost, outside the run's cgroup. */
+static uint64_t sbx_cpu_ms(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return 0;
+	return (uint64_t)ru.ru_utime.tv_sec * 1000 + (uint64_t)ru.ru_utime.tv_usec / 1000 +
+	       (uint64_t)ru.ru_stime.tv_sec * 1000 + (uint64_t)ru.ru_stime.tv_usec / 1000;
+}
+
 static json_t *timing(const struct sbx_run *run)
 {
 	const struct sbx_outcome *o = &run->outcome;
@@ -115,9 +129,10 @@ static json_t *timing(const struct sbx_run *run)
 		wall = ms(o->t_end_ns - o->t_exec_ns);
 	if (run->ran && o->started)
 		startup = ms(o->t_exec_ns - run->t0_ns);
-	return json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I}", "started_at", started, "ended_at", ended,
-			 "wall_ms", (json_int_t)wall, "startup_ms", (json_int_t)startup,
+	return json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "started_at", started, "ended_at",
+			 ended, "wall_ms", (json_int_t)wall, "startup_ms", (json_int_t)startup,
 			 "validate_ms", (json_int_t)(run->validated ? run->validate_ms : 0),
+			 "sbx_cpu_ms", (json_int_t)sbx_cpu_ms(),
 			 "cpu_user_ms", (json_int_t)(run->have_stats ? run->stats.cpu_user_usec / 1000 : 0),
 			 "cpu_system_ms",
 			 (json_int_t)(run->have_stats ? run->stats.cpu_system_usec / 1000 : 0));

@@ -27,6 +27,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
@@ -76,9 +77,10 @@ static int start(struct session *s, struct sbx_error *err)
 {
 	const struct sbx_validation_ctl *ctl = s->ctl;
 	_cleanup_close_ int req = -1, theirs = -1;
+	const char *test = getenv("SBX_TEST_VALIDATE");
 	char mem[32], cpu[32];
 	char *argv[] = { (char *)"sbx-validate", (char *)"--max-memory", mem,
-			 (char *)"--max-cpu-seconds", cpu, NULL };
+			 (char *)"--max-cpu-seconds", cpu, NULL, NULL, NULL };
 	uint64_t now = sbx_now_mono_ns();
 	struct itimerspec its = { .it_value = {
 		.tv_sec = (time_t)(ctl->deadline_ns / 1000000000ull),
@@ -90,6 +92,12 @@ static int start(struct session *s, struct sbx_error *err)
 	snprintf(mem, sizeof(mem), "%" PRIu64, (uint64_t)(ctl->memory_mib << 20));
 	snprintf(cpu, sizeof(cpu), "%" PRIu64,
 		 (uint64_t)(ctl->deadline_ns > now ? (ctl->deadline_ns - now) / 1000000000u + 1 : 1));
+	/* The failure tests make the validator misbehave (serve.h): the
+	 * caller's own environment, so nothing the payload controls. */
+	if (test && *test) {
+		argv[5] = (char *)"--misbehave";
+		argv[6] = (char *)test;
+	}
 	req = make_request(ctl, err);
 	if (req < 0)
 		return -1;
@@ -120,8 +128,9 @@ static int ended(struct session *s, struct sbx_error *err)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "validation: waitid");
 	snprintf(line, sizeof(line), "%s", s->errtext.buf);
 	sbx_helper_clean_line(line);
-	if (s->st->cancelled || s->st->timed_out)
-		return 0; /* the reason was set when it was killed */
+	if (s->why[0])
+		return 0; /* killed for a reason already said (a bad answer, the
+			   * deadline, cancellation) */
 	if (si.si_code == CLD_EXITED && si.si_status == SBX_EXIT_UNAVAILABLE) {
 		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0,
 			      "validation: the output validator could not confine itself: %s",

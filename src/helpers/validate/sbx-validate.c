@@ -11,7 +11,8 @@
  *          fd in, one verdict out, until the broker shuts its side down
  *   fd 1, 2  diagnostics; sbx reads a bounded amount and shows it
  *   argv   --max-memory BYTES, --max-cpu-seconds N; or --probe: confine,
- *          then report that files, sockets and exec are out of reach
+ *          then report that files, sockets and exec are out of reach;
+ *          --misbehave HOW for the failure tests (serve.h)
  *   exit   0 done, 69 could not confine itself, 70 anything else
  *
  * Where it runs is sbx's part (helper.c): in the run's cgroup, so the
@@ -93,14 +94,15 @@ static int write_file(const char *path, const char *text)
 	return fd >= 0 && write(fd, text, n) == (ssize_t)n ? 0 : -1;
 }
 
-static int apply_limits(uint64_t max_memory, uint64_t cpu_seconds)
+static int apply_limits(uint64_t max_memory, uint64_t cpu_seconds, bool probe)
 {
 	struct rlimit no_core = { 0, 0 }, few_files = { 16, 16 }, no_growth = { 0, 0 };
 
 	/* No core file to write, no regular file to grow (it writes only to
-	 * its pipe and socket), a handful of fds. */
+	 * its pipe and socket; the probe reports on whatever stdout it has),
+	 * a handful of fds. */
 	if (setrlimit(RLIMIT_CORE, &no_core) < 0 || setrlimit(RLIMIT_NOFILE, &few_files) < 0 ||
-	    setrlimit(RLIMIT_FSIZE, &no_growth) < 0)
+	    (!probe && setrlimit(RLIMIT_FSIZE, &no_growth) < 0))
 		return fail(SBX_EXIT_SOFTWARE, "setrlimit", errno);
 	if (max_memory) {
 		struct rlimit as = { max_memory + AS_OVERHEAD, max_memory + AS_OVERHEAD };
@@ -257,7 +259,7 @@ static int confine(uint64_t max_memory, uint64_t cpu_seconds, bool probe)
 		return fail(SBX_EXIT_SOFTWARE, "fd 0 is not the request", 0);
 	if (!probe && (fstat(3, &st) < 0 || !S_ISSOCK(st.st_mode)))
 		return fail(SBX_EXIT_SOFTWARE, "fd 3 is not a socket", 0);
-	if ((r = apply_limits(max_memory, cpu_seconds)) != 0 || (r = isolate()) != 0 ||
+	if ((r = apply_limits(max_memory, cpu_seconds, probe)) != 0 || (r = isolate()) != 0 ||
 	    (r = drop_capabilities()) != 0)
 		return r;
 	/* Not dumpable only now: it makes /proc/self root's, and the id
@@ -339,6 +341,7 @@ int main(int argc, char **argv)
 		{ "max-memory", required_argument, NULL, 'm' },
 		{ "max-cpu-seconds", required_argument, NULL, 'c' },
 		{ "probe", no_argument, NULL, 'P' },
+		{ "misbehave", required_argument, NULL, 'X' },
 		{ 0 },
 	};
 	struct sbx_validator *val = NULL;
@@ -354,6 +357,7 @@ int main(int argc, char **argv)
 		case 'm': slot = &max_memory; break;
 		case 'c': slot = &cpu_seconds; break;
 		case 'P': want_probe = true; continue;
+		case 'X': sbx_validator_misbehave = optarg; continue;
 		default: return fail(SBX_EXIT_SOFTWARE, "usage: bad option", 0);
 		}
 		if (parse_u64(optarg, slot) < 0)

@@ -17,6 +17,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -188,6 +189,38 @@ void sbx_validator_check(struct sbx_validator *val, int fd, const char *path, ui
 
 /* --- the exchange with the broker ----------------------------------------------- */
 
+const char *sbx_validator_misbehave;
+
+/* What a compromised validator could do instead of answering (serve.h).
+ * Returns when the misbehaviour is an answer of its own (sent). */
+static void misbehave(int sock, struct sbx_verdict *v)
+{
+	const char *m = sbx_validator_misbehave;
+	static char big[SBX_VERDICT_MAX_ANSWER + 64];
+
+	sbx_validator_misbehave = NULL; /* the first item only */
+	if (!strcmp(m, "spin"))
+		for (volatile unsigned long i = 0;; i++)
+			;
+	if (!strcmp(m, "crash"))
+		abort();
+	if (!strcmp(m, "syscall"))
+		(void)!open("/", O_RDONLY | O_CLOEXEC);
+	if (!strcmp(m, "exit"))
+		_exit(0);
+	if (!strcmp(m, "garbage"))
+		(void)!send(sock, "{\"v\":1,", 7, MSG_NOSIGNAL);
+	if (!strcmp(m, "long")) {
+		memset(big, ' ', sizeof(big));
+		(void)!send(sock, big, sizeof(big), MSG_NOSIGNAL);
+	}
+	if (!strcmp(m, "other"))
+		v->index++;
+	if (!strcmp(m, "forge")) {
+		*v = (struct sbx_verdict){ .index = v->index, .ok = true, .media_type = "image/png" };
+	}
+}
+
 /* One item message and its fd; -1 for a bad message, 0 at the end. */
 static int receive_item(int sock, char *buf, size_t len, int *fd)
 {
@@ -249,6 +282,8 @@ int sbx_validator_serve(struct sbx_validator *val, int sock, char *why, size_t w
 		sbx_validator_check(val, fd, path, (uint64_t)size, &v);
 		close(fd);
 		v.index = (size_t)idx;
+		if (sbx_validator_misbehave)
+			misbehave(sock, &v);
 		answer = sbx_verdict_format(&v);
 		if (send(sock, answer, strlen(answer), MSG_NOSIGNAL) < 0) {
 			snprintf(why, why_len, "answering: %s", strerror(errno));

@@ -45,4 +45,15 @@ int sbx_validator_serve(struct sbx_validator *val, int sock, char *why, size_t w
 
 void sbx_validator_free(struct sbx_validator *val);
 
+/*
+ * For the failure tests only (tests/e2e/validate.sh): how the validator
+ * misbehaves on its first item, as a compromised one might: "spin",
+ * "crash", "syscall" (a call its filter forbids), "exit" (without an
+ * answer), "garbage", "long" (an answer over the bound), "other" (the
+ * answer to another item), "forge" (an allowed type the name does not
+ * stand for).  sbx passes it on from SBX_TEST_VALIDATE in its own
+ * environment; NULL: behave.
+ */
+extern const char *sbx_validator_misbehave;
+
 #endif
