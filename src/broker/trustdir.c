@@ -123,8 +123,8 @@ static int step(int dir_fd, const char *name, const char *sofar, const char *pat
 		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, ENOENT, "%s", sofar);
 	sbx_error_set(err, SBX_EXIT_UNAVAILABLE, e, "%s%s", sofar,
 		      e == ENOTDIR ? ": not a directory" : "");
-	sbx_error_hint(err, "set \"%s\" in the host config to a directory %s", key,
-		       e == ENOTDIR ? "path" : "this user can reach");
+	sbx_error_hint(err, "set \"%s\" in the host config to a directory%s", key,
+		       e == ENOTDIR ? "" : " this user can reach");
 	return -1;
 }
 
