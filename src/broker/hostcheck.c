@@ -437,9 +437,9 @@ static int report_root_ids(struct report *rp, const struct sbx_hostconfig *cfg)
 }
 
 /*
- * Each profile's prepared state, as `sbx run` will find it (missing or
- * stale: refused with 69), with the content re-hashed, which a run does
- * not do.  Not required: the other profiles still run.
+ * Each profile's prepared state, as `sbx run` will find it (missing,
+ * stale or unusable: refused with 69), with the content re-hashed, which
+ * a run does not do.  Not required: the other profiles still run.
  */
 static void prepared_items(struct report *rp, const struct sbx_hostconfig *cfg,
 			   const struct sbx_catalog *cat)
@@ -458,10 +458,7 @@ static void prepared_items(struct report *rp, const struct sbx_hostconfig *cfg,
 			snprintf(detail, sizeof(detail), "%s: sha256:%s", pr->name, p.sha256);
 			item(rp, "prepared", false, "ok", detail, NULL);
 		} else {
-			item(rp, "prepared", false,
-			     strstr(perr.msg, "missing") ? "missing" :
-			     strstr(perr.msg, "not searchable") ? "unusable" : "stale",
-			     perr.msg, perr.hint);
+			item(rp, "prepared", false, sbx_prepared_verdict(&perr), perr.msg, perr.hint);
 		}
 		sbx_prepared_free(&p);
 	}

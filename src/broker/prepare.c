@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * prepare.c - prepared runtime state (prepare.h): `sbx prepare`, and the
- * check every run of a profile with a prepare step makes.
+ * prepare.c - `sbx prepare`: a profile's prepared runtime state
+ * (prepare.h) built; prepared.c is the check runs make of it.
  *
  * `sbx prepare NAME` is a run of the profile like any other (run.c), with
  * two differences: the command is the profile's "prepare.argv" with its
@@ -14,13 +14,6 @@
  * A command that fails or times out, or a tree that is refused, leaves
  * the old state as it was and nothing of the new.  A lock file per
  * profile keeps two `sbx prepare` of it apart.
- *
- * The state file records what the tree was built from (the profile file's
- * bytes and the declared inputs' identity) and every entry's identity
- * (inode, size, mtime, ctime), so that a run checks it with one read and a
- * few fstatat calls, without hashing: ctime cannot be set back, so an
- * entry that was written, replaced or added to shows.  `sbx check`
- * re-hashes the content as well.
  */
 #include "config.h"
 
@@ -38,85 +31,9 @@
 #include "digest.h"
 #include "json.h"
 #include "runid.h"
-#include "prepare.h"
-
-#define STATE_FILE "state"
-#define STATE_MAX_BYTES (1u << 20)
-/* A prepared tree is a cache: small.  The caps bound the run's check. */
-#define TREE_MAX_ENTRIES 256
-#define TREE_MAX_DEPTH 8
-#define TREE_MAX_BYTES (UINT64_C(256) << 20)
-
-#define PREPARE_HINT_FMT "run 'sbx prepare %s' as the catalog's owner (make install and the " \
-			 "package do it for the shipped profiles)"
-
-/* FNV-1a, 64 bits: the profile file's bytes compared on the hot path
- * without libcrypto (the catalog is trusted; this tells versions apart,
- * it does not authenticate). */
-static uint64_t fnv1a64(const char *p, size_t n)
-{
-	uint64_t h = UINT64_C(0xcbf29ce484222325);
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)p[i];
-		h *= UINT64_C(0x100000001b3);
-	}
-	return h;
-}
-
-/* The base directory and whose it must be. */
-static int prepared_base(const struct sbx_hostconfig *cfg, const struct sbx_catalog *cat,
-			 char **out, uid_t *owner, struct sbx_error *err)
-{
-	struct stat st;
-	const char *xdg, *home;
-
-	if (cfg->prepared_dir) {
-		*out = sbx_xstrdup(cfg->prepared_dir);
-		*owner = stat(cfg->prepared_dir, &st) == 0 ? st.st_uid : geteuid();
-		return 0;
-	}
-	if (stat(cat->dir, &st) < 0)
-		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "prepare: %s", cat->dir);
-	*owner = st.st_uid;
-	if (st.st_uid == 0) {
-		*out = sbx_xstrdup(LOCALSTATEDIR "/lib/sbx/prepared");
-		return 0;
-	}
-	if (st.st_uid != getuid()) {
-		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0,
-			      "prepare: the catalog %s belongs to uid %u, which has no prepared state "
-			      "this user can find", cat->dir, (unsigned)st.st_uid);
-		sbx_error_hint(err, "set \"prepared_dir\" in the host config to that user's");
-		return -1;
-	}
-	if ((xdg = getenv("XDG_STATE_HOME")) && xdg[0] == '/')
-		*out = sbx_xasprintf("%s/sbx/prepared", xdg);
-	else if ((home = getenv("HOME")) && home[0] == '/')
-		*out = sbx_xasprintf("%s/.local/state/sbx/prepared", home);
-	else
-		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0,
-				     "prepare: no $XDG_STATE_HOME or $HOME for the prepared state");
-	return 0;
-}
-
-void sbx_prepared_free(struct sbx_prepared *p)
-{
-	free(p->tree);
-	p->tree = NULL;
-}
+#include "prepare-internal.h"
 
 /* --- identities ------------------------------------------------------------ */
-
-static int64_t ns(const struct timespec *t)
-{
-	return (int64_t)t->tv_sec * 1000000000LL + t->tv_nsec;
-}
-
-static const char *type_name(mode_t m)
-{
-	return S_ISDIR(m) ? "dir" : S_ISREG(m) ? "file" : "other";
-}
 
 static json_t *identity(const struct stat *st)
 {
@@ -124,244 +41,6 @@ static json_t *identity(const struct stat *st)
 			 "ino", (json_int_t)st->st_ino, "dev", (json_int_t)st->st_dev,
 			 "size", (json_int_t)st->st_size, "mtime_ns", (json_int_t)ns(&st->st_mtim),
 			 "ctime_ns", (json_int_t)ns(&st->st_ctim));
-}
-
-/* --- the run's check --------------------------------------------------------- */
-
-static int stale(struct sbx_error *err, const struct sbx_profile *pr, const char *fmt,
-		 const char *what)
-{
-	sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0, "%s: prepared state %s", pr->name, fmt);
-	if (what) {
-		char buf[sizeof(err->msg)];
-		snprintf(buf, sizeof(buf), "%s: %s", err->msg, what);
-		snprintf(err->msg, sizeof(err->msg), "%s", buf);
-	}
-	sbx_error_hint(err, PREPARE_HINT_FMT, pr->name);
-	return -1;
-}
-
-/* Hash the tree at @fd (entries in the order recorded), into @hex. */
-static int hash_tree(int root_fd, const json_t *entries, char hex[65], struct sbx_error *err)
-{
-	_cleanup_sha256_ struct sbx_sha256 h = { 0 };
-	size_t i;
-	json_t *e;
-
-	if (sbx_sha256_init(&h, err) < 0)
-		return -1;
-	json_array_foreach(entries, i, e) {
-		const char *path = json_string_value(json_object_get(e, "path"));
-		const char *type = json_string_value(json_object_get(e, "type"));
-		char line[4096 + 128], fh[65] = "";
-
-		if (!path || !type)
-			return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0, "malformed entry");
-		if (!strcmp(type, "file")) {
-			_cleanup_close_ int fd = strcmp(path, ".") ?
-				openat(root_fd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
-			if (fd < 0 || sbx_sha256_fd(fd, fh, NULL, err) < 0)
-				return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "%s", path);
-		}
-		snprintf(line, sizeof(line), "%s %s %s\n", type, fh, path);
-		if (sbx_sha256_update(&h, line, strlen(line), err) < 0)
-			return -1;
-	}
-	return sbx_sha256_final_hex(&h, hex, err);
-}
-
-/* A @kind line's fields after the identity: @st and, for entries, its ctime. */
-static bool identity_matches(const char *fields, bool entry, const struct stat *st,
-			     const char **path)
-{
-	char type[8];
-	unsigned long long dev, ino, size;
-	long long mt, ct = 0;
-	int off = 0;
-
-	if (entry ? sscanf(fields, "%7s %llu %llu %llu %lld %lld %n", type, &dev, &ino, &size, &mt,
-			   &ct, &off) != 6 :
-		    sscanf(fields, "%7s %llu %llu %llu %lld %n", type, &dev, &ino, &size, &mt,
-			   &off) != 5)
-		return false;
-	*path = fields + off;
-	return off > 0 && !strcmp(type, type_name(st->st_mode)) && dev == (unsigned long long)st->st_dev &&
-	       ino == (unsigned long long)st->st_ino && size == (unsigned long long)st->st_size &&
-	       mt == ns(&st->st_mtim) && (!entry || ct == ns(&st->st_ctim));
-}
-
-/* The path at the end of an entry line (for sbx check's re-hash). */
-static const char *entry_path(const char *fields, char type[8])
-{
-	unsigned long long x;
-	long long y;
-	int off = 0;
-
-	if (sscanf(fields, "%7s %llu %llu %llu %lld %lld %n", type, &x, &x, &x, &y, &y, &off) != 6 ||
-	    !off)
-		return NULL;
-	return fields + off;
-}
-
-/*
- * The state file, one record a line, the path last on its line:
- *   sbx-prepared 1
- *   profile FNV1A64 SIZE SHA256
- *   tree NAME SHA256
- *   input absent PATH | input TYPE DEV INO SIZE MTIME_NS PATH
- *   entry TYPE DEV INO SIZE MTIME_NS CTIME_NS PATH    (the tree itself is ".")
- * Text rather than JSON: a run reads it, and a JSON parser's allocations
- * cost more than every fstatat the check makes.
- */
-/*
- * Root's sandboxes are an unprivileged host uid of their own (root_ids),
- * and sbx-init binds the prepared tree as that uid: every directory above
- * the tree must let others search it, or the bind fails inside (EACCES)
- * after the run started.  Say so before anything runs.  A few stats.
- */
-static int tree_reachable(const char *tree, const char *profile, struct sbx_error *err)
-{
-	_cleanup_free_ char *dir = NULL;
-	char *slash;
-	struct stat st;
-
-	if (geteuid() != 0)
-		return 0; /* the sandbox is the caller's own uid */
-	dir = sbx_xstrdup(tree);
-	while ((slash = strrchr(dir, '/')) && slash != dir) {
-		*slash = '\0';
-		if (stat(dir, &st) < 0)
-			return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "%s: prepared state: %s",
-					     profile, dir);
-		if (!(st.st_mode & S_IXOTH)) {
-			sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0,
-				      "%s: prepared state: %s: not searchable by others, so root's "
-				      "sandboxes (a host uid of their own) cannot bind the prepared tree",
-				      profile, dir);
-			sbx_error_hint(err, "chmod o+x %s, or set \"prepared_dir\" in the host config "
-				       "to a directory under searchable ones", dir);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-int sbx_prepared_lookup(const struct sbx_hostconfig *cfg, const struct sbx_catalog *cat,
-			const struct sbx_profile *pr, bool deep, struct sbx_prepared *out,
-			struct sbx_error *err)
-{
-	_cleanup_free_ char *base = NULL, *dir = NULL, *data = NULL;
-	_cleanup_json_ json_t *entries = deep ? json_array() : NULL;
-	_cleanup_close_ int dfd = -1, sfd = -1, tfd = -1;
-	char tree[128] = "", sha[65] = "", *save = NULL, *line;
-	size_t n_in = 0, n_entries = 0;
-	bool have_profile = false;
-	struct stat st;
-	uid_t owner;
-	ssize_t n;
-
-	if (prepared_base(cfg, cat, &base, &owner, err) < 0)
-		return -1;
-	dir = sbx_xasprintf("%s/%s", base, pr->name);
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd >= 0)
-		sfd = openat(dfd, STATE_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (sfd < 0)
-		return stale(err, pr, "missing", dir);
-	/* Whose the state is: a file anyone else could write proves nothing. */
-	if (fstat(sfd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > STATE_MAX_BYTES ||
-	    (st.st_uid != owner && st.st_uid != 0) || (st.st_mode & 022))
-		return stale(err, pr, "not trusted: owned by another user, writable or too large",
-			     dir);
-	data = sbx_xmalloc((size_t)st.st_size + 1);
-	n = sbx_read_all(sfd, data, (size_t)st.st_size + 1);
-	if (n != st.st_size)
-		return stale(err, pr, "unreadable", STATE_FILE);
-	data[n] = '\0';
-	line = strtok_r(data, "\n", &save);
-	if (!line || strcmp(line, "sbx-prepared 1"))
-		return stale(err, pr, "unreadable", STATE_FILE);
-	while ((line = strtok_r(NULL, "\n", &save))) {
-		const char *path = NULL;
-		struct stat es;
-
-		if (!strncmp(line, "profile ", 8)) {
-			char fnv[17];
-			unsigned long long size;
-
-			if (sscanf(line + 8, "%16s %llu", fnv, &size) != 2)
-				return stale(err, pr, "unreadable", STATE_FILE);
-			if (size != pr->raw_len || strtoull(fnv, NULL, 16) != fnv1a64(pr->raw, pr->raw_len))
-				return stale(err, pr, "stale", "the profile changed since it was prepared");
-			have_profile = true;
-		} else if (!strncmp(line, "tree ", 5)) {
-			if (sscanf(line + 5, "%127s %64s", tree, sha) != 2 || strncmp(tree, "tree-", 5) ||
-			    strchr(tree, '/') || strlen(sha) != 64)
-				return stale(err, pr, "unreadable", STATE_FILE);
-			tfd = openat(dfd, tree, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (tfd < 0)
-				return stale(err, pr, "missing", tree);
-		} else if (!strncmp(line, "input ", 6)) {
-			/* The inputs in the profile's order, each as it was. */
-			const char *want = pr->prepare->inputs[n_in];
-			int r;
-
-			if (!have_profile || !want)
-				return stale(err, pr, "stale", "the declared inputs changed");
-			r = stat(want, &es);
-			if (!strncmp(line + 6, "absent ", 7)) {
-				if (strcmp(line + 13, want) || r == 0)
-					return stale(err, pr, "stale", want);
-			} else if (r < 0 || !identity_matches(line + 6, false, &es, &path) ||
-				   strcmp(path, want)) {
-				return stale(err, pr, "stale", want);
-			}
-			n_in++;
-		} else if (!strncmp(line, "entry ", 6)) {
-			/* Every entry as it was recorded: one fstatat each. */
-			char type[8];
-			const char *p = entry_path(line + 6, type);
-
-			if (tfd < 0 || !p || ++n_entries > TREE_MAX_ENTRIES + 1)
-				return stale(err, pr, "unreadable", STATE_FILE);
-			if (fstatat(tfd, p, &es, AT_SYMLINK_NOFOLLOW) < 0 ||
-			    !identity_matches(line + 6, true, &es, &path) || (es.st_mode & 0222) ||
-			    (es.st_uid != owner && es.st_uid != 0))
-				return stale(err, pr, "tampered with", p);
-			if (entries)
-				json_array_append_new(entries, json_pack("{s:s,s:s}", "path", p,
-									 "type", type));
-		} else {
-			return stale(err, pr, "unreadable", STATE_FILE);
-		}
-	}
-	if (!have_profile || tfd < 0 || !n_entries)
-		return stale(err, pr, "unreadable", STATE_FILE);
-	if (pr->prepare->inputs[n_in])
-		return stale(err, pr, "stale", "the declared inputs changed");
-	if (deep) {
-		char hex[65];
-
-		if (hash_tree(tfd, entries, hex, err) < 0 || strcmp(hex, sha))
-			return stale(err, pr, "tampered with", "its content no longer matches its digest");
-	}
-	out->tree = sbx_xasprintf("%s/%s", dir, tree);
-	snprintf(out->sha256, sizeof(out->sha256), "%s", sha);
-	return tree_reachable(out->tree, pr->name, err);
-}
-
-int sbx_prepared_admit(struct sbx_plan *plan, const struct sbx_hostconfig *cfg,
-		       const struct sbx_catalog *cat, struct sbx_error *err)
-{
-	struct sbx_prepared p = { 0 };
-
-	if (!plan->profile || !plan->profile->prepare)
-		return 0;
-	if (sbx_prepared_lookup(cfg, cat, plan->profile, false, &p, err) < 0)
-		return -1;
-	plan->prepared_tree = p.tree;
-	memcpy(plan->prepared_sha256, p.sha256, sizeof(p.sha256));
-	return 0;
 }
 
 /* --- sbx prepare ----------------------------------------------------------- */
@@ -622,7 +301,7 @@ static int take_tree(struct sbx_prepare_run *h, int outroot_fd, struct sbx_error
 	sort_entries(c->entries);
 	/* The tree's root is an entry too: a file added at the top changes it. */
 	json_array_insert_new(c->entries, 0, json_pack("{s:s,s:s}", "path", ".", "type", "dir"));
-	if (hash_tree(tfd, c->entries, c->sha256, err) < 0)
+	if (sbx_prepared_hash_tree(tfd, c->entries, c->sha256, err) < 0)
 		return -1;
 	return seal_tree(tfd, c->entries, err);
 }
@@ -744,25 +423,6 @@ static const char *current_tree(int dir_fd)
 	return name;
 }
 
-/* mkdir -p, 0755: the tree must be reachable by every user's run. */
-static int make_dirs(const char *path)
-{
-	_cleanup_free_ char *p = sbx_xstrdup(path);
-
-	for (char *s = p + 1;; s++) {
-		char ch = *s;
-		if (ch != '/' && ch)
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*s = ch;
-		if (!ch)
-			break;
-	}
-	return 0;
-}
-
 /* A failed command's last words (its captured stderr, as the run kept it
  * beside its artifacts), for whoever runs sbx prepare: up to 2 KiB. */
 static void show_stderr(const char *art)
@@ -796,26 +456,40 @@ static int prepare_one(const struct sbx_common_opts *o, const struct sbx_hostcon
 	const char *limits[2];
 	unsigned char rnd[8];
 	char rhex[17];
-	uid_t owner;
-	int code, r;
+	struct sbx_trust who = { 0 };
+	struct stat st;
+	int code;
 
-	if (prepared_base(cfg, cat, &base, &owner, &err) < 0) {
+	if (sbx_prepared_base(cfg, cat, &base, &who, &err) < 0) {
 		err.code = SBX_EXIT_REFUSED;
 		sbx_error_print(&err);
 		return SBX_EXIT_REFUSED;
 	}
 	dir = sbx_xasprintf("%s/%s", base, pr->name);
+	/* Made 0755 where missing: root's sandboxes, a uid of their own,
+	 * must reach the tree.  Only below directories no one else can
+	 * write, or they could have made it first. */
+	dir_fd = sbx_prepared_open_dir(dir, pr, &who, true, &err);
+	if (dir_fd < 0 && err.errnum != EACCES && err.errnum != EPERM && err.errnum != EROFS) {
+		sbx_error_print(&err);
+		return err.code;
+	}
 	/* As the owner of the prepared state only: a run trusts the state by
 	 * whose it is (sbx_prepared_lookup). */
-	if ((r = make_dirs(dir)) < 0 ||
-	    (dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
-	    faccessat(dir_fd, ".", W_OK, AT_EACCESS) < 0 || geteuid() != owner) {
-		int e = r < 0 ? -r : errno;
-		sbx_error_set(&err, SBX_EXIT_REFUSED, geteuid() != owner && !e ? 0 : e,
+	if (dir_fd < 0 || fstat(dir_fd, &st) < 0 || st.st_uid != geteuid() ||
+	    faccessat(dir_fd, ".", W_OK, AT_EACCESS) < 0) {
+		int e = dir_fd < 0 ? err.errnum : st.st_uid != geteuid() ? 0 : errno;
+
+		err = (struct sbx_error){ 0 };
+		sbx_error_set(&err, SBX_EXIT_REFUSED, e,
 			      "prepare: %s: this user (uid %u) may not write the prepared state",
 			      dir, (unsigned)geteuid());
-		sbx_error_hint(&err, "run sbx prepare as uid %u, who owns the catalog or the "
-			       "prepared_dir", (unsigned)owner);
+		if (dir_fd >= 0)
+			sbx_error_hint(&err, "run sbx prepare as uid %u, who owns %s",
+				       (unsigned)st.st_uid, dir);
+		else
+			sbx_error_hint(&err, "run sbx prepare as the owner of the prepared_dir, or set "
+				       "\"prepared_dir\" in the host config to a directory of this user's");
 		sbx_error_print(&err);
 		return SBX_EXIT_REFUSED;
 	}

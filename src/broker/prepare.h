@@ -7,7 +7,9 @@
  * Where it lives: DIR/<profile>/, DIR being the host config's
  * "prepared_dir", else LOCALSTATEDIR/lib/sbx/prepared when the catalog
  * belongs to root, else $XDG_STATE_HOME/sbx/prepared (~/.local/state) of
- * the user who owns the catalog and runs sbx.  In it: "state" (what
+ * the user who owns the catalog and runs sbx.  Only below directories
+ * that root, the catalog's owner or the caller owns and nobody else may
+ * write (trustdir.h).  In it: "state" (what
  * the tree was built from and the identity of each of its entries),
  * "tree-<digest>/" (the tree, read-only) and ".lock".
  */
@@ -32,13 +34,21 @@ struct sbx_prepared {
  * cheap way a run can afford: one small file read, and one fstatat per
  * entry of the tree and per declared input (no hashing).
  * @deep: also re-hash the tree's content (sbx check).
- * Errors: SBX_EXIT_UNAVAILABLE (69) saying "missing" or "stale" and why,
- * with a Hint to run `sbx prepare NAME`.
+ * Errors: SBX_EXIT_UNAVAILABLE (69): "prepared state missing", "stale" or
+ * "tampered with" and why, with a Hint to run `sbx prepare NAME`; or
+ * "prepared state unusable" where the state, its tree or a directory
+ * above them belongs to someone but root, the catalog's owner and the
+ * caller, or is writable by group or others (sbx-policy(5),
+ * prepared_dir), with a Hint saying what to change.
  */
 int sbx_prepared_lookup(const struct sbx_hostconfig *cfg, const struct sbx_catalog *cat,
 			const struct sbx_profile *pr, bool deep, struct sbx_prepared *out,
 			struct sbx_error *err);
 void sbx_prepared_free(struct sbx_prepared *p);
+/* What sbx check calls a refusal of sbx_prepared_lookup(): "missing",
+ * "stale" (or tampered with) or "unusable" (someone else's, or below a
+ * directory others may write). */
+const char *sbx_prepared_verdict(const struct sbx_error *err);
 
 /*
  * sbx_prepared_admit() - for `sbx run`: a profile without "prepare" is

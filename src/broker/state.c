@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 
 #include "state-internal.h"
+#include "trustdir.h"
 
 #define STATE_JSON_MAX (1024 * 1024)
 #define STATE_LIST_MAX 64
@@ -135,6 +136,7 @@ int sbx_state_dir(const char *config_state_dir, char **out, struct sbx_error *er
 	_cleanup_free_ char *path = NULL;
 	_cleanup_close_ int fd = -1;
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	struct sbx_trust self = { 0 };
 	struct stat st;
 
 	/* Root gets /run/sbx whatever its environment says, so that runs
@@ -163,14 +165,9 @@ int sbx_state_dir(const char *config_state_dir, char **out, struct sbx_error *er
 		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "%s: state directory", path);
 	/* Another user's directory (say a pre-created /tmp/sbx-<uid>) could
 	 * feed us forged entries and steal our locks: refuse it. */
-	if (st.st_uid != geteuid())
-		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0,
-				     "%s: state directory: owned by uid %u, not by uid %u", path,
-				     (unsigned)st.st_uid, (unsigned)geteuid());
-	if (st.st_mode & 022)
-		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0,
-				     "%s: state directory: writable by group or others (mode %04o)", path,
-				     (unsigned)(st.st_mode & 07777));
+	sbx_trust_add(&self, geteuid());
+	if (sbx_dir_check(&st, path, "state directory", &self, err) < 0)
+		return -1;
 	*out = TAKE_PTR(path);
 	return 0;
 }

@@ -84,9 +84,17 @@ ROOT_IDS_FIRST=$((2130706432 + 65536 + ($(printf '%s %s' "$SBX_TEST_USER" "$(bas
 # One scratch directory per test script, readable by the test user.
 T=$(mktemp -d /tmp/sbx-e2e.XXXXXX)
 chmod 0755 "$T"
+# And one for prepared state, which sbx uses only below directories that
+# nobody but root and the catalog's or the caller's owner can write
+# (sbx-policy(5), prepared_dir): /tmp is writable by everyone, /var/lib
+# is not.  $PREPARED, $PT/<mode>/prepared, is each mode's prepared_dir.
+PT=$(mktemp -d "${SBX_E2E_PREPARED_BASE:-/var/lib}/sbx-e2e.XXXXXX") ||
+	{ echo "Bail out! cannot make a directory in ${SBX_E2E_PREPARED_BASE:-/var/lib}"; exit 1; }
+chmod 0755 "$PT"
 cleanup_lib() {
 	local rc=$?
 	[ -n "${T:-}" ] && rm -rf "$T"
+	[ -n "${PT:-}" ] && rm -rf "$PT"
 	exit $rc
 }
 trap cleanup_lib EXIT
@@ -104,11 +112,12 @@ trap cleanup_lib EXIT
 setup_mode() {
 	MODE=$1
 	M="$T/$MODE"
-	mkdir -p "$M/home" "$M/store" "$M/state" "$M/cfgdir"
+	PREPARED="$PT/$MODE/prepared"
+	mkdir -p "$M/home" "$M/store" "$M/state" "$M/cfgdir" "$PT/$MODE"
 	CG_PARENT= CG_LAUNCH=
 	if [ "$MODE" = user ]; then
 		PRINCIPAL=$SBX_TEST_USER
-		chown -R "$SBX_TEST_USER" "$M"
+		chown -R "$SBX_TEST_USER" "$M" "$PT/$MODE"
 		chmod 0700 "$M/state"
 		[ "${SBX_E2E_USER_CGROUP:-hand}" = none ] || delegate_cgroup
 	else
@@ -119,14 +128,14 @@ setup_mode() {
 	[ "$MODE" = user ] && chown -R "$SBX_TEST_USER" "$M/store"
 	if [ -n "$CG_PARENT" ]; then
 		printf '{"state_dir":"%s","cgroup_parent":"%s","prepared_dir":"%s"}\n' "$M/state" \
-			"$CG_PARENT" "$M/prepared" > "$M/config.json"
+			"$CG_PARENT" "$PREPARED" > "$M/config.json"
 	else
 		# Root's sandboxes are host ids first + admission slot: this
 		# script's own 64, so that nothing_left can tell its leftovers
 		# from other runs' on the host (the default range is shared by
 		# every state directory).
 		printf '{"state_dir":"%s","root_ids":{"first":%d,"count":%d},"prepared_dir":"%s"}\n' \
-			"$M/state" "$ROOT_IDS_FIRST" "$ROOT_IDS_COUNT" "$M/prepared" > "$M/config.json"
+			"$M/state" "$ROOT_IDS_FIRST" "$ROOT_IDS_COUNT" "$PREPARED" > "$M/config.json"
 	fi
 	KEY="$M/key"
 	as_mode "$SBX" keygen -o "$KEY" 2>/dev/null || { echo "Bail out! sbx keygen failed"; exit 1; }
