@@ -42,7 +42,8 @@ for kind in profiles network seccomp; do
 	fi
 done
 if [ -e "$SBX_POLICYDIR/policy" ]; then not_ok "catalog: nested $SBX_POLICYDIR/policy"; else ok "catalog: not nested"; fi
-for p in "$SBX_BINDIR/sbx" "$SBX_PKGLIBEXECDIR/sbx-init" "$SBX_PKGLIBEXECDIR/sbx-extract"; do
+for p in "$SBX_BINDIR/sbx" "$SBX_PKGLIBEXECDIR/sbx-init" "$SBX_PKGLIBEXECDIR/sbx-extract" \
+	"$SBX_PKGLIBEXECDIR/sbx-validate"; do
 	if [ -x "$p" ]; then ok "installed: $p"; else not_ok "not installed: $p"; fi
 done
 
@@ -89,10 +90,11 @@ else
 	not_ok "python-analysis has no prepared state after install"
 fi
 if grep -q "^catalog *ok: $SBX_POLICYDIR " "$T/check.out" &&
-	grep -q "^sbx-init *ok: $SBX_PKGLIBEXECDIR/sbx-init" "$T/check.out"; then
-	ok "sbx check uses the installed catalog and sbx-init"
+	grep -q "^sbx-init *ok: $SBX_PKGLIBEXECDIR/sbx-init" "$T/check.out" &&
+	grep -q "^validator *ok: $SBX_PKGLIBEXECDIR/sbx-validate" "$T/check.out"; then
+	ok "sbx check uses the installed catalog, sbx-init and sbx-validate"
 else
-	not_ok "sbx check does not use the installed catalog and sbx-init"
+	not_ok "sbx check does not use the installed catalog, sbx-init and sbx-validate"
 fi
 diag "$T/check.out"
 

@@ -296,6 +296,60 @@ static int probe_init(char *detail, size_t len, char *hint, size_t hlen)
 	return 0;
 }
 
+/*
+ * sbx-validate, which parses every run's outputs, confining itself as a
+ * run's does: its --probe makes its namespaces and empty root, reports
+ * what it can still reach, and must then die of its seccomp filter.
+ */
+static int probe_validator(char *detail, size_t len, char *hint, size_t hlen)
+{
+	_cleanup_free_ char *path = sbx_libexec_path("sbx-validate");
+	char *argv[] = { (char *)"sbx-validate", (char *)"--probe", NULL }, *envp[] = { NULL };
+	char out[256] = "";
+	int p[2], status = 0;
+	ssize_t n = 0;
+	pid_t pid;
+
+	(void)hint, (void)hlen;
+	if (access(path, X_OK) < 0) {
+		int e = errno;
+		snprintf(detail, len, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid == 0) {
+		if (dup2(p[1], 1) < 0 || dup2(p[1], 2) < 0)
+			_exit(127);
+		execve(path, argv, envp);
+		_exit(127);
+	}
+	close(p[1]);
+	if (pid > 0)
+		while ((size_t)n < sizeof(out) - 1) {
+			ssize_t r = read(p[0], out + n, sizeof(out) - 1 - (size_t)n);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			n += r;
+		}
+	close(p[0]);
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		return -ECHILD;
+	out[n] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+	if (strcmp(out, "probe read-outside=denied network=denied") != 0 ||
+	    !WIFSIGNALED(status) || WTERMSIG(status) != SIGSYS) {
+		snprintf(detail, len, "%s --probe: %s", path,
+			 out[0] ? out : "no report (it could not confine itself)");
+		return -EPERM;
+	}
+	snprintf(detail, len, "%s: namespaces, empty root, seccomp", path);
+	return 0;
+}
+
 /* Where every run makes its private temp dir, as the run would. */
 static int probe_tempdir(char *detail, size_t len, char *hint, size_t hlen)
 {
@@ -331,6 +385,11 @@ static const struct probe probes[] = {
 	  "since the archive helper confines itself with it; other jobs run" },
 	{ "memfd noexec", false, probe_memfd_noexec, "Linux 6.3 or later makes memfds non-executable" },
 	{ "sbx-init", true, probe_init, SBX_LIBEXEC_HINT },
+	{ "validator", true, probe_validator,
+	  "sbx-validate, which parses every run's outputs, makes user, mount and network "
+	  "namespaces of its own: user namespaces must be allowed for this user (sysctl "
+	  "user.max_user_namespaces > 0; on Ubuntu kernel.apparmor_restrict_unprivileged_userns=0 "
+	  "or an AppArmor profile that allows them); " SBX_LIBEXEC_HINT },
 	{ "temp dir", true, probe_tempdir, SBX_TEMP_HINT },
 };
 
