@@ -37,19 +37,22 @@ fi
 "$SBX" prepare -q --config "$W/config.json" --policy "$S/policy" >/dev/null
 printf '{"runtime_profile":"shell","code":"true"}\n' > "$W/true.json"
 printf '{"runtime_profile":"python-analysis","code":"pass"}\n' > "$W/py.json"
+# 64 small outputs (32 CSV, 32 text): what validation costs per file.
+printf '{"runtime_profile":"shell","code":"for i in $(seq 32); do printf \\"a,b\\\\n%%s,2\\\\n\\" $i > /work/out/t$i.csv; echo line $i > /work/out/n$i.txt; done"}\n' > "$W/outs64.json"
 cd "$W"
 
 SBXRUN="$SBX run -q --config $W/config.json --policy $S/policy --key $W/key --store $W/store"
 # BENCH_BASE=DIR: an older build tree of sbx, run in the same interleaved
 # rounds (with its own catalog, BENCH_BASE_POLICY), so that a regression
 # shows as a ratio against it rather than against a number from another day.
-BASE_TRUE= BASE_PY=
+BASE_TRUE= BASE_PY= BASE_OUTS=
 if [ -n "${BENCH_BASE:-}" ]; then
 	# Its own config: a build older than prepared state knows no prepared_dir.
 	printf '{"state_dir":"%s"}\n' "$STATE" > "$W/config-base.json"
 	BASERUN="$BENCH_BASE/sbx run -q --config $W/config-base.json --policy ${BENCH_BASE_POLICY:-$S/policy} --key $W/key --store $W/store"
 	BASE_TRUE="base=$BASERUN $W/true.json"
 	BASE_PY="py-base=$BASERUN $W/py.json"
+	BASE_OUTS="outs64-base=$BASERUN $W/outs64.json"
 fi
 # bubblewrap with the mounts the shell profile gets, all namespaces.
 BWRAP="/usr/bin/bwrap --unshare-all --die-with-parent --new-session --ro-bind /usr /usr \
@@ -91,7 +94,8 @@ MPLBACKEND=Agg MPLCONFIGDIR=$R/mpl "$BR" -n "$RUNS" -o "$W/rounds" \
 	"py-sbx=$SBXRUN $W/py.json" ${BASE_PY:+"$BASE_PY"} \
 	"readme-bare=/usr/bin/python3 -I $R/chart.py" \
 	"readme-bare-cold=/bin/sh $R/cold.sh" \
-	"readme-sbx=$SBXRUN $S/examples/chart-job.json" ${BASE_README:+"$BASE_README"} || rounds_rc=$?
+	"readme-sbx=$SBXRUN $S/examples/chart-job.json" ${BASE_README:+"$BASE_README"} \
+	"outs64-sbx=$SBXRUN $W/outs64.json" ${BASE_OUTS:+"$BASE_OUTS"} || rounds_rc=$?
 
 # target LABEL NAME BASE METRIC MAX: the ratios NAME/BASE of the median
 # wall and CPU times, and whether METRIC's (wall, cpu, or both) is within
@@ -124,8 +128,10 @@ if [ -n "${BENCH_BASE:-}" ]; then
 	# Against the older build: no target, below 1 is better.
 	target "trivial run, sbx/base" sbx base - 0
 	target "python3 -c pass, sbx/base" py-sbx py-base - 0
-	target "README example, sbx/base" readme-sbx base-readme - 0
+	target "README example, sbx/base" readme-sbx base-readme both 1.03
+	target "64 small outputs, sbx/base" outs64-sbx outs64-base both 1.10
 fi
+target "  64 small outputs, sbx/trivial sbx" outs64-sbx sbx - 0
 # A run that failed (the README job in sbx, say) fails the bench, after
 # the figures.
 [ "$rounds_rc" = 0 ] || { echo "bench: some runs failed (FAILED RUNS above)"; exit 1; }
