@@ -9,6 +9,7 @@
  * from the validator's wire format.
  */
 #include "fuzz-util.h"
+#include "fuzz-media.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -29,7 +30,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!v)
 		return 0;
 	r = sbx_contracts_parse(v, "fuzz.json", &cs, &err);
-	json_decref(v);
 	if (r < 0) {
 		fuzz_check_error(&err, SBX_EXIT_INVALID);
 	} else if (nul) {
@@ -65,8 +65,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				free(wire);
 			}
 		}
+		/* What sbx-validate does with the same contracts and file. */
+		for (size_t i = 0; i < cs.n && i < 4; i++)
+			fuzz_entry_with_contracts(v, fd, cs.v[i].path, blen);
 		close(fd);
 	}
+	json_decref(v);
 	sbx_contracts_free(&cs);
 	return 0;
 }

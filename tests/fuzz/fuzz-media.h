@@ -19,6 +19,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "serve.h"
 #include "validate.h"
 #include "verdict.h"
@@ -66,6 +68,34 @@ static int fuzz_media(const char *type, const char *name, const uint8_t *data, s
 		if (sbx_media_validate(type, fd, size, &rep) < 0 && rep.reason[0] == '\0')
 			abort();
 	return 0;
+}
+
+/*
+ * The entry point with the job's contracts @outputs (a JSON object the
+ * broker's parser accepted): the file at @fd checked as @path, and its
+ * verdict read back by the broker's parser.
+ */
+static void fuzz_entry_with_contracts(json_t *outputs, int fd, const char *path, size_t size)
+{
+	json_t *req = json_pack("{s:i,s:O,s:[s,s,s,s,s,s]}", "sbx_validate", 1, "outputs", outputs,
+				"allowed", "text/csv", "text/plain", "application/json",
+				"text/tab-separated-values", "text/markdown", "application/x-ndjson");
+	char *text = json_dumps(req, JSON_COMPACT), *wire, why[256];
+	struct sbx_validator *val = NULL;
+	struct sbx_verdict v, back;
+
+	json_decref(req);
+	/* The broker accepted the contracts: so must the validator. */
+	if (!text || sbx_validator_new(text, strlen(text), &val, why, sizeof(why)) < 0)
+		abort();
+	free(text);
+	sbx_validator_check(val, fd, path, size, &v);
+	wire = sbx_verdict_format(&v);
+	if (sbx_verdict_parse(wire, strlen(wire), 0, &back, why, sizeof(why)) < 0 ||
+	    back.has_contract != v.has_contract || back.contract.count != v.contract.count)
+		abort();
+	free(wire);
+	sbx_validator_free(val);
 }
 
 #endif
