@@ -75,8 +75,9 @@ def cmd_meta(schemas):
 
 
 def c_strings(text, array):
-    """The string literals of a C array initializer `array[] = { ... };`."""
-    m = re.search(r"\b%s\[\]\s*=\s*\{(.*?)\};" % re.escape(array), text, re.S)
+    """The string literals of a C array initializer `array[] = { ... };`
+    (or `array[SIZE] = { ... };`)."""
+    m = re.search(r"\b%s\[\w*\]\s*=\s*\{(.*?)\};" % re.escape(array), text, re.S)
     return re.findall(r'"([^"]*)"', m.group(1)) if m else None
 
 
@@ -104,6 +105,8 @@ def cmd_source(schemas, src):
         report(s == c, what, "only in the schema: %s; only in the code: %s" %
                (sorted(s - c) or "-", sorted(c - s) or "-"))
 
+    # The known media types are src/common/mediatype.c's.
+    mediatype = read("src", "common", "mediatype.c")
     job, prof, net, sc, man = (schemas[n] for n in SCHEMAS[:5])
     same("job: the top-level keys are job.c's", job["properties"], c_strings(policy, "job_keys"))
     same("profile: the keys are catalog.c's", prof["properties"], c_strings(policy, "profile_keys"))
@@ -117,10 +120,10 @@ def cmd_source(schemas, src):
     same("seccomp: the errno names are catalog.c's", sc["$defs"]["deny"]["properties"]["errno"]["enum"],
          re.findall(r'\{\s*"([A-Z0-9]+)"', m.group(1)) if m else None)
     same("profile: allowed_outputs are the media types sbx validates",
-         prof["properties"]["allowed_outputs"]["items"]["enum"], c_strings(policy, "media_types"))
+         prof["properties"]["allowed_outputs"]["items"]["enum"], c_strings(mediatype, "types"))
     same("manifest: artifact media types are the ones sbx validates",
          man["properties"]["artifacts"]["items"]["properties"]["media_type"]["oneOf"][1]["enum"],
-         c_strings(policy, "media_types"))
+         c_strings(mediatype, "types"))
     q = re.findall(r"^\s*Q\((\w+),\s*([^,]+),\s*(.+)\),\s*$", policy, re.M)
     kq = prof["properties"]["kernel_quotas"]["properties"]
     same("profile: kernel_quotas keys are catalog.c's", kq, [k for k, _, _ in q] if q else None)
