@@ -23,6 +23,12 @@ bindir=$(sed -n 's|^profile sbx \(/[^ ]*\)/sbx .*|\1|p' "$P")
 if [ -n "$bindir" ] && ! grep -q '@[a-z]*@' "$P"; then ok "profile attaches to $bindir/sbx"
 else not_ok "profile does not name the installed sbx"; fi
 if grep -qx '  userns,' "$P"; then ok "profile allows user namespaces"; else not_ok "no userns rule"; fi
+# The validator makes its own user namespace (src/helpers/validate).
+if sed -n '/^profile sbx-validate \/[^ ]*\/sbx-validate /,/^}/p' "$P" | grep -qx '  userns,'; then
+	ok "sbx-validate's profile allows user namespaces"
+else
+	not_ok "no profile with a userns rule for sbx-validate"
+fi
 
 v=$(apparmor_parser --version 2>/dev/null | sed -n '1s/.* \([0-9][0-9.]*\)$/\1/p')
 abi=/etc/apparmor.d/abi/4.0
@@ -40,7 +46,7 @@ else
 	# checked is that it is the one thing refused - the error is at the
 	# rule's own line and nowhere else.  AppArmor 4.0 checks it whole.
 	sed -e 's|<abi/4.0>|<abi/3.0>|' "$P" >"$T/sbx-userns"
-	line=$(grep -nx '  userns,' "$T/sbx-userns" | cut -d: -f1)
+	line=$(grep -nx '  userns,' "$T/sbx-userns" | head -n 1 | cut -d: -f1)
 	if ! apparmor_parser -Q -K "$T/sbx-userns" >"$T/out" 2>&1 &&
 	   grep -q "at line $line:" "$T/out" && [ "$(grep -c 'parser error' "$T/out")" -eq 1 ]; then
 		ok "apparmor_parser $v refuses only the userns rule (line $line), which needs AppArmor 4.0"
