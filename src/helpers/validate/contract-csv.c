@@ -77,7 +77,7 @@ struct csvc {
 	size_t clen;
 	bool over;
 	uint64_t key[2];
-	uint64_t regex_budget;  /* SBX_CONTRACT_REGEX_BUDGET, spent by patterns */
+	uint64_t regex_budget;  /* sbx_regex_budget(size), spent by patterns */
 	uint64_t size;        /* of the file */
 	uint64_t at;          /* bytes fed so far */
 	uint64_t nl_at;       /* offset after the LF that ends a record */
@@ -405,7 +405,7 @@ static void check_cell(struct csvc *s, struct col *c)
 		if (r == SBX_REGEX_NOMATCH)
 			fail_at(s, c, "pattern", "does not match", cell);
 		else if (r != SBX_REGEX_MATCH)
-			fail_at(s, c, "pattern", "hit the match's step or memory limit", cell);
+			fail_at(s, c, "pattern", "not decided within the pattern's work limit", cell);
 	}
 	if (k->unique && !c->uniq_over) {
 		if (c->used + c->npending >= SBX_CONTRACT_UNIQUE_MAX_ROWS) {
@@ -624,7 +624,7 @@ int sbx_contract_check_csv(const struct sbx_contract *k, int fd, uint64_t size, 
 	s->order = order;
 	s->cell = cell;
 	s->size = size;
-	s->regex_budget = SBX_CONTRACT_REGEX_BUDGET;
+	s->regex_budget = sbx_regex_budget(size);
 	sbx_random_bytes((unsigned char *)s->key, sizeof(s->key));
 	for (size_t i = 0; i < k->ncols; i++) {
 		cols[i].k = &k->cols[i];
