@@ -67,6 +67,10 @@ struct sbx_contract_column {
 	bool unique, not_null;
 	bool has_sum;
 	double sum_equals, sum_tolerance;
+	/* the same as decimal text, for the exact comparison: an integer as
+	 * written, any other number as the shortest decimal that reads back
+	 * as the same double (what was written, up to 15 digits) */
+	char sum_equals_text[32], sum_tolerance_text[32];
 };
 
 struct sbx_contract {

@@ -205,6 +205,29 @@ static const struct {
 	  "n\n1\n2\n3\n", "" },
 	{ "integer sum past int64", "t.csv", "{\"columns\": {\"n\": {\"type\": \"integer\", \"sum\": {\"equals\": 0}}}}",
 	  "n\n9223372036854775807\n9223372036854775807\n", "columns.n.sum" },
+	/* Issue 23: the running sum wrapped and the wrapped value was kept. */
+	{ "integer sum wraps past int64", "t.csv", "{\"columns\": {\"n\": {\"type\": \"integer\", \"sum\": {\"equals\": 0}}}}",
+	  "n\n2\n9223372036854775807\n", "columns.n.sum" },
+	{ "integer sum past int64 and back", "t.csv", "{\"columns\": {\"n\": {\"type\": \"integer\", \"sum\": {\"equals\": 9223372036854775806}}}}",
+	  "n\n9223372036854775807\n9223372036854775807\n-9223372036854775807\n-1\n", "" },
+	/* An integer equals is compared exactly, also past 2^53. */
+	{ "integer sum exact past 2^53", "t.csv", "{\"columns\": {\"n\": {\"type\": \"integer\", \"sum\": {\"equals\": 9007199254740993}}}}",
+	  "n\n9007199254740992\n1\n", "" },
+	{ "integer sum off by one past 2^53", "t.csv", "{\"columns\": {\"n\": {\"type\": \"integer\", \"sum\": {\"equals\": 9007199254740992}}}}",
+	  "n\n9007199254740992\n1\n", "columns.n.sum" },
+	/* Issue 23: 1e6 vanished between two huge values that cancel. */
+	{ "number sum cancels huge values", "t.csv", "{\"columns\": {\"n\": {\"type\": \"number\", \"sum\": {\"equals\": 0}}}}",
+	  "n\n1e300\n1000000\n-1e300\n", "columns.n.sum" },
+	{ "number sum keeps what huge values leave", "t.csv", "{\"columns\": {\"n\": {\"type\": \"number\", \"sum\": {\"equals\": 1000000}}}}",
+	  "n\n1e300\n1000000\n-1e300\n", "" },
+	{ "number sum of tiny values", "t.csv", "{\"columns\": {\"n\": {\"type\": \"number\", \"sum\": {\"equals\": 3e-300}}}}",
+	  "n\n1e-300\n2E-300\n0.0\n", "" },
+	{ "number sum of fractions, exactly", "t.csv", "{\"columns\": {\"n\": {\"type\": \"number\", \"sum\": {\"equals\": 1}}}}",
+	  "n\n0.1\n0.1\n0.1\n0.1\n0.1\n0.1\n0.1\n0.1\n0.1\n0.1\n", "" },
+	{ "number sum misses by 1e-15", "t.csv", "{\"columns\": {\"n\": {\"type\": \"number\", \"sum\": {\"equals\": 1}}}}",
+	  "n\n0.999999999999999\n", "columns.n.sum" },
+	{ "number sum within the tolerance", "t.csv", "{\"columns\": {\"n\": {\"type\": \"number\", \"sum\": {\"equals\": 1, \"tolerance\": 1e-15}}}}",
+	  "n\n0.999999999999999\n", "" },
 	{ "number sum overflows to inf", "t.csv", "{\"columns\": {\"n\": {\"type\": \"number\", \"sum\": {\"equals\": 0}}}}",
 	  "n\n1e308\n1e308\n1e308\n1e308\n1e308\n1e308\n1e308\n1e308\n1e308\n1e308\n", "columns.n.sum" },
 	{ "NaN, inf, hex, spaces are not numbers", "t.csv", "{\"columns\": {\"n\": {\"type\": \"number\"}}}",
@@ -287,6 +310,46 @@ static void test_sum_detail(void **state)
 	assert_string_equal(res.fail[0].detail, "sum is 15.5, expected 26 (tolerance 0.005): off by -10.5");
 	assert_int_equal(res.fail[0].row, 0);
 	free(got);
+}
+
+/* The sum, the expected value and the difference, exact (or cut with
+ * "..." when too long to show). */
+static void test_sum_details(void **state)
+{
+	static const struct {
+		const char *type, *sum, *rows, *detail;
+	} cases[] = {
+		{ "integer", "{\"equals\": 0}", "2\n9223372036854775807\n",
+		  "sum is 9223372036854775809, expected 0 (tolerance 0): off by +9223372036854775809" },
+		{ "integer", "{\"equals\": 0}", "-9223372036854775808\n-9223372036854775808\n",
+		  "sum is -18446744073709551616, expected 0 (tolerance 0): off by -18446744073709551616" },
+		{ "number", "{\"equals\": 0}", "1e300\n1000000\n-1e300\n",
+		  "sum is 1000000, expected 0 (tolerance 0): off by +1000000" },
+		{ "number", "{\"equals\": 1e300}", "1e300\n1000000\n",
+		  "sum is 1.0000000000000000...e+300, expected 1e+300 (tolerance 0): off by +1000000" },
+		{ "number", "{\"equals\": 1, \"tolerance\": 1e-16}", "0.999999999999999\n",
+		  "sum is 0.999999999999999, expected 1 (tolerance 1e-16): off by -1e-15" },
+		{ "number", "{\"equals\": 0.3}", "0.1\n0.2\n0.00000000000000000000001\n",
+		  "sum is 0.30000000000000000000001, expected 0.3 (tolerance 0): off by +1e-23" },
+		{ "number", "{\"equals\": 0}", "1e308\n1e308\n",
+		  "sum is 2e+308, expected 0 (tolerance 0): off by +2e+308" },
+		{ "number", "{\"equals\": -2.5}", "-1.25E0\n-125e-2\n", "" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct sbx_contract_result res;
+		char contract[256], csv[256];
+		char *got;
+
+		snprintf(contract, sizeof(contract), "{\"columns\": {\"n\": {\"type\": \"%s\", \"sum\": %s}}}",
+			 cases[i].type, cases[i].sum);
+		snprintf(csv, sizeof(csv), "n\n%s", cases[i].rows);
+		got = run_check("t.csv", contract, csv, strlen(csv), 0, 0, &res);
+		if (strcmp(res.n ? res.fail[0].detail : "", cases[i].detail) != 0)
+			fail_msg("case %zu: got \"%s\", wanted \"%s\"", i, res.n ? res.fail[0].detail : "",
+				 cases[i].detail);
+		free(got);
+	}
 }
 
 /* Many failures: 20 listed, all counted. */
@@ -577,6 +640,7 @@ int main(void)
 		cmocka_unit_test(test_admit),
 		cmocka_unit_test(test_checks),
 		cmocka_unit_test(test_sum_detail),
+		cmocka_unit_test(test_sum_details),
 		cmocka_unit_test(test_failures_bounded),
 		cmocka_unit_test(test_million_columns),
 		cmocka_unit_test(test_long_line),
