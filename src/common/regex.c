@@ -130,7 +130,9 @@ static uint64_t silent_scan(const char *item, size_t n, size_t rest)
 	const char *q;
 	uint64_t min = 0;
 
-	if (n < 2)
+	/* The end of a group, with its quantifier (")" "{3}"), scans
+	 * nothing: the group's items have callouts of their own. */
+	if (n < 2 || item[0] == ')')
 		return 0;
 	/* A backreference: \1..\9, \g, \k, (?P=name).  It compares as far
 	 * as its group matched, which can be the rest of the subject. */

@@ -35,7 +35,7 @@
  * byte, so that matching stays linear in the document's size however
  * many cells or lines share the budget. */
 #define SBX_REGEX_BUDGET_BASE (1ull << 24)
-#define SBX_REGEX_BUDGET_PER_BYTE 32u
+#define SBX_REGEX_BUDGET_PER_BYTE 64u
 static inline uint64_t sbx_regex_budget(uint64_t bytes)
 {
 	return SBX_REGEX_BUDGET_BASE + SBX_REGEX_BUDGET_PER_BYTE * bytes;

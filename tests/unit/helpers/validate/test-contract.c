@@ -567,6 +567,39 @@ static void test_scanning_patterns_text(void **state)
 	}
 }
 
+/*
+ * Ordinary searches over a few megabytes of prose stay within the budget
+ * of the file, though each line costs tens of units a byte: a repeated
+ * word (a backreference, charged the rest of the line at every step) or
+ * an address found only on the last line.
+ */
+static void test_text_search_budget(void **state)
+{
+	static const char *const patterns[] = {
+		"\\\\b(\\\\w+)\\\\s+\\\\1\\\\b",
+		"[a-z]+@[a-z]+\\\\.com",
+		"\\\\w+ment\\\\b",
+	};
+	struct buf b = { 0 };
+	struct sbx_contract_result res;
+	char contract[160];
+
+	for (int i = 0; i < 40000; i++)
+		puts_(&b, "Payments are made in the month after the agreed delivery of the goods, "
+			  "net of any discount agreed in writing.\n");
+	puts_(&b, "Write to billing@example.com about the settlement the the invoice.\n");
+	for (size_t p = 0; p < ARRAY_SIZE(patterns); p++) {
+		char *got;
+
+		snprintf(contract, sizeof(contract), "{\"pattern\": \"%s\"}", patterns[p]);
+		got = run_check("n.txt", contract, (char *)b.p, b.n, 0, 0, &res);
+		if (strcmp(got, "") != 0)
+			fail_msg("%s over %zu bytes: %s", patterns[p], b.n, res.n ? res.fail[0].detail : "");
+		free(got);
+	}
+	free(b.p);
+}
+
 /* unique past its cap fails the check rather than growing the table. */
 static void test_unique_cap(void **state)
 {
@@ -648,6 +681,7 @@ int main(void)
 		cmocka_unit_test(test_catastrophic_column),
 		cmocka_unit_test(test_pattern_tables),
 		cmocka_unit_test(test_scanning_patterns_text),
+		cmocka_unit_test(test_text_search_budget),
 		cmocka_unit_test(test_unique_cap),
 		cmocka_unit_test(test_images),
 		cmocka_unit_test(test_media_type_mismatch),
