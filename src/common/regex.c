@@ -23,9 +23,9 @@
  * Moving back (backtracking, a lookbehind) costs nothing of itself; what
  * is scanned forward again is charged again.  PCRE2's match, depth and
  * heap limits stay as further fences.  Measured, a unit is at most about
- * 1.1 ns of CPU (exponential backtracking, 16 units a step), and a
- * million CSV cells against ^[A-Z]{2}[0-9]+$ take 0.09 s with the
- * callouts.
+ * 1.1 ns of CPU (exponential backtracking, 16 units a step).  The callouts
+ * cost about 10 ns each: a cell of ^region-[0-9]+$ (11 of them) takes
+ * 170 ns instead of 50, one of x 47 instead of 36.
  */
 #include "config.h"
 
