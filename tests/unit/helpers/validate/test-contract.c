@@ -352,6 +352,59 @@ static void test_sum_details(void **state)
 	}
 }
 
+/* The exact sum itself: every spelling of a number, the edges of what it
+ * keeps, the carries. */
+static void test_sum_exact(void **state)
+{
+	static const struct {
+		const char *cells[4];
+		const char *want;
+	} cases[] = {
+		{ { ".5", "1.", "-0", "+0.25" }, "1.75" },
+		{ { "1e-351", "-0.5e-350", "1E-352" }, "-4e-351" },
+		{ { "1e-400", "0.000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000001" },
+		  "0" },
+		{ { "1.7976931348623157e308", "1.7976931348623157e308", "-1.7976931348623157E+308" },
+		  "1.7976931348623157e+308" },
+		{ { "123456789012345678901234567890", "-123456789012345678901234567889.5" }, "0.5" },
+		{ { "-1e-300" }, "-1e-300" },
+		{ { "-3", "2.000000000000000000000000000001" }, "-0.999999999999999999999999999999" },
+	};
+	char buf[64];
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct sbx_contract_sum s = { 0 };
+
+		for (size_t j = 0; j < 4 && cases[i].cells[j]; j++) {
+			double v;
+
+			assert_int_equal(sbx_contract_parse_number(cases[i].cells[j], &v), 0);
+			sbx_contract_sum_add_text(&s, cases[i].cells[j], false);
+		}
+		sbx_contract_sum_format(&s, buf, sizeof(buf));
+		if (strcmp(buf, cases[i].want) != 0)
+			fail_msg("case %zu: got %s, wanted %s", i, buf, cases[i].want);
+	}
+	/* Integers, to the edges of int64, carried midway and at the end. */
+	{
+		struct sbx_contract_sum s = { 0 };
+
+		for (int i = 0; i < 1000; i++) {
+			sbx_contract_sum_add_int(&s, INT64_MIN);
+			sbx_contract_sum_add_int(&s, INT64_MAX);
+			if (i == 500)
+				assert_int_equal(sbx_contract_sum_sign(&s), -1);
+		}
+		sbx_contract_sum_format(&s, buf, sizeof(buf));
+		assert_string_equal(buf, "-1000");
+		sbx_contract_sum_add_text(&s, "1000", false);
+		assert_int_equal(sbx_contract_sum_sign(&s), 0);
+		sbx_contract_sum_format(&s, buf, sizeof(buf));
+		assert_string_equal(buf, "0");
+	}
+}
+
 /* Many failures: 20 listed, all counted. */
 static void test_failures_bounded(void **state)
 {
@@ -674,6 +727,7 @@ int main(void)
 		cmocka_unit_test(test_checks),
 		cmocka_unit_test(test_sum_detail),
 		cmocka_unit_test(test_sum_details),
+		cmocka_unit_test(test_sum_exact),
 		cmocka_unit_test(test_failures_bounded),
 		cmocka_unit_test(test_million_columns),
 		cmocka_unit_test(test_long_line),
