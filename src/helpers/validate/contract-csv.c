@@ -592,25 +592,40 @@ done:
 	s->at += n;
 }
 
+/* @text, the parser's decimal for @v, or (a contract built by other
+ * means) the shortest decimal that reads back as @v. */
+static const char *decimal(const char *text, double v, char buf[32])
+{
+	if (*text)
+		return text;
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, 32, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	return buf;
+}
+
 /* |sum - equals| <= tolerance, exactly (sbx-job(5)). */
 static void check_sum(struct sbx_contract_result *res, const struct col *c)
 {
 	const struct sbx_contract_column *kc = c->k;
 	struct sbx_contract_sum diff = c->sum, over;
-	char check[160], sum[64], off[64];
+	char check[160], sum[64], off[64], b1[32], b2[32];
+	const char *equals = decimal(kc->sum_equals_text, kc->sum_equals, b1);
+	const char *tolerance = decimal(kc->sum_tolerance_text, kc->sum_tolerance, b2);
 
-	sbx_contract_sum_add_text(&diff, kc->sum_equals_text, true);
+	sbx_contract_sum_add_text(&diff, equals, true);
 	over = diff;
 	sbx_contract_sum_abs(&over);
-	sbx_contract_sum_add_text(&over, kc->sum_tolerance_text, true);
+	sbx_contract_sum_add_text(&over, tolerance, true);
 	if (sbx_contract_sum_sign(&over) <= 0)
 		return;
 	snprintf(check, sizeof(check), "%s.sum", c->check);
 	sbx_contract_sum_format(&c->sum, sum, sizeof(sum));
 	sbx_contract_sum_format(&diff, off, sizeof(off));
 	sbx_contract_fail(res, 0, check, "sum is %s, expected %s (tolerance %s): off by %s%s", sum,
-			  kc->sum_equals_text, kc->sum_tolerance_text,
-			  sbx_contract_sum_sign(&diff) > 0 ? "+" : "", off);
+			  equals, tolerance, sbx_contract_sum_sign(&diff) > 0 ? "+" : "", off);
 }
 
 int sbx_contract_check_csv(const struct sbx_contract *k, int fd, uint64_t size, bool tsv,

@@ -405,6 +405,32 @@ static void test_sum_exact(void **state)
 	}
 }
 
+/* A contract built without the parser's decimal text (only the doubles)
+ * is compared with their shortest decimals. */
+static void test_sum_without_text(void **state)
+{
+	struct sbx_contracts cs;
+	struct sbx_error err;
+	struct sbx_contract_result res;
+	const char *csv = "x\n0.1\n0.2\n";
+	int fd = memfd_text(csv, strlen(csv));
+
+	(void)state;
+	assert_int_equal(parse("{\"t.csv\": {\"columns\": {\"x\": {\"type\": \"number\", \"sum\": {\"equals\": 0.3, \"tolerance\": 0}}}}}",
+			       &cs, &err), 0);
+	cs.v[0].cols[0].sum_equals_text[0] = '\0';
+	cs.v[0].cols[0].sum_tolerance_text[0] = '\0';
+	assert_int_equal(sbx_contract_check(&cs.v[0], fd, strlen(csv), "text/csv", 0, 0, &res), 0);
+	assert_true(res.ok);
+	cs.v[0].cols[0].sum_equals = 0.30000000000000004;
+	assert_int_equal(sbx_contract_check(&cs.v[0], fd, strlen(csv), "text/csv", 0, 0, &res), 0);
+	assert_false(res.ok);
+	assert_string_equal(res.fail[0].detail,
+			    "sum is 0.3, expected 0.30000000000000004 (tolerance 0): off by -4e-17");
+	close(fd);
+	sbx_contracts_free(&cs);
+}
+
 /* Many failures: 20 listed, all counted. */
 static void test_failures_bounded(void **state)
 {
@@ -728,6 +754,7 @@ int main(void)
 		cmocka_unit_test(test_sum_detail),
 		cmocka_unit_test(test_sum_details),
 		cmocka_unit_test(test_sum_exact),
+		cmocka_unit_test(test_sum_without_text),
 		cmocka_unit_test(test_failures_bounded),
 		cmocka_unit_test(test_million_columns),
 		cmocka_unit_test(test_long_line),
