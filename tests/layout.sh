@@ -108,7 +108,7 @@ if [ ! -x "$B/sbx" ]; then
 	not_ok "sbx is not built"
 else
 	bad=$(nm "$B/sbx" 2>/dev/null | awk '$2 ~ /^[TtDdBbRrUu]$/ { print $NF }' |
-		grep -E '^(sbx_media_(validate|detect|reader_|zip_tail|sigscan|utf8|text_|csv_|active|controls|sniffs|ascii)|sbx_media_[a-z]+_validate|sbx_contract_check|sbx_contracts_check|sbx_contract_fail|sbx_contract_parse_(integer|number)|sbx_jschema_validate|sbx_validator_|XML_|gumbo_)' |
+		grep -E '^(sbx_media_(validate|detect|reader_|zip_tail|sigscan|utf8|text_|csv_|active|controls|sniffs|ascii)|sbx_media_[a-z]+_validate|sbx_contract_check|sbx_contracts_check|sbx_contract_fail|sbx_contract_parse_(integer|number)|sbx_jschema_validate|sbx_regex_match|pcre2_match|sbx_validator_|XML_|gumbo_)' |
 		head -3 | tr '\n' ' ')
 	if [ -z "$bad" ]; then ok "sbx holds no parser of output bytes"
 	else not_ok "sbx holds parsers of output bytes: $bad"; fi

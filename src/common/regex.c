@@ -1,37 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * regex.c - PCRE2 with its limits set, for patterns matched against
- * untrusted bytes.  See regex.h for why PCRE2 and why no JIT.
- *
- * PCRE2's own match limit counts the steps tried from one start position
- * and starts from zero at the next one, so an unanchored search over a
- * subject of many blocks that each cost just under it took seconds per
- * kilobyte.  A search pattern is therefore compiled with automatic
- * callouts (one before each item the matcher tries, backtracking
- * included), and the callout counts them against a limit for the whole
- * call; the match limit stays as a second fence.  A whole-subject pattern
- * is anchored, so it has one start position and PCRE2's limit holds for
- * the call: it goes without the callouts, which cost up to half again the
- * time of a simple match (CSV cells are matched by the million).
+ * regex.c - compiling a pattern from a job or an output contract, with
+ * PCRE2's limits set.  See regex.h for why PCRE2 and why no JIT.  The
+ * matching, which reads the payload's bytes and counts its work by the
+ * byte, is src/helpers/validate/regex-match.c: only the confined
+ * validator links it, never the broker.
  */
-#define PCRE2_CODE_UNIT_WIDTH 8
+#include "config.h"
+
 #include <errno.h>
-#include <pcre2.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "regex-internal.h"
 #include "regex.h"
-
-struct sbx_regex {
-	pcre2_code *code;
-	pcre2_match_data *md;
-	pcre2_match_context *mctx;
-	unsigned flags;
-	/* the current call's callout count and its limit */
-	uint64_t steps, limit;
-};
 
 void sbx_regex_free(struct sbx_regex *re)
 {
@@ -40,6 +23,7 @@ void sbx_regex_free(struct sbx_regex *re)
 	pcre2_match_data_free(re->md);
 	pcre2_match_context_free(re->mctx);
 	pcre2_code_free(re->code);
+	free((char *)re->pattern);
 	free(re);
 }
 
@@ -60,11 +44,16 @@ int sbx_regex_compile(const char *pattern, unsigned flags, struct sbx_regex **ou
 	if (!re)
 		return -ENOMEM;
 	re->flags = flags;
+	re->pattern = strdup(pattern);
+	if (!re->pattern) {
+		free(re);
+		return -ENOMEM;
+	}
 	/* MATCH_INVALID_UTF: subjects are the payload's bytes; a bad sequence
-	 * is a boundary no match crosses, not an error. */
+	 * is a boundary no match crosses, not an error.  AUTO_CALLOUT: the
+	 * matcher (regex-match.c) counts the work in the callouts. */
 	re->code = pcre2_compile((PCRE2_SPTR)pattern, len,
-				 ((flags & SBX_REGEX_WHOLE) ? 0 : PCRE2_AUTO_CALLOUT) |
-				 PCRE2_UTF | PCRE2_MATCH_INVALID_UTF |
+				 PCRE2_AUTO_CALLOUT | PCRE2_UTF | PCRE2_MATCH_INVALID_UTF |
 				 PCRE2_NEVER_BACKSLASH_C |
 				 ((flags & SBX_REGEX_WHOLE) ? PCRE2_ANCHORED | PCRE2_ENDANCHORED : 0) |
 				 ((flags & SBX_REGEX_DOLLAR_END) ? PCRE2_DOLLAR_ENDONLY : 0),
@@ -84,72 +73,12 @@ int sbx_regex_compile(const char *pattern, unsigned flags, struct sbx_regex **ou
 		sbx_regex_free(re);
 		return -ENOMEM;
 	}
-	pcre2_set_match_limit(re->mctx, SBX_REGEX_MATCH_LIMIT);
-	pcre2_set_depth_limit(re->mctx, SBX_REGEX_MATCH_LIMIT / 10);
+	/* A step costs at least SBX_REGEX_STEP_COST: PCRE2's own count never
+	 * passes the callouts', and its depth limit bounds the frames kept
+	 * for backtracking. */
+	pcre2_set_match_limit(re->mctx, SBX_REGEX_MATCH_LIMIT / SBX_REGEX_STEP_COST);
+	pcre2_set_depth_limit(re->mctx, 100000);
 	pcre2_set_heap_limit(re->mctx, SBX_REGEX_HEAP_LIMIT_KIB);
 	*out = re;
 	return 0;
-}
-
-static int count_step(pcre2_callout_block *block, void *arg)
-{
-	struct sbx_regex *re = arg;
-
-	(void)block;
-	/* A negative value abandons the match with that error. */
-	return ++re->steps > re->limit ? PCRE2_ERROR_MATCHLIMIT : 0;
-}
-
-static int match_limited(struct sbx_regex *re, const char *subject, size_t len, uint64_t limit)
-{
-	int rc;
-
-	re->steps = 0;
-	re->limit = limit;
-	if (re->flags & SBX_REGEX_WHOLE)
-		/* no callouts: PCRE2 counts the one start position itself,
-		 * and the caller is charged the whole limit (see regex.h) */
-		pcre2_set_match_limit(re->mctx, (uint32_t)limit);
-	else
-		pcre2_set_callout(re->mctx, count_step, re);
-	rc = pcre2_match(re->code, (PCRE2_SPTR)subject, len, 0, 0, re->md, re->mctx);
-
-	if (rc >= 0)
-		return SBX_REGEX_MATCH;
-	switch (rc) {
-	case PCRE2_ERROR_NOMATCH:
-		return SBX_REGEX_NOMATCH;
-	case PCRE2_ERROR_NOMEMORY:
-		return -ENOMEM;
-	case PCRE2_ERROR_MATCHLIMIT:
-	case PCRE2_ERROR_DEPTHLIMIT:
-	case PCRE2_ERROR_HEAPLIMIT:
-	default:
-		/* Any other failure is treated as a limit: an answer that
-		 * does not claim a match. */
-		return SBX_REGEX_LIMIT;
-	}
-}
-
-int sbx_regex_match(struct sbx_regex *re, const char *subject, size_t len)
-{
-	return match_limited(re, subject, len, SBX_REGEX_MATCH_LIMIT);
-}
-
-int sbx_regex_match_budget(struct sbx_regex *re, const char *subject, size_t len,
-			   uint64_t *budget)
-{
-	uint64_t limit = *budget < SBX_REGEX_MATCH_LIMIT ? *budget : SBX_REGEX_MATCH_LIMIT;
-	int rc;
-
-	if (limit == 0)
-		return SBX_REGEX_LIMIT;
-	rc = match_limited(re, subject, len, limit);
-	if (re->flags & SBX_REGEX_WHOLE)
-		*budget -= limit;
-	else
-		/* steps may pass the limit by the one callout that stopped
-		 * the match */
-		*budget -= re->steps < limit ? re->steps : limit;
-	return rc;
 }

@@ -5,10 +5,15 @@
  *
  * PCRE2 (8-bit, UTF mode) rather than POSIX <regex.h>: glibc's matcher has
  * no step limit, so one pattern like (a+)+$ over a long line of a payload's
- * output would stall the broker.  Here every match is bounded by a step
- * limit, a backtracking-depth limit and a heap limit; hitting one is an
- * answer of its own (SBX_REGEX_LIMIT), never a hang.  No JIT: the limits
- * are simplest to reason about in the interpreter, and patterns are small.
+ * output would stall the broker.  Here every match is bounded in work, in
+ * backtracking depth and in heap; running out is an answer of its own
+ * (SBX_REGEX_LIMIT), never a hang.  No JIT: the limits are simplest to
+ * reason about in the interpreter, and patterns are small.
+ *
+ * Work is counted in units of about a byte scanned (regex.c says how):
+ * every step PCRE2 tries costs SBX_REGEX_STEP_COST, and the bytes it may
+ * scan are added, because one step can scan a whole run of characters
+ * (\w+ over 64 KiB is one step).
  */
 #ifndef SBX_REGEX_H
 #define SBX_REGEX_H
@@ -19,10 +24,22 @@
 /* Longest pattern accepted, in bytes. */
 #define SBX_REGEX_MAX_PATTERN 1024
 
-/* Match steps per call (over every start position of a search) and heap
- * bytes per match. */
-#define SBX_REGEX_MATCH_LIMIT 1000000u
+/* Units of work one step costs, and a match may do (over every start
+ * position of a search); heap bytes per match. */
+#define SBX_REGEX_STEP_COST 16u
+#define SBX_REGEX_MATCH_LIMIT (1u << 24)
 #define SBX_REGEX_HEAP_LIMIT_KIB 2048u
+
+/* Units all the matches over one document of @bytes bytes (an output, a
+ * JSON document) may do together: a constant, plus an allowance for each
+ * byte, so that matching stays linear in the document's size however
+ * many cells or lines share the budget. */
+#define SBX_REGEX_BUDGET_BASE (1ull << 24)
+#define SBX_REGEX_BUDGET_PER_BYTE 64u
+static inline uint64_t sbx_regex_budget(uint64_t bytes)
+{
+	return SBX_REGEX_BUDGET_BASE + SBX_REGEX_BUDGET_PER_BYTE * bytes;
+}
 
 enum sbx_regex_flags {
 	/* Unanchored search: the pattern may match anywhere (JSON Schema's
@@ -38,7 +55,7 @@ enum sbx_regex_flags {
 enum sbx_regex_result {
 	SBX_REGEX_NOMATCH = 0,
 	SBX_REGEX_MATCH = 1,
-	SBX_REGEX_LIMIT = 2,	/* a step, depth or heap limit was hit */
+	SBX_REGEX_LIMIT = 2,	/* the work, depth or heap limit was reached */
 };
 
 struct sbx_regex;
@@ -59,13 +76,11 @@ int sbx_regex_compile(const char *pattern, unsigned flags, struct sbx_regex **ou
 int sbx_regex_match(struct sbx_regex *re, const char *subject, size_t len);
 
 /*
- * sbx_regex_match_budget() - sbx_regex_match() with a step budget shared by
- * many calls (a document with many strings): the call may use at most
- * min(*BUDGET, SBX_REGEX_MATCH_LIMIT) steps, and the steps it used are
- * taken from *BUDGET.  A budget of 0 answers SBX_REGEX_LIMIT.  Steps are
- * counted for SBX_REGEX_SEARCH patterns; a SBX_REGEX_WHOLE pattern is
- * charged the whole limit the call was allowed (its steps go uncounted, to
- * keep the per-cell match cheap).
+ * sbx_regex_match_budget() - sbx_regex_match() with a budget of work shared
+ * by many calls (the cells of a column, the lines of a text, the strings
+ * of a document): the call may use at most min(*BUDGET,
+ * SBX_REGEX_MATCH_LIMIT) units, and the units it used are taken from
+ * *BUDGET.  A budget of 0 answers SBX_REGEX_LIMIT.
  */
 int sbx_regex_match_budget(struct sbx_regex *re, const char *subject, size_t len,
 			   uint64_t *budget);

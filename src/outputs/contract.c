@@ -29,6 +29,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -190,6 +191,26 @@ static int parse_number(const struct sbx_jctx *c, const char *path, const json_t
 	return 0;
 }
 
+/*
+ * @v (a number) as decimal text: an integer exactly, a real as the
+ * shortest decimal that reads back as the same double, so that 0.3 is
+ * "0.3", not 0.299999999999999988898.  jansson keeps no text of a real.
+ */
+static void number_text(const json_t *v, char *buf, size_t len)
+{
+	double d = json_number_value(v);
+
+	if (json_is_integer(v)) {
+		snprintf(buf, len, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		return;
+	}
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, len, "%.*g", prec, d);
+		if (strtod(buf, NULL) == d)
+			return;
+	}
+}
+
 static int parse_regex(const struct sbx_jctx *c, const char *path, const json_t *v,
 		       unsigned flags, struct sbx_regex **out)
 {
@@ -299,10 +320,14 @@ static int parse_column(const struct sbx_jctx *c, const char *parent, const char
 			sbx_json_path_key(r, q, "equals");
 			if (parse_number(c, r, e, false, &col->sum_equals) < 0)
 				return -1;
+			number_text(e, col->sum_equals_text, sizeof(col->sum_equals_text));
+			snprintf(col->sum_tolerance_text, sizeof(col->sum_tolerance_text), "0");
 			if ((t = json_object_get(m, "tolerance"))) {
 				sbx_json_path_key(r, q, "tolerance");
 				if (parse_number(c, r, t, true, &col->sum_tolerance) < 0)
 					return -1;
+				number_text(t, col->sum_tolerance_text,
+					    sizeof(col->sum_tolerance_text));
 			}
 		}
 		col->has_sum = true;

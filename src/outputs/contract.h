@@ -39,9 +39,9 @@ struct sbx_jschema;
 /* Rows whose values `unique` remembers (8 bytes each, in a table at most
  * half full: 16 MiB a column); a longer column fails the check. */
 #define SBX_CONTRACT_UNIQUE_MAX_ROWS (1u << 20)
-/* PCRE2 steps all the pattern matches of one output may take together (on
- * top of each match's own limits, regex.h); past it a match fails. */
-#define SBX_CONTRACT_REGEX_BUDGET 20000000ull
+/* The pattern matches of one output share sbx_regex_budget(its size)
+ * units of work (regex.h), on top of each match's own limits; past it a
+ * match fails. */
 
 struct sbx_contract_range {
 	bool has_min, has_max;
@@ -67,6 +67,10 @@ struct sbx_contract_column {
 	bool unique, not_null;
 	bool has_sum;
 	double sum_equals, sum_tolerance;
+	/* the same as decimal text, for the exact comparison: an integer as
+	 * written, any other number as the shortest decimal that reads back
+	 * as the same double (what was written, up to 15 digits) */
+	char sum_equals_text[32], sum_tolerance_text[32];
 };
 
 struct sbx_contract {

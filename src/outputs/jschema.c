@@ -16,7 +16,8 @@
  * every document node is visited by at most one schema node.  What remains
  * is counted against a budget: one unit per visit, per node compared by
  * enum/const, per 64 bytes of a string whose length or pattern is checked;
- * PCRE2 steps have a budget of their own, shared by every pattern match of
+ * pattern matching has a budget of its own (regex.h's units, in
+ * proportion to the document's size), shared by every pattern match of
  * the document.  A document that exhausts either fails with keyword
  * "limit": an unfinished check is a failed one.
  */

@@ -28,7 +28,8 @@ struct sbx_jschema;
  * and fails with keyword "limit" when it needs more than MAX_WORK units
  * (one per schema node applied to a value, per value compared by
  * enum/const, per 64 bytes of a string checked) or more than
- * MAX_REGEX_STEPS PCRE2 steps over all its pattern matches.
+ * sbx_regex_budget(document size) units of work over all its pattern
+ * matches (regex.h).
  */
 #define SBX_JSCHEMA_MAX_DEPTH 64
 #define SBX_JSCHEMA_MAX_NODES 10000
@@ -37,7 +38,6 @@ struct sbx_jschema;
 #define SBX_JSCHEMA_MAX_TREE (128ull << 20)
 #define SBX_JSCHEMA_MAX_FAILURES 100
 #define SBX_JSCHEMA_MAX_WORK (32ull << 20)
-#define SBX_JSCHEMA_MAX_REGEX_STEPS 10000000ull
 /* Longest JSON Pointer in a message; a longer one ends in "...". */
 #define SBX_JSCHEMA_MAX_POINTER 256
 

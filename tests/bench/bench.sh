@@ -295,3 +295,6 @@ $SBX run -q --config "$W/config.json" --policy "$W/policy" --key "$W/key" --stor
 echo
 echo "== an output contract on a 12 MB CSV, against its validation"
 "$B/tests/bench/bench-contract" 15
+echo "== two column patterns on the same CSV: each cell is charged what its match did"
+"$B/tests/bench/bench-contract" 15 '{"t.csv": {"columns": {"region": {"pattern": "^region-[0-9]+$"},
+	"date": {"pattern": "[0-9]{4}-[0-9]{2}-[0-9]{2}"}}}}'

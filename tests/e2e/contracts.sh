@@ -18,6 +18,16 @@
 #  - sbx run -p ... --require PATH:CHECK=VALUE builds the same contract.
 #  - A malformed contract is 65 naming the JSON path; a contract on a
 #    media type the profile does not allow is 77; neither runs anything.
+#  - Sums are exact (issue 23): 2 + 9223372036854775807 is not 0 (the
+#    64-bit sum used to wrap), and 1e300 + 1000000 - 1e300 is 1000000,
+#    not 0 (compensated summation in long double lost it).
+#  - A column pattern costs what it matches, within one budget for the
+#    output (issue 23: each cell was charged a whole match limit, so the
+#    21st row of any table failed): tables of 1, 21, 10,000 and 1,000,000
+#    rows pass, and fail at their last row when it does not match.
+#  - A text pattern whose steps scan long runs (\w+$ over 20 lines of
+#    65,535 letters and a '!', 35 s of CPU before) fails its contract with
+#    a limit failure, in seconds.
 . "$SBX_SRCDIR/tests/e2e/lib.sh"
 
 need python3
@@ -180,6 +190,61 @@ PY
 	check_or "$mode: ... naming the output and the type" \
 		'grep -q "outputs\[\"photo.jpg\"\]: .*image/jpeg" "$ERR" && [ "$(jqm .status)" = refused ]' \
 		'cat "$ERR"'
+	# --- exact sums (issue 23) ------------------------------------------------------
+	mkjob "$M/wrap.json" shell 'printf "n\n2\n9223372036854775807\n" > /work/out/t.csv' \
+		'{outputs: {"t.csv": {"columns": {"n": {"type": "integer", "sum": {"equals": 0}}}}}}'
+	sbx_run "$M/wrap.json"
+	expect_rc 1 "$mode: 2 + 9223372036854775807 does not pass sum equals 0"
+	check_or "$mode: ... the failure is the sum, exact" \
+		'[ "$(artifact t.csv "[.contract.failures[].check] | join(\" \")")" = columns.n.sum ] &&
+			artifact t.csv ".contract.failures[0].detail" | grep -q "sum is 9223372036854775809,"' \
+		'artifact t.csv .contract'
+	for want in "0 1" "1000000 0"; do
+		set -- $want
+		mkjob "$M/huge.json" shell 'printf "n\n1e300\n1000000\n-1e300\n" > /work/out/t.csv' \
+			"{outputs: {\"t.csv\": {\"columns\": {\"n\": {\"type\": \"number\", \"sum\": {\"equals\": $1}}}}}}"
+		sbx_run "$M/huge.json"
+		expect_rc "$2" "$mode: 1e300, 1000000, -1e300 against sum equals $1"
+	done
+
+	# --- column patterns over tables (issue 23) ----------------------------------------
+	for rows in 1 21 10000 1000000; do
+		for last in AB$rows AB${rows}x; do
+			mkjob "$M/table.json" shell \
+				"awk 'BEGIN { print \"id,code\"; for (i = 1; i < $rows; i++) print i \",AB\" i; print $rows \",$last\" }' > /work/out/t.csv" \
+				'{outputs: {"t.csv": {"columns": {"code": {"pattern": "^[A-Z]{2}[0-9]+$", "not_null": true}}}}}'
+			t0=$(date +%s%N)
+			sbx_run "$M/table.json"
+			ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+			case $last in
+			*x)
+				expect_rc 1 "$mode: $rows rows against a column pattern, the last row bad (${ms} ms)"
+				check_or "$mode: ... one failure, at row $rows" \
+					'[ "$(artifact t.csv ".contract.failure_count")" = 1 ] &&
+						[ "$(artifact t.csv ".contract.failures[0].check + \"@\" + (.contract.failures[0].row | tostring)")" = "columns.code.pattern@$rows" ]' \
+					'artifact t.csv .contract'
+				;;
+			*)
+				expect_rc 0 "$mode: $rows rows against a column pattern pass (${ms} ms)"
+				;;
+			esac
+		done
+	done
+
+	# --- a text pattern whose steps scan long runs (issue 23) --------------------------
+	mkjob "$M/scan.json" shell \
+		'l=$(head -c 65535 /dev/zero | tr "\0" q); for i in $(seq 20); do echo "$l!"; done > /work/out/n.txt' \
+		'{outputs: {"n.txt": {"pattern": "\\w+$"}}}'
+	t0=$(date +%s%N)
+	sbx_run "$M/scan.json"
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	expect_rc 1 "$mode: \\w+\$ over 20 lines of 65535 letters and a '!' fails its contract"
+	check_or "$mode: ... with a limit failure, within 10 s (took ${ms} ms)" \
+		'[ "$(artifact n.txt "[.contract.failures[].check] | join(\" \")")" = pattern ] &&
+			artifact n.txt ".contract.failures[0].detail" | grep -q limit &&
+			[ "$ms" -lt $((10000 + SLACK_MS)) ]' \
+		'artifact n.txt .contract'
+
 	check "$mode: nothing left behind" nothing_left
 done
 

@@ -26,6 +26,25 @@ int sbx_contract_check_csv(const struct sbx_contract *k, int fd, uint64_t size, 
 			   struct sbx_contract_result *res);
 int sbx_contract_check_text(const struct sbx_contract *k, int fd, uint64_t size,
 			    struct sbx_contract_result *res);
+/*
+ * An exact decimal sum (contract-sum.c): SBX_SUM_FRAC digits after the
+ * point, enough above it for 2^64 numbers of a double's range.  Zeroed is
+ * 0.  Text is a number as sbx_contract_parse_number() accepts it.
+ */
+#define SBX_SUM_FRAC 351
+#define SBX_SUM_LIMBS 76
+struct sbx_contract_sum {
+	int64_t limb[SBX_SUM_LIMBS]; /* 9 digits each, limb 0 from 10^-351 */
+	uint32_t adds;               /* since the limbs were last carried */
+};
+void sbx_contract_sum_add_int(struct sbx_contract_sum *s, int64_t v);
+void sbx_contract_sum_add_text(struct sbx_contract_sum *s, const char *text, bool negate);
+/* -1, 0 or 1. */
+int sbx_contract_sum_sign(struct sbx_contract_sum *s);
+void sbx_contract_sum_abs(struct sbx_contract_sum *s);
+/* "15.5", "-10.5", "1.0000000000000001...e+300": exact unless "..." */
+void sbx_contract_sum_format(const struct sbx_contract_sum *s, char *buf, size_t len);
+
 /* The value checks of one cell, for tests: 0 when @s (NUL-terminated) is one. */
 int sbx_contract_parse_integer(const char *s, int64_t *out);
 int sbx_contract_parse_number(const char *s, double *out);

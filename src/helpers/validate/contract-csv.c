@@ -16,8 +16,8 @@
  *  - `unique` keeps a keyed 64-bit hash a row in an open-addressing table,
  *    at most SBX_CONTRACT_UNIQUE_MAX_ROWS of them, and fails a longer
  *    column rather than growing without bound;
- *  - `sum` adds integers exactly in 64 bits (in long double past that) and
- *    numbers with Kahan compensation in long double.
+ *  - `sum` adds the cells' decimal text exactly (contract-sum.c) and
+ *    compares the sum with the job's number exactly.
  *
  * Rows are counted from the first record after the header (row 1).
  */
@@ -44,9 +44,7 @@ struct col {
 	char check[128];       /* "columns.<name>" */
 	uint64_t field;        /* its index in a record */
 	bool found;
-	bool int_exact;        /* integer sum still exact in isum */
-	int64_t isum;
-	long double sum, comp; /* Kahan */
+	struct sbx_contract_sum sum;
 	uint64_t *tab;         /* unique: hashes, 0 = empty */
 	size_t cap, used;
 	size_t first_cap;      /* the table's first size: rows the file may hold */
@@ -77,7 +75,7 @@ struct csvc {
 	size_t clen;
 	bool over;
 	uint64_t key[2];
-	uint64_t regex_budget;  /* SBX_CONTRACT_REGEX_BUDGET, spent by patterns */
+	uint64_t regex_budget;  /* sbx_regex_budget(size), spent by patterns */
 	uint64_t size;        /* of the file */
 	uint64_t at;          /* bytes fed so far */
 	uint64_t nl_at;       /* offset after the LF that ends a record */
@@ -382,30 +380,17 @@ static void check_cell(struct csvc *s, struct col *c)
 			fail_at(s, c, "min", "is less than min", cell);
 		if (k->has_max && v > k->max)
 			fail_at(s, c, "max", "is more than max", cell);
-		if (k->has_sum) {
-			if (k->type == SBX_COL_INTEGER && c->int_exact &&
-			    !__builtin_add_overflow(c->isum, iv, &c->isum)) {
-				/* exact */
-			} else {
-				long double y, t;
-
-				if (c->int_exact) {
-					c->int_exact = false;
-					c->sum = (long double)c->isum;
-				}
-				y = (k->type == SBX_COL_INTEGER ? (long double)iv : (long double)v) - c->comp;
-				t = c->sum + y;
-				c->comp = (t - c->sum) - y;
-				c->sum = t;
-			}
-		}
+		if (k->has_sum && k->type == SBX_COL_INTEGER)
+			sbx_contract_sum_add_int(&c->sum, iv);
+		else if (k->has_sum)
+			sbx_contract_sum_add_text(&c->sum, cell, false);
 	}
 	if (k->pattern) {
 		r = sbx_regex_match_budget(k->pattern, cell, s->clen, &s->regex_budget);
 		if (r == SBX_REGEX_NOMATCH)
 			fail_at(s, c, "pattern", "does not match", cell);
 		else if (r != SBX_REGEX_MATCH)
-			fail_at(s, c, "pattern", "hit the match's step or memory limit", cell);
+			fail_at(s, c, "pattern", "not decided within the pattern's work limit", cell);
 	}
 	if (k->unique && !c->uniq_over) {
 		if (c->used + c->npending >= SBX_CONTRACT_UNIQUE_MAX_ROWS) {
@@ -607,6 +592,42 @@ done:
 	s->at += n;
 }
 
+/* @text, the parser's decimal for @v, or (a contract built by other
+ * means) the shortest decimal that reads back as @v. */
+static const char *decimal(const char *text, double v, char buf[32])
+{
+	if (*text)
+		return text;
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, 32, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	return buf;
+}
+
+/* |sum - equals| <= tolerance, exactly (sbx-job(5)). */
+static void check_sum(struct sbx_contract_result *res, const struct col *c)
+{
+	const struct sbx_contract_column *kc = c->k;
+	struct sbx_contract_sum diff = c->sum, over;
+	char check[160], sum[64], off[64], b1[32], b2[32];
+	const char *equals = decimal(kc->sum_equals_text, kc->sum_equals, b1);
+	const char *tolerance = decimal(kc->sum_tolerance_text, kc->sum_tolerance, b2);
+
+	sbx_contract_sum_add_text(&diff, equals, true);
+	over = diff;
+	sbx_contract_sum_abs(&over);
+	sbx_contract_sum_add_text(&over, tolerance, true);
+	if (sbx_contract_sum_sign(&over) <= 0)
+		return;
+	snprintf(check, sizeof(check), "%s.sum", c->check);
+	sbx_contract_sum_format(&c->sum, sum, sizeof(sum));
+	sbx_contract_sum_format(&diff, off, sizeof(off));
+	sbx_contract_fail(res, 0, check, "sum is %s, expected %s (tolerance %s): off by %s%s", sum,
+			  equals, tolerance, sbx_contract_sum_sign(&diff) > 0 ? "+" : "", off);
+}
+
 int sbx_contract_check_csv(const struct sbx_contract *k, int fd, uint64_t size, bool tsv,
 			   struct sbx_contract_result *res)
 {
@@ -624,11 +645,10 @@ int sbx_contract_check_csv(const struct sbx_contract *k, int fd, uint64_t size, 
 	s->order = order;
 	s->cell = cell;
 	s->size = size;
-	s->regex_budget = SBX_CONTRACT_REGEX_BUDGET;
+	s->regex_budget = sbx_regex_budget(size);
 	sbx_random_bytes((unsigned char *)s->key, sizeof(s->key));
 	for (size_t i = 0; i < k->ncols; i++) {
 		cols[i].k = &k->cols[i];
-		cols[i].int_exact = true;
 		snprintf(cols[i].check, sizeof(cols[i].check), "columns.%s", k->cols[i].name);
 	}
 	next_column(s);
@@ -676,23 +696,8 @@ int sbx_contract_check_csv(const struct sbx_contract *k, int fd, uint64_t size, 
 		struct col *c = &cols[i];
 		const struct sbx_contract_column *kc = c->k;
 
-		if (ret == 0 && c->found && kc->has_sum) {
-			long double total = c->int_exact ? (long double)c->isum : c->sum;
-			long double diff = total - (long double)kc->sum_equals;
-			/* On top of the tolerance: the rounding of binary
-			 * floating point, so 0.1 + 0.2 sums to 0.3. */
-			long double slack = (long double)kc->sum_tolerance +
-					    1e-12L * (fabsl((long double)kc->sum_equals) + 1);
-			char check[160];
-
-			snprintf(check, sizeof(check), "%s.sum", c->check);
-			if (!isfinite(total))
-				sbx_contract_fail(res, 0, check, "the sum overflows");
-			else if (fabsl(diff) > slack)
-				sbx_contract_fail(res, 0, check,
-						  "sum is %.15Lg, expected %.15g (tolerance %g): off by %+.15Lg",
-						  total, kc->sum_equals, kc->sum_tolerance, diff);
-		}
+		if (ret == 0 && c->found && kc->has_sum)
+			check_sum(res, c);
 		free(c->tab);
 	}
 	return ret;

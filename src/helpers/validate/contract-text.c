@@ -9,8 +9,8 @@
  * SBX_CONTRACT_MAX_LINE bytes of each line, so a 10 MB line costs one
  * bounded match, not a copy of the line.  A match that hits a limit does
  * not count as a match, and all the matches of one file share a budget
- * of SBX_CONTRACT_REGEX_BUDGET steps, so a million lines cannot each take
- * a match's full limit.
+ * of work in proportion to its size (sbx_regex_budget()), so a million
+ * lines cannot each take a match's full limit.
  */
 #include "config.h"
 
@@ -28,7 +28,7 @@ int sbx_contract_check_text(const struct sbx_contract *k, int fd, uint64_t size,
 	_cleanup_free_ char *line = k->pattern ? sbx_xmalloc(SBX_CONTRACT_MAX_LINE) : NULL;
 	size_t len = 0;
 	uint64_t lines = 0;
-	uint64_t budget = SBX_CONTRACT_REGEX_BUDGET;
+	uint64_t budget = sbx_regex_budget(size);
 	bool open = false, matched = false, limited = false;
 	int ret = 0;
 
@@ -91,6 +91,6 @@ int sbx_contract_check_text(const struct sbx_contract *k, int fd, uint64_t size,
 				  (unsigned long long)lines, (unsigned long long)k->lines.max);
 	if (k->pattern && !matched)
 		sbx_contract_fail(res, 0, "pattern", "no line matches%s",
-				  limited ? " (a match hit its step or memory limit)" : "");
+				  limited ? " (matching stopped at the pattern's work limit)" : "");
 	return 0;
 }

@@ -29,7 +29,7 @@ struct walk {
 	int failures;
 	bool stop;
 	uint64_t work;		 /* units left */
-	uint64_t regex_steps; /* PCRE2 steps left */
+	uint64_t regex_work;  /* units of pattern matching left (regex.h) */
 };
 
 static void vfail(struct walk *w, const char *keyword, const char *fmt, ...)
@@ -266,13 +266,13 @@ static void check_string(struct walk *w, const struct node *n, const json_t *doc
 			      (unsigned long long)cp, (long long)n->max_length);
 	}
 	if (n->pattern && !w->stop) {
-		int r = sbx_regex_match_budget(n->pattern, s, len, &w->regex_steps);
+		int r = sbx_regex_match_budget(n->pattern, s, len, &w->regex_work);
 
 		if (r == SBX_REGEX_NOMATCH)
 			vfail(w, "pattern", "does not match the pattern");
 		else if (r != SBX_REGEX_MATCH)
 			/* LIMIT, or -ENOMEM: not decided is not a match */
-			vfail(w, "pattern", "the pattern could not be decided within its step limit");
+			vfail(w, "pattern", "the pattern could not be decided within its work limit");
 	}
 }
 
@@ -426,7 +426,7 @@ int sbx_jschema_validate(const struct sbx_jschema *s, const char *doc, size_t le
 			 sbx_jschema_fail_fn fail, void *arg)
 {
 	struct walk w = { .fail = fail, .arg = arg, .work = SBX_JSCHEMA_MAX_WORK,
-			  .regex_steps = SBX_JSCHEMA_MAX_REGEX_STEPS };
+			  .regex_work = sbx_regex_budget(len) };
 	json_error_t jerr;
 	json_t *v;
 

@@ -166,15 +166,21 @@ static void test_budget(void **state)
 	assert_int_equal(sbx_regex_match(re, "aaa", 3), SBX_REGEX_MATCH);
 	sbx_regex_free(re);
 
-	/* A whole-subject pattern is charged the limit it was allowed. */
+	/* A whole-subject pattern is charged what it used, too (it was
+	 * charged the whole limit it was allowed). */
 	assert_int_equal(sbx_regex_compile("(a+)+", SBX_REGEX_WHOLE, &re, err, sizeof(err)), 0);
 	budget = SBX_REGEX_MATCH_LIMIT + 1500;
 	assert_int_equal(sbx_regex_match_budget(re, "aaa", 3, &budget), SBX_REGEX_MATCH);
-	assert_int_equal(budget, 1500);
-	assert_int_equal(sbx_regex_match_budget(re, "aaaaaaaaaaaaaaaaaaaaaaaaaaab", 28, &budget),
+	assert_true(budget > SBX_REGEX_MATCH_LIMIT && budget < SBX_REGEX_MATCH_LIMIT + 1500);
+	before = budget;
+	assert_int_equal(sbx_regex_match_budget(re, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab", 41, &budget),
 			 SBX_REGEX_LIMIT);
-	assert_int_equal(budget, 0);
+	/* at most one call's limit */
+	assert_int_equal(budget, before - SBX_REGEX_MATCH_LIMIT);
+	assert_int_equal(sbx_regex_match_budget(re, "aaa", 3, &budget), SBX_REGEX_MATCH);
+	budget = 20;
 	assert_int_equal(sbx_regex_match_budget(re, "aaa", 3, &budget), SBX_REGEX_LIMIT);
+	assert_int_equal(budget, 0);
 	/* ... and the plain call gets the full limit back. */
 	assert_int_equal(sbx_regex_match(re, "aaaaaaaaaaaa", 12), SBX_REGEX_MATCH);
 	sbx_regex_free(re);
@@ -199,6 +205,132 @@ static void test_whole_is_bounded(void **state)
 	free(s);
 }
 
+static double cpu_seconds(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/*
+ * Issue 23: a whole-subject pattern was charged the whole per-match limit
+ * on every call, so a budget of 20 limits ran out at the 21st cell.  A
+ * match is charged what it did: 1,000,000 cells of "x" against x fit in
+ * the budget of the 2 MB table they come from, and so do cells of
+ * "AB1234567" against ^[A-Z]{2}[0-9]+$.
+ */
+static void test_budget_charges_use(void **state)
+{
+	struct sbx_regex *re;
+	char err[200];
+	uint64_t budget = sbx_regex_budget(2 * 1000000);
+
+	(void)state;
+	assert_int_equal(sbx_regex_compile("x", SBX_REGEX_WHOLE, &re, err, sizeof(err)), 0);
+	for (int i = 0; i < 1000000; i++)
+		if (sbx_regex_match_budget(re, "x", 1, &budget) != SBX_REGEX_MATCH)
+			fail_msg("cell %d: not a match (budget left %llu)", i + 1, (unsigned long long)budget);
+	assert_true(budget > 0);
+	sbx_regex_free(re);
+	assert_int_equal(sbx_regex_compile("^[A-Z]{2}[0-9]+$", SBX_REGEX_WHOLE, &re, err, sizeof(err)), 0);
+	budget = sbx_regex_budget(10 * 1000000);
+	for (int i = 0; i < 1000000; i++)
+		if (sbx_regex_match_budget(re, "AB1234567", 9, &budget) != SBX_REGEX_MATCH)
+			fail_msg("cell %d: not a match (budget left %llu)", i + 1, (unsigned long long)budget);
+	sbx_regex_free(re);
+}
+
+/*
+ * Issue 23: one PCRE2 step may scan a whole run of characters (a repeat
+ * of one character, a lookahead, a backreference, a counted repeat), so
+ * a pattern could do quadratic work inside the step limit: \w+$ over a
+ * line of 65,535 letters and a '!' took 1.7 s.  Work is counted in bytes
+ * as well as steps: each of these ends with SBX_REGEX_LIMIT, quickly.
+ */
+static void test_scanning_steps_are_bounded(void **state)
+{
+	static const struct {
+		const char *pattern;
+		unsigned flags;
+		char fill;
+		const char *end;
+		char third; /* a third into the subject, unless 0 */
+	} cases[] = {
+		{ "\\w+$", SBX_REGEX_SEARCH, 'q', "!", 0 },
+		{ "(?=(a+))\\1$", SBX_REGEX_SEARCH, 'a', "!", 0 },
+		/* a backreference that compares far, then fails, at every
+		 * step of a lazy repeat: a...ab a...a! with twice as many a's
+		 * after the b (every compare then has room to run); caseless,
+		 * so it compares a character at a time */
+		{ "(?i)^(a+b).*?\\1", SBX_REGEX_SEARCH, 'a', "!", 'b' },
+		/* a counted repeat that scans far, then fails */
+		{ ".*?a{65535}", SBX_REGEX_WHOLE, 'a', "!", 0 },
+		/* anchored, a lazy prefix before a scan */
+		{ ".*?\\w+!", SBX_REGEX_WHOLE, 'q', "?", 0 },
+	};
+	size_t n = 65535;
+	char *s = malloc(n + 2);
+	int bad = 0;
+
+	(void)state;
+	assert_non_null(s);
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct sbx_regex *re;
+		char err[200];
+		double t;
+		int rc;
+
+		memset(s, cases[c].fill, n);
+		memcpy(s + n, cases[c].end, 1);
+		if (cases[c].third)
+			s[n / 3] = cases[c].third;
+		assert_int_equal(sbx_regex_compile(cases[c].pattern, cases[c].flags, &re, err, sizeof(err)), 0);
+		t = cpu_seconds();
+		rc = sbx_regex_match(re, s, n + 1);
+		t = cpu_seconds() - t;
+		print_message("# %s: %d in %.3f s of CPU\n", cases[c].pattern, rc, t);
+		if (rc != SBX_REGEX_LIMIT || t >= 1.0) {
+			print_message("# ... wanted the limit (%d) in under a second\n", SBX_REGEX_LIMIT);
+			bad++;
+		}
+		sbx_regex_free(re);
+	}
+	free(s);
+	assert_int_equal(bad, 0);
+}
+
+static int match_n(const char *pattern, unsigned flags, const char *subject, size_t n)
+{
+	struct sbx_regex *re;
+	char err[200];
+	int rc;
+
+	assert_int_equal(sbx_regex_compile(pattern, flags, &re, err, sizeof(err)), 0);
+	rc = sbx_regex_match(re, subject, n);
+	sbx_regex_free(re);
+	return rc;
+}
+
+/* Counting bytes does not fail ordinary searches over long subjects. */
+static void test_long_subjects_still_match(void **state)
+{
+	size_t n = 65536;
+	char *s = malloc(n);
+
+	(void)state;
+	assert_non_null(s);
+	memset(s, 'f', n);
+	assert_int_equal(match_n("foo", SBX_REGEX_SEARCH, s, n), SBX_REGEX_NOMATCH);
+	assert_int_equal(match_n("^f+$", SBX_REGEX_SEARCH, s, n), SBX_REGEX_MATCH);
+	assert_int_equal(match_n("f+", SBX_REGEX_WHOLE, s, n), SBX_REGEX_MATCH);
+	memset(s, '7', n);
+	assert_int_equal(match_n("[0-9]{4}-[0-9]{2}", SBX_REGEX_SEARCH, s, n), SBX_REGEX_NOMATCH);
+	memcpy(s + n - 7, "2026-12", 7);
+	assert_int_equal(match_n("[0-9]{4}-[0-9]{2}", SBX_REGEX_SEARCH, s, n), SBX_REGEX_MATCH);
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -210,6 +342,9 @@ int main(void)
 		cmocka_unit_test(test_search_is_bounded_over_all_start_positions),
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_whole_is_bounded),
+		cmocka_unit_test(test_budget_charges_use),
+		cmocka_unit_test(test_scanning_steps_are_bounded),
+		cmocka_unit_test(test_long_subjects_still_match),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

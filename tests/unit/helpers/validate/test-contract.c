@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -204,6 +205,29 @@ static const struct {
 	  "n\n1\n2\n3\n", "" },
 	{ "integer sum past int64", "t.csv", "{\"columns\": {\"n\": {\"type\": \"integer\", \"sum\": {\"equals\": 0}}}}",
 	  "n\n9223372036854775807\n9223372036854775807\n", "columns.n.sum" },
+	/* Issue 23: the running sum wrapped and the wrapped value was kept. */
+	{ "integer sum wraps past int64", "t.csv", "{\"columns\": {\"n\": {\"type\": \"integer\", \"sum\": {\"equals\": 0}}}}",
+	  "n\n2\n9223372036854775807\n", "columns.n.sum" },
+	{ "integer sum past int64 and back", "t.csv", "{\"columns\": {\"n\": {\"type\": \"integer\", \"sum\": {\"equals\": 9223372036854775806}}}}",
+	  "n\n9223372036854775807\n9223372036854775807\n-9223372036854775807\n-1\n", "" },
+	/* An integer equals is compared exactly, also past 2^53. */
+	{ "integer sum exact past 2^53", "t.csv", "{\"columns\": {\"n\": {\"type\": \"integer\", \"sum\": {\"equals\": 9007199254740993}}}}",
+	  "n\n9007199254740992\n1\n", "" },
+	{ "integer sum off by one past 2^53", "t.csv", "{\"columns\": {\"n\": {\"type\": \"integer\", \"sum\": {\"equals\": 9007199254740992}}}}",
+	  "n\n9007199254740992\n1\n", "columns.n.sum" },
+	/* Issue 23: 1e6 vanished between two huge values that cancel. */
+	{ "number sum cancels huge values", "t.csv", "{\"columns\": {\"n\": {\"type\": \"number\", \"sum\": {\"equals\": 0}}}}",
+	  "n\n1e300\n1000000\n-1e300\n", "columns.n.sum" },
+	{ "number sum keeps what huge values leave", "t.csv", "{\"columns\": {\"n\": {\"type\": \"number\", \"sum\": {\"equals\": 1000000}}}}",
+	  "n\n1e300\n1000000\n-1e300\n", "" },
+	{ "number sum of tiny values", "t.csv", "{\"columns\": {\"n\": {\"type\": \"number\", \"sum\": {\"equals\": 3e-300}}}}",
+	  "n\n1e-300\n2E-300\n0.0\n", "" },
+	{ "number sum of fractions, exactly", "t.csv", "{\"columns\": {\"n\": {\"type\": \"number\", \"sum\": {\"equals\": 1}}}}",
+	  "n\n0.1\n0.1\n0.1\n0.1\n0.1\n0.1\n0.1\n0.1\n0.1\n0.1\n", "" },
+	{ "number sum misses by 1e-15", "t.csv", "{\"columns\": {\"n\": {\"type\": \"number\", \"sum\": {\"equals\": 1}}}}",
+	  "n\n0.999999999999999\n", "columns.n.sum" },
+	{ "number sum within the tolerance", "t.csv", "{\"columns\": {\"n\": {\"type\": \"number\", \"sum\": {\"equals\": 1, \"tolerance\": 1e-15}}}}",
+	  "n\n0.999999999999999\n", "" },
 	{ "number sum overflows to inf", "t.csv", "{\"columns\": {\"n\": {\"type\": \"number\", \"sum\": {\"equals\": 0}}}}",
 	  "n\n1e308\n1e308\n1e308\n1e308\n1e308\n1e308\n1e308\n1e308\n1e308\n1e308\n", "columns.n.sum" },
 	{ "NaN, inf, hex, spaces are not numbers", "t.csv", "{\"columns\": {\"n\": {\"type\": \"number\"}}}",
@@ -257,16 +281,21 @@ static const struct {
 
 static void test_checks(void **state)
 {
+	int bad = 0;
+
 	for (size_t i = 0; i < ARRAY_SIZE(ccases); i++) {
 		struct sbx_contract_result res;
 		char *got = run_check(ccases[i].path, ccases[i].contract, ccases[i].content,
 				      strlen(ccases[i].content), 0, 0, &res);
 
-		if (strcmp(got, ccases[i].want) != 0)
-			fail_msg("%s: got \"%s\", wanted \"%s\" (first: %s)", ccases[i].name, got,
-				 ccases[i].want, res.n ? res.fail[0].detail : "-");
+		if (strcmp(got, ccases[i].want) != 0) {
+			print_message("# %s: got \"%s\", wanted \"%s\" (first: %s)\n", ccases[i].name,
+				      got, ccases[i].want, res.n ? res.fail[0].detail : "-");
+			bad++;
+		}
 		free(got);
 	}
+	assert_int_equal(bad, 0);
 }
 
 /* The article's case: the manifest says which column and by how much. */
@@ -281,6 +310,125 @@ static void test_sum_detail(void **state)
 	assert_string_equal(res.fail[0].detail, "sum is 15.5, expected 26 (tolerance 0.005): off by -10.5");
 	assert_int_equal(res.fail[0].row, 0);
 	free(got);
+}
+
+/* The sum, the expected value and the difference, exact (or cut with
+ * "..." when too long to show). */
+static void test_sum_details(void **state)
+{
+	static const struct {
+		const char *type, *sum, *rows, *detail;
+	} cases[] = {
+		{ "integer", "{\"equals\": 0}", "2\n9223372036854775807\n",
+		  "sum is 9223372036854775809, expected 0 (tolerance 0): off by +9223372036854775809" },
+		{ "integer", "{\"equals\": 0}", "-9223372036854775808\n-9223372036854775808\n",
+		  "sum is -18446744073709551616, expected 0 (tolerance 0): off by -18446744073709551616" },
+		{ "number", "{\"equals\": 0}", "1e300\n1000000\n-1e300\n",
+		  "sum is 1000000, expected 0 (tolerance 0): off by +1000000" },
+		{ "number", "{\"equals\": 1e300}", "1e300\n1000000\n",
+		  "sum is 1.0000000000000000...e+300, expected 1e+300 (tolerance 0): off by +1000000" },
+		{ "number", "{\"equals\": 1, \"tolerance\": 1e-16}", "0.999999999999999\n",
+		  "sum is 0.999999999999999, expected 1 (tolerance 1e-16): off by -1e-15" },
+		{ "number", "{\"equals\": 0.3}", "0.1\n0.2\n0.00000000000000000000001\n",
+		  "sum is 0.30000000000000000000001, expected 0.3 (tolerance 0): off by +1e-23" },
+		{ "number", "{\"equals\": 0}", "1e308\n1e308\n",
+		  "sum is 2e+308, expected 0 (tolerance 0): off by +2e+308" },
+		{ "number", "{\"equals\": -2.5}", "-1.25E0\n-125e-2\n", "" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct sbx_contract_result res;
+		char contract[256], csv[256];
+		char *got;
+
+		snprintf(contract, sizeof(contract), "{\"columns\": {\"n\": {\"type\": \"%s\", \"sum\": %s}}}",
+			 cases[i].type, cases[i].sum);
+		snprintf(csv, sizeof(csv), "n\n%s", cases[i].rows);
+		got = run_check("t.csv", contract, csv, strlen(csv), 0, 0, &res);
+		if (strcmp(res.n ? res.fail[0].detail : "", cases[i].detail) != 0)
+			fail_msg("case %zu: got \"%s\", wanted \"%s\"", i, res.n ? res.fail[0].detail : "",
+				 cases[i].detail);
+		free(got);
+	}
+}
+
+/* The exact sum itself: every spelling of a number, the edges of what it
+ * keeps, the carries. */
+static void test_sum_exact(void **state)
+{
+	static const struct {
+		const char *cells[4];
+		const char *want;
+	} cases[] = {
+		{ { ".5", "1.", "-0", "+0.25" }, "1.75" },
+		{ { "1e-351", "-0.5e-350", "1E-352" }, "-4e-351" },
+		{ { "1e-400", "0.000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000001" },
+		  "0" },
+		{ { "1.7976931348623157e308", "1.7976931348623157e308", "-1.7976931348623157E+308" },
+		  "1.7976931348623157e+308" },
+		{ { "123456789012345678901234567890", "-123456789012345678901234567889.5" }, "0.5" },
+		{ { "-1e-300" }, "-1e-300" },
+		{ { "-3", "2.000000000000000000000000000001" }, "-0.999999999999999999999999999999" },
+	};
+	char buf[64];
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct sbx_contract_sum s = { 0 };
+
+		for (size_t j = 0; j < 4 && cases[i].cells[j]; j++) {
+			double v;
+
+			assert_int_equal(sbx_contract_parse_number(cases[i].cells[j], &v), 0);
+			sbx_contract_sum_add_text(&s, cases[i].cells[j], false);
+		}
+		sbx_contract_sum_format(&s, buf, sizeof(buf));
+		if (strcmp(buf, cases[i].want) != 0)
+			fail_msg("case %zu: got %s, wanted %s", i, buf, cases[i].want);
+	}
+	/* Integers, to the edges of int64, carried midway and at the end. */
+	{
+		struct sbx_contract_sum s = { 0 };
+
+		for (int i = 0; i < 1000; i++) {
+			sbx_contract_sum_add_int(&s, INT64_MIN);
+			sbx_contract_sum_add_int(&s, INT64_MAX);
+			if (i == 500)
+				assert_int_equal(sbx_contract_sum_sign(&s), -1);
+		}
+		sbx_contract_sum_format(&s, buf, sizeof(buf));
+		assert_string_equal(buf, "-1000");
+		sbx_contract_sum_add_text(&s, "1000", false);
+		assert_int_equal(sbx_contract_sum_sign(&s), 0);
+		sbx_contract_sum_format(&s, buf, sizeof(buf));
+		assert_string_equal(buf, "0");
+	}
+}
+
+/* A contract built without the parser's decimal text (only the doubles)
+ * is compared with their shortest decimals. */
+static void test_sum_without_text(void **state)
+{
+	struct sbx_contracts cs;
+	struct sbx_error err;
+	struct sbx_contract_result res;
+	const char *csv = "x\n0.1\n0.2\n";
+	int fd = memfd_text(csv, strlen(csv));
+
+	(void)state;
+	assert_int_equal(parse("{\"t.csv\": {\"columns\": {\"x\": {\"type\": \"number\", \"sum\": {\"equals\": 0.3, \"tolerance\": 0}}}}}",
+			       &cs, &err), 0);
+	cs.v[0].cols[0].sum_equals_text[0] = '\0';
+	cs.v[0].cols[0].sum_tolerance_text[0] = '\0';
+	assert_int_equal(sbx_contract_check(&cs.v[0], fd, strlen(csv), "text/csv", 0, 0, &res), 0);
+	assert_true(res.ok);
+	cs.v[0].cols[0].sum_equals = 0.30000000000000004;
+	assert_int_equal(sbx_contract_check(&cs.v[0], fd, strlen(csv), "text/csv", 0, 0, &res), 0);
+	assert_false(res.ok);
+	assert_string_equal(res.fail[0].detail,
+			    "sum is 0.3, expected 0.30000000000000004 (tolerance 0): off by -4e-17");
+	close(fd);
+	sbx_contracts_free(&cs);
 }
 
 /* Many failures: 20 listed, all counted. */
@@ -355,7 +503,7 @@ static void test_long_line(void **state)
 	free(p);
 }
 
-/* (a+)+$ against a long line that almost matches: the step limit ends it. */
+/* (a+)+$ against a long line that almost matches: the work limit ends it. */
 static void test_catastrophic_text(void **state)
 {
 	size_t n = 30000;
@@ -373,7 +521,7 @@ static void test_catastrophic_text(void **state)
 }
 
 /* A catastrophic pattern on every row of a column: each match has its own
- * step limit, and all of them one budget, so 5000 rows cost the budget
+ * work limit, and all of them one budget, so 5000 rows cost the budget
  * (20 full limits), not 5000 full limits (minutes); every row still fails. */
 static void test_catastrophic_column(void **state)
 {
@@ -390,6 +538,144 @@ static void test_catastrophic_column(void **state)
 	assert_false(res.ok);
 	assert_non_null(strstr(res.fail[0].detail, "limit"));
 	free(got);
+	free(b.p);
+}
+
+/*
+ * Issue 23: a CSV column pattern was charged the whole per-match limit for
+ * every cell, so the 21st cell of any table failed.  Tables of 1, 21,
+ * 10,000 and 1,000,000 rows pass with a simple pattern, and fail at
+ * exactly their last row when it does not match.
+ */
+static void table(struct buf *b, unsigned rows, const char *cell, const char *last)
+{
+	char line[64];
+
+	b->n = 0;
+	puts_(b, "id,code\n");
+	for (unsigned i = 1; i <= rows; i++) {
+		snprintf(line, sizeof(line), "%u,%s\n", i, i == rows ? last : cell);
+		puts_(b, line);
+	}
+}
+
+static void test_pattern_tables(void **state)
+{
+	static const unsigned sizes[] = { 1, 21, 10000, 1000000 };
+	static const struct {
+		const char *pattern, *good, *bad;
+	} pats[] = {
+		{ "^[A-Z]{2}[0-9]+$", "AB12345", "AB1234x" },
+		{ "x", "x", "xx" },
+	};
+	struct buf b = { 0 };
+	struct sbx_contract_result res;
+	char contract[256], want[64];
+	char *got;
+
+	for (size_t p = 0; p < ARRAY_SIZE(pats); p++)
+		for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
+			snprintf(contract, sizeof(contract),
+				 "{\"columns\": {\"code\": {\"pattern\": \"%s\"}}}", pats[p].pattern);
+			table(&b, sizes[i], pats[p].good, pats[p].good);
+			got = run_check("t.csv", contract, (char *)b.p, b.n, 0, 0, &res);
+			if (strcmp(got, "") != 0)
+				fail_msg("%s, %u rows: got \"%s\" (%llu failures, first: %s)", pats[p].pattern,
+					 sizes[i], got, (unsigned long long)res.count,
+					 res.n ? res.fail[0].detail : "-");
+			free(got);
+			table(&b, sizes[i], pats[p].good, pats[p].bad);
+			got = run_check("t.csv", contract, (char *)b.p, b.n, 0, 0, &res);
+			snprintf(want, sizeof(want), "columns.code.pattern@%u", sizes[i]);
+			if (strcmp(got, want) != 0 || res.count != 1)
+				fail_msg("%s, %u rows, the last bad: got \"%s\" (%llu failures)", pats[p].pattern,
+					 sizes[i], got, (unsigned long long)res.count);
+			assert_non_null(strstr(res.fail[0].detail, "does not match"));
+			free(got);
+		}
+	free(b.p);
+}
+
+static double cpu_seconds(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/*
+ * Issue 23: a repeat of one character scans its whole run in one PCRE2
+ * step, so \w+$ over 20 lines of 65,535 letters and a '!' took 35 s of
+ * CPU, and (?=(a+))\1$ over 40 lines 33 s, inside the step budget.  Both
+ * must end with a limit failure, quickly.
+ */
+static void test_scanning_patterns_text(void **state)
+{
+	static const struct {
+		const char *pattern;
+		char letter;
+		unsigned lines;
+	} cases[] = {
+		{ "\\\\w+$", 'q', 20 },
+		{ "(?=(a+))\\\\1$", 'a', 40 },
+	};
+
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		struct buf b = { 0 };
+		struct sbx_contract_result res;
+		char contract[128], line[65537];
+		double t0;
+		char *got;
+
+		memset(line, cases[c].letter, 65535);
+		memcpy(line + 65535, "!\n", 2);
+		for (unsigned i = 0; i < cases[c].lines; i++)
+			put(&b, line, sizeof(line));
+		snprintf(contract, sizeof(contract), "{\"pattern\": \"%s\"}", cases[c].pattern);
+		t0 = cpu_seconds();
+		got = run_check("n.txt", contract, (char *)b.p, b.n, 0, 0, &res);
+		t0 = cpu_seconds() - t0;
+		print_message("# %s over %u lines: %.3f s of CPU\n", cases[c].pattern, cases[c].lines, t0);
+		assert_string_equal(got, "pattern");
+		assert_non_null(strstr(res.fail[0].detail, "limit"));
+		/* Well under a second on a real machine; generous for sanitizers. */
+		assert_true(t0 < 3.0);
+		free(got);
+		free(b.p);
+	}
+}
+
+/*
+ * Ordinary searches over a few megabytes of prose stay within the budget
+ * of the file, though each line costs tens of units a byte: a repeated
+ * word (a backreference, charged the rest of the line at every step) or
+ * an address found only on the last line.
+ */
+static void test_text_search_budget(void **state)
+{
+	static const char *const patterns[] = {
+		"\\\\b(\\\\w+)\\\\s+\\\\1\\\\b",
+		"[a-z]+@[a-z]+\\\\.com",
+		"\\\\w+ment\\\\b",
+	};
+	struct buf b = { 0 };
+	struct sbx_contract_result res;
+	char contract[160];
+
+	for (int i = 0; i < 40000; i++)
+		puts_(&b, "Payments are made in the month after the agreed delivery of the goods, "
+			  "net of any discount agreed in writing.\n");
+	puts_(&b, "Write to billing@example.com about the settlement the the invoice.\n");
+	for (size_t p = 0; p < ARRAY_SIZE(patterns); p++) {
+		char *got;
+
+		snprintf(contract, sizeof(contract), "{\"pattern\": \"%s\"}", patterns[p]);
+		got = run_check("n.txt", contract, (char *)b.p, b.n, 0, 0, &res);
+		if (strcmp(got, "") != 0)
+			fail_msg("%s over %zu bytes: %s", patterns[p], b.n, res.n ? res.fail[0].detail : "");
+		free(got);
+	}
 	free(b.p);
 }
 
@@ -466,11 +752,17 @@ int main(void)
 		cmocka_unit_test(test_admit),
 		cmocka_unit_test(test_checks),
 		cmocka_unit_test(test_sum_detail),
+		cmocka_unit_test(test_sum_details),
+		cmocka_unit_test(test_sum_exact),
+		cmocka_unit_test(test_sum_without_text),
 		cmocka_unit_test(test_failures_bounded),
 		cmocka_unit_test(test_million_columns),
 		cmocka_unit_test(test_long_line),
 		cmocka_unit_test(test_catastrophic_text),
 		cmocka_unit_test(test_catastrophic_column),
+		cmocka_unit_test(test_pattern_tables),
+		cmocka_unit_test(test_scanning_patterns_text),
+		cmocka_unit_test(test_text_search_budget),
 		cmocka_unit_test(test_unique_cap),
 		cmocka_unit_test(test_images),
 		cmocka_unit_test(test_media_type_mismatch),

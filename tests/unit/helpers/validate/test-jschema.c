@@ -429,7 +429,7 @@ static void test_catastrophic_pattern(void **state)
 	 * cap stopped the walk */
 	assert_int_equal(r, SBX_JSCHEMA_MAX_FAILURES);
 	assert_string_equal(seen.keyword[0], "pattern");
-	assert_non_null(strstr(seen.detail[0], "step limit"));
+	assert_non_null(strstr(seen.detail[0], "work limit"));
 	free(doc);
 	sbx_jschema_free(s);
 }
