@@ -148,6 +148,21 @@ bool sbx_utf8_valid(const char *str, size_t len)
 	return true;
 }
 
+int sbx_parse_u64(const char *s, uint64_t *out)
+{
+	char *end = NULL;
+	unsigned long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
 bool sbx_has_control(const char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++) {

@@ -88,6 +88,10 @@ void sbx_hex(const unsigned char *in, size_t len, char *out);
  * surrogates, nothing above U+10FFFF). */
 bool sbx_utf8_valid(const char *s, size_t len);
 
+/* A decimal number, digits only (no sign, no space), within uint64_t:
+ * 0 with *@out set, or -1.  For the helpers' command-line limits. */
+int sbx_parse_u64(const char *s, uint64_t *out);
+
 /* The value of hex digit @c (0-9, a-f, A-F), or -1. */
 int sbx_hex_digit(unsigned char c);
 

@@ -133,17 +133,17 @@ bool sbx_contract_date_valid(const char *s)
 	return *t == '\0';
 }
 
-static bool is_csv(const char *t)
+bool sbx_contract_type_is_csv(const char *t)
 {
 	return !strcmp(t, "text/csv") || !strcmp(t, "text/tab-separated-values");
 }
 
-static bool is_image(const char *t)
+bool sbx_contract_type_is_image(const char *t)
 {
 	return !strcmp(t, "image/png") || !strcmp(t, "image/jpeg");
 }
 
-static bool is_text(const char *t)
+bool sbx_contract_type_is_text(const char *t)
 {
 	return !strcmp(t, "text/plain") || !strcmp(t, "text/markdown") || !strcmp(t, "text/html") ||
 	       !strcmp(t, "application/x-ndjson");
@@ -399,6 +399,7 @@ static int parse_entry(const struct sbx_jctx *c, const char *path, const json_t 
 	char p[SBX_JSON_PATH_MAX], q[SBX_JSON_PATH_MAX];
 	const char *base = strrchr(path, '/'), *by_name;
 	const json_t *m;
+	bool csv, image, text;
 
 	base = base ? base + 1 : path;
 	sbx_json_path_key(p, "outputs", path);
@@ -444,14 +445,17 @@ static int parse_entry(const struct sbx_jctx *c, const char *path, const json_t 
 			k->required = false;
 		}
 	}
-	if (not_for_type(c, p, v, "rows", is_csv(k->media_type), "text/csv and TSV") < 0 ||
-	    not_for_type(c, p, v, "header", is_csv(k->media_type), "text/csv and TSV") < 0 ||
-	    not_for_type(c, p, v, "columns", is_csv(k->media_type), "text/csv and TSV") < 0 ||
-	    not_for_type(c, p, v, "width", is_image(k->media_type), "image/png and image/jpeg") < 0 ||
-	    not_for_type(c, p, v, "height", is_image(k->media_type), "image/png and image/jpeg") < 0 ||
-	    not_for_type(c, p, v, "lines", is_text(k->media_type),
+	csv = sbx_contract_type_is_csv(k->media_type);
+	image = sbx_contract_type_is_image(k->media_type);
+	text = sbx_contract_type_is_text(k->media_type);
+	if (not_for_type(c, p, v, "rows", csv, "text/csv and TSV") < 0 ||
+	    not_for_type(c, p, v, "header", csv, "text/csv and TSV") < 0 ||
+	    not_for_type(c, p, v, "columns", csv, "text/csv and TSV") < 0 ||
+	    not_for_type(c, p, v, "width", image, "image/png and image/jpeg") < 0 ||
+	    not_for_type(c, p, v, "height", image, "image/png and image/jpeg") < 0 ||
+	    not_for_type(c, p, v, "lines", text,
 			 "text/plain, text/markdown, text/html and application/x-ndjson") < 0 ||
-	    not_for_type(c, p, v, "pattern", is_text(k->media_type),
+	    not_for_type(c, p, v, "pattern", text,
 			 "text/plain, text/markdown, text/html and application/x-ndjson") < 0 ||
 	    not_for_type(c, p, v, "schema", !strcmp(k->media_type, "application/json"),
 			 "application/json") < 0)

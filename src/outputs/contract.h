@@ -129,6 +129,12 @@ bool sbx_contracts_hold(const struct sbx_contracts *cs);
 
 void sbx_contracts_free(struct sbx_contracts *cs);
 
+/* Which checks a media type's contract may hold: CSV and TSV (header,
+ * columns, rows), images (width, height), text (lines, pattern). */
+bool sbx_contract_type_is_csv(const char *t);
+bool sbx_contract_type_is_image(const char *t);
+bool sbx_contract_type_is_text(const char *t);
+
 /* An ISO 8601 date as "type": "date" accepts (sbx-job(5)); @s NUL-terminated. */
 bool sbx_contract_date_valid(const char *s);
 

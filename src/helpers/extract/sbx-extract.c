@@ -330,21 +330,6 @@ static int probe(void)
 	return status(denied == 3 ? SBX_EXIT_OK : SBX_EXIT_SOFTWARE, "probe", text);
 }
 
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end = NULL;
-	unsigned long long v;
-
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -384,7 +369,7 @@ int main(int argc, char **argv)
 		case 'P': want_probe = true; continue;
 		default: return status(SBX_EXIT_SOFTWARE, "error", "usage: bad option");
 		}
-		if (parse_u64(optarg, slot) < 0)
+		if (sbx_parse_u64(optarg, slot) < 0)
 			return status(SBX_EXIT_SOFTWARE, "error", "usage: bad number");
 	}
 	if (optind != argc)

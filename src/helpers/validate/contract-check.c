@@ -20,22 +20,6 @@
 #include "jschema.h"
 #include "util.h"
 
-static bool is_csv(const char *t)
-{
-	return !strcmp(t, "text/csv") || !strcmp(t, "text/tab-separated-values");
-}
-
-static bool is_image(const char *t)
-{
-	return !strcmp(t, "image/png") || !strcmp(t, "image/jpeg");
-}
-
-static bool is_text(const char *t)
-{
-	return !strcmp(t, "text/plain") || !strcmp(t, "text/markdown") || !strcmp(t, "text/html") ||
-	       !strcmp(t, "application/x-ndjson");
-}
-
 /* --- checking ---------------------------------------------------------------- */
 
 /* Manifest text: valid UTF-8 (cut before a bad byte), no C0, DEL or C1
@@ -145,14 +129,14 @@ int sbx_contract_check(const struct sbx_contract *k, int fd, uint64_t size,
 		return 0;
 	}
 	check_range(res, "bytes", &k->bytes, size, "bytes");
-	if (is_image(media_type)) {
+	if (sbx_contract_type_is_image(media_type)) {
 		check_range(res, "width", &k->width, width, "pixels wide");
 		check_range(res, "height", &k->height, height, "pixels high");
 	}
-	if (is_csv(media_type) && (k->header || k->cols || k->rows.has_min || k->rows.has_max))
+	if (sbx_contract_type_is_csv(media_type) && (k->header || k->cols || k->rows.has_min || k->rows.has_max))
 		return sbx_contract_check_csv(k, fd, size,
 					      strcmp(media_type, "text/csv") != 0, res);
-	if (is_text(media_type) && (k->pattern || k->lines.has_min || k->lines.has_max))
+	if (sbx_contract_type_is_text(media_type) && (k->pattern || k->lines.has_min || k->lines.has_max))
 		return sbx_contract_check_text(k, fd, size, res);
 	if (k->schema)
 		return check_schema(k, fd, size, res);

@@ -320,21 +320,6 @@ static int probe(void)
 	return SBX_EXIT_SOFTWARE;
 }
 
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end = NULL;
-	unsigned long long v;
-
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -360,7 +345,7 @@ int main(int argc, char **argv)
 		case 'X': sbx_validator_misbehave = optarg; continue;
 		default: return fail(SBX_EXIT_SOFTWARE, "usage: bad option", 0);
 		}
-		if (parse_u64(optarg, slot) < 0)
+		if (sbx_parse_u64(optarg, slot) < 0)
 			return fail(SBX_EXIT_SOFTWARE, "usage: bad number", 0);
 	}
 	if (optind != argc)
