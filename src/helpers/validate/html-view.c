@@ -51,14 +51,18 @@
 /* Every block gumbo holds, on a list: dropped whole after the walk or a
  * jump, so that neither gumbo's recursive free nor a half-built tree
  * matters.*/
+struct link {
+	struct link *prev, *next;
+};
+
 struct blk {
-	struct blk *prev, *next;
+	struct link l; /* first: a struct link * of a block is the block */
 	size_t size;
 	max_align_t data[];
 };
 
 struct arena {
-	struct blk head;    /* of the circular list of live blocks */
+	struct link head;   /* of the circular list of live blocks */
 	size_t total;       /* bytes of them, headers included */
 	unsigned calls;     /* allocations since the clock was last read */
 	uint64_t deadline;  /* thread CPU time, in ns, the parse must end by */
@@ -91,10 +95,10 @@ static void *arena_alloc(void *userdata, size_t n)
 	if (!b)
 		longjmp(a->full, ARENA_FULL);
 	b->size = sizeof(*b) + n;
-	b->prev = &a->head;
-	b->next = a->head.next;
-	a->head.next->prev = b;
-	a->head.next = b;
+	b->l.prev = &a->head;
+	b->l.next = a->head.next;
+	a->head.next->prev = &b->l;
+	a->head.next = &b->l;
 	a->total += b->size;
 	return b->data;
 }
@@ -107,8 +111,8 @@ static void arena_free(void *userdata, void *p)
 	if (!p)
 		return;
 	b = (struct blk *)((char *)p - offsetof(struct blk, data));
-	b->prev->next = b->next;
-	b->next->prev = b->prev;
+	b->l.prev->next = b->l.next;
+	b->l.next->prev = b->l.prev;
 	a->total -= b->size;
 	free(b);
 }
@@ -121,7 +125,7 @@ static void arena_init(struct arena *a)
 static void arena_drop(struct arena *a)
 {
 	while (a->head.next != &a->head)
-		arena_free(a, a->head.next->data);
+		arena_free(a, ((struct blk *)a->head.next)->data);
 }
 
 /* --- the rules ---------------------------------------------------------------------- */
