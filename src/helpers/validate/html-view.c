@@ -130,8 +130,8 @@ static void arena_drop(struct arena *a)
 
 /* --- the rules ---------------------------------------------------------------------- */
 
-/* @s lowercased, without ASCII whitespace and controls, into @out (at most
- * @max bytes with the NUL); false when it does not fit. */
+/* @s lowercased, without ASCII whitespace and controls, into @out of @max
+ * bytes, which the callers size to hold all of @s and its NUL. */
 static void dense_lower(const char *s, char *out, size_t max)
 {
 	size_t n = 0;
@@ -154,7 +154,7 @@ static void dense_lower(const char *s, char *out, size_t max)
  * those out of sight.  Whitespace is dropped first: "url (" is not a
  * function, but flagging it costs nothing.
  */
-bool sbx_media_css_fetches(const char *css)
+static bool css_fetches(const char *css)
 {
 	static const char *const pats[] = {
 		"url(", "image-set(", "cross-fade(", "image(", "src(",
@@ -203,7 +203,7 @@ static bool attr_active(const GumboAttribute *at)
 		return true;
 	if (in_list(name, fetching_attrs, ARRAY_SIZE(fetching_attrs)))
 		return true;
-	if (strcasecmp(name, "style") == 0 && sbx_media_css_fetches(at->value))
+	if (strcasecmp(name, "style") == 0 && css_fetches(at->value))
 		return true;
 	/* The value as the browser decoded it; a scheme anywhere in it, not
 	 * only at the start, since a srcset or a refresh holds several. */

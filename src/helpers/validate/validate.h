@@ -274,8 +274,6 @@ void sbx_media_active_feed(struct sbx_media_active *a, const unsigned char *p, s
  */
 int sbx_media_html_view(const char *what, const char *p, size_t n, unsigned *flags,
 			struct sbx_media_report *rep);
-/* Whether CSS text fetches, or may (url(), image-set(), @import, escapes...). */
-bool sbx_media_css_fetches(const char *css);
 /* The C0/DEL/C1 rule of text/csv, with the previous byte kept in *@prev;
  * -1 with a reason naming @what. */
 int sbx_media_controls_feed(const char *what, unsigned char *prev, const unsigned char *p,
