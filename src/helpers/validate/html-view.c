@@ -11,14 +11,16 @@
  * RCDATA elements hide what a browser does not see.  The tree is then
  * walked, and the document is active when it has
  *   - an element that runs, loads or submits (script, iframe, object,
- *     embed, link, meta, base, form, style, img, media, input, ...) or any
- *     SVG or MathML element;
+ *     embed, link, meta, base, form, style, img, media, input, ...), any
+ *     SVG or MathML element, or noscript (below);
  *   - an attribute whose name starts with "on" (an event handler) or that
  *     fetches on its own (src, srcset, background, poster, data, action,
  *     ...);
  *   - an attribute value that holds javascript:, vbscript: or
  *     data:text/html once whitespace and controls are taken out;
- *   - a style attribute whose CSS fetches or may (css_fetches()).
+ *   - a style attribute whose CSS fetches or may (css_fetches());
+ * and, since gumbo follows the HTML of 2016, start tags its tree builder
+ * dropped are parsed again and judged on their own (dropped_tags_active()).
  *
  * gumbo allocates the whole tree and does not check its allocator.  The
  * allocator here keeps every block on a list and counts them against
@@ -170,12 +172,19 @@ static bool css_fetches(const char *css)
 	return false;
 }
 
-/* Elements a browser runs, loads from elsewhere, or submits. */
+/*
+ * Elements a browser runs, loads from elsewhere, or submits; and noscript,
+ * the one element whose parse depends on whether scripts run.  gumbo
+ * parses as if they did not, and reads noscript's content as markup; a
+ * browser that runs scripts reads it as raw text up to "</noscript", so
+ * that "<noscript><p title="</noscript><img src=x onerror=...>">" is an
+ * inert title to gumbo and a live handler to the browser.
+ */
 static const char *const active_elements[] = {
 	"script", "iframe", "frame", "frameset", "object", "embed", "applet", "param",
 	"link", "meta", "base", "form", "style", "img", "image", "picture", "video",
 	"audio", "source", "track", "bgsound", "input", "portal", "keygen", "isindex",
-	"svg", "math",
+	"svg", "math", "noscript",
 };
 
 /* Attributes that fetch by themselves, on whatever element they stand. */
@@ -245,33 +254,155 @@ static const GumboVector *children(const GumboNode *n)
 	return NULL;
 }
 
-/* Depth first by parent links: no stack, however deep the tree. */
-static bool tree_active(const GumboNode *root)
+static bool is_element(const GumboNode *n)
 {
-	const GumboNode *n = root;
+	return n->type == GUMBO_NODE_ELEMENT || n->type == GUMBO_NODE_TEMPLATE;
+}
 
-	while (n) {
-		const GumboVector *kids = children(n);
+/* The node after @n under @root, depth first, by parent links: no stack,
+ * however deep the tree; NULL at the end. */
+static const GumboNode *next_node(const GumboNode *n, const GumboNode *root)
+{
+	const GumboVector *kids = children(n);
 
-		if ((n->type == GUMBO_NODE_ELEMENT || n->type == GUMBO_NODE_TEMPLATE) &&
-		    element_active(n))
-			return true;
-		if (kids && kids->length > 0) {
-			n = kids->data[0];
+	if (kids && kids->length > 0)
+		return kids->data[0];
+	/* The next sibling of the nearest ancestor that has one. */
+	for (; n != root; n = n->parent) {
+		const GumboVector *sib = children(n->parent);
+
+		if (n->index_within_parent + 1 < sib->length)
+			return sib->data[n->index_within_parent + 1];
+	}
+	return NULL;
+}
+
+/* Whether anything under @root is active; *@elements counts the elements. */
+static bool tree_active(const GumboNode *root, size_t *elements)
+{
+	for (const GumboNode *n = root; n; n = next_node(n, root)) {
+		if (!is_element(n))
 			continue;
-		}
-		/* The next sibling of the nearest ancestor that has one. */
-		while (n != root) {
-			const GumboVector *sib = children(n->parent);
+		++*elements;
+		if (element_active(n))
+			return true;
+	}
+	return false;
+}
 
-			if (n->index_within_parent + 1 < sib->length) {
-				n = sib->data[n->index_within_parent + 1];
-				break;
-			}
-			n = n->parent;
+/* --- what the tree builder dropped ---------------------------------------------------- */
+
+/*
+ * The tree holds the start tags the tree builder kept; a start tag it
+ * ignored leaves no node.  Browsers and this parser disagree on some of
+ * those: gumbo follows the HTML of 2016, where "<select><img src=x
+ * onerror=...>" drops the img, and browsers since 2025 keep it.  So the
+ * source is read for start tags no node accounts for, and each such stretch
+ * is parsed again where nearly every tag is kept (a template's contents)
+ * and judged; a stretch that yields no element even there counts as
+ * active, since what it held cannot be seen.
+ *
+ * A '<' and a letter in the source is a start tag unless it lies in a
+ * start tag (an attribute value), a comment, or the text of an element
+ * whose content is raw text or CDATA: the spans below.
+ */
+struct span {
+	const char *b, *e;
+};
+
+static int span_cmp(const void *x, const void *y)
+{
+	const struct span *a = x, *b = y;
+
+	return a->b < b->b ? -1 : a->b > b->b;
+}
+
+static bool raw_text_parent(const GumboNode *n)
+{
+	static const GumboTag raw[] = {
+		GUMBO_TAG_SCRIPT,   GUMBO_TAG_STYLE, GUMBO_TAG_XMP,	  GUMBO_TAG_IFRAME,
+		GUMBO_TAG_NOEMBED,  GUMBO_TAG_NOFRAMES, GUMBO_TAG_TEXTAREA, GUMBO_TAG_TITLE,
+		GUMBO_TAG_PLAINTEXT, GUMBO_TAG_NOSCRIPT,
+	};
+
+	if (!n || !is_element(n))
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(raw); i++)
+		if (n->v.element.tag == raw[i])
+			return true;
+	return false;
+}
+
+/* The spans of @root's nodes in the source, sorted; their count in *@n. */
+static struct span *spans_of(const GumboNode *root, size_t *n)
+{
+	struct span *sp;
+	size_t count = 0, k = 0;
+
+	for (const GumboNode *x = root; x; x = next_node(x, root))
+		count++;
+	sp = sbx_xcalloc(count + 1, sizeof(*sp));
+	for (const GumboNode *x = root; x; x = next_node(x, root)) {
+		GumboStringPiece t = { 0 };
+
+		if (is_element(x))
+			t = x->v.element.original_tag;
+		else if (x->type == GUMBO_NODE_COMMENT || x->type == GUMBO_NODE_CDATA ||
+			 ((x->type == GUMBO_NODE_TEXT || x->type == GUMBO_NODE_WHITESPACE) &&
+			  raw_text_parent(x->parent)))
+			t = x->v.text.original_text;
+		if (t.data && t.length > 0)
+			sp[k++] = (struct span){ t.data, t.data + t.length };
+	}
+	qsort(sp, k, sizeof(*sp), span_cmp);
+	*n = k;
+	return sp;
+}
+
+static bool is_alpha(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* The stretch @b..@e (a start tag the tree dropped, up to the next node)
+ * parsed again as a template's contents; the blocks it took are freed. */
+static bool dropped_active(struct arena *a, const GumboOptions *base, const char *b,
+			   const char *e)
+{
+	GumboOptions opt = *base;
+	struct link *mark = a->head.next;
+	size_t elements = 0;
+	bool active;
+
+	opt.fragment_context = GUMBO_TAG_TEMPLATE;
+	opt.fragment_namespace = GUMBO_NAMESPACE_HTML;
+	active = tree_active(gumbo_parse_with_options(&opt, b, (size_t)(e - b))->document,
+			     &elements);
+	while (a->head.next != mark)
+		arena_free(a, ((struct blk *)a->head.next)->data);
+	return active || elements == 0;
+}
+
+static bool dropped_tags_active(struct arena *a, const GumboOptions *opt, const char *p,
+				size_t n, const struct span *sp, size_t nsp)
+{
+	const char *covered = p; /* the end of the spans that start at or before q */
+	size_t k = 0;
+
+	for (const char *q = p; q + 1 < p + n; q++) {
+		const char *e;
+
+		while (k < nsp && sp[k].b <= q) {
+			if (sp[k].e > covered)
+				covered = sp[k].e;
+			k++;
 		}
-		if (n == root)
-			break;
+		if (q < covered || *q != '<' || !is_alpha(q[1]))
+			continue;
+		e = k < nsp ? sp[k].b : p + n;
+		if (dropped_active(a, opt, q, e))
+			return true;
+		q = e - 1;
 	}
 	return false;
 }
@@ -282,6 +413,8 @@ int sbx_media_html_view(const char *what, const char *p, size_t n, unsigned *fla
 	struct arena *a = sbx_xcalloc(1, sizeof(*a));
 	GumboOptions opt = kGumboDefaultOptions;
 	GumboOutput *volatile out = NULL;
+	struct span *volatile sp = NULL;
+	size_t nsp = 0, elements = 0;
 
 	opt.allocator = arena_alloc;
 	opt.deallocator = arena_free;
@@ -299,18 +432,28 @@ int sbx_media_html_view(const char *what, const char *p, size_t n, unsigned *fla
 	case ARENA_FULL:
 		arena_drop(a);
 		free(a);
+		free(sp);
 		return sbx_media_fail(rep, "%s: parsing it as HTML takes more than %u MiB", what,
 				      (unsigned)(SBX_MEDIA_HTML_MAX_PARSE >> 20));
 	default:
 		arena_drop(a);
 		free(a);
+		free(sp);
 		return sbx_media_fail(rep, "%s: parsing it as HTML takes more than %u ms of CPU time",
 				      what, (unsigned)SBX_MEDIA_HTML_MAX_CPU_MS);
 	}
 	out = gumbo_parse_with_options(&opt, p, n);
-	if (tree_active(out->document))
+	if (tree_active(out->document, &elements)) {
 		*flags |= SBX_MEDIA_FLAG_ACTIVE;
+	} else {
+		/* The spans point into @p, not into the tree: it can go first. */
+		sp = spans_of(out->document, &nsp);
+		arena_drop(a);
+		if (dropped_tags_active(a, &opt, p, n, sp, nsp))
+			*flags |= SBX_MEDIA_FLAG_ACTIVE;
+	}
 	arena_drop(a);
 	free(a);
+	free(sp);
 	return 0;
 }
