@@ -15,7 +15,8 @@
  * and images whose destinations no HTML parser sees ("[x](javascript:...)",
  * "<javascript:...>"), so the scan below, which looks for javascript:,
  * vbscript:, data:text/html, src=, url(, @import and the loading elements
- * anywhere after character references are decoded, adds to the verdict.
+ * anywhere after character references are decoded and backslashes (Markdown
+ * escapes) dropped, adds to the verdict.
  * It over-flags (prose that mentions url( is flagged), which a warning
  * may.
  *
@@ -39,7 +40,9 @@ static void active_push(struct sbx_media_active *a, unsigned char c, unsigned *f
 		"data:text/html", "src=", "srcset=", "url(", "@import",
 	};
 
-	if (c <= 0x20 || c == 0x7f)
+	/* Markdown removes a backslash before punctuation, in link
+	 * destinations too: "[x](javascript\:...)" links to javascript:. */
+	if (c <= 0x20 || c == 0x7f || c == '\\')
 		return;
 	if (c >= 'A' && c <= 'Z')
 		c = (unsigned char)(c - 'A' + 'a');

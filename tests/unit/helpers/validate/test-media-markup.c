@@ -317,6 +317,8 @@ static const struct mcase mcases[] = {
 	OKF("markdown @font-face", MD,
 	    "# T\n<style>@font-face{font-family:f;src:local(x)}</style>\n", ACT),
 	OKF("markdown autolink javascript", MD, "# T\n<javascript:alert(1)>\n", ACT),
+	OKF("markdown backslash-escaped colon", MD, "# T\n[x](javascript\\:alert(1))\n", ACT),
+	OKF("markdown &colon; in a link", MD, "# T\n[x](javascript&colon;alert(1))\n", ACT),
 	BAD("markdown starts with html", MD, "<div>\n# T\n</div>\n", "starts like an HTML"),
 	BAD("markdown ESC", MD, "# T\x1b]52;c;eA==\x07\n", "control character"),
 
