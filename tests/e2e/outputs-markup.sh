@@ -23,10 +23,11 @@ rejected_because() { # PATH REGEX
 	return 1
 }
 
-# A catalog where the shell profile also allows text/html and text/markdown.
+# A catalog where the shell profile also allows text/html, text/markdown and
+# image/svg+xml.
 POLICY_HTML="$T/policy-html"
 cp -r "$SBX_SRCDIR/policy" "$POLICY_HTML"
-jq '.allowed_outputs += ["text/html", "text/markdown"]' "$SBX_SRCDIR/policy/profiles/shell.json" \
+jq '.allowed_outputs += ["text/html", "text/markdown", "image/svg+xml"]' "$SBX_SRCDIR/policy/profiles/shell.json" \
 	> "$POLICY_HTML/profiles/shell.json"
 
 for mode in root user; do
@@ -107,6 +108,57 @@ PY
 		promoted remote.html text/html active_content
 	check "$mode: HTML with an event handler after a quoted '>': flagged active_content" \
 		promoted handler.html text/html active_content
+
+	# --- issue 23: markup whose meaning depends on who tokenizes it ---------------
+	# Each file is read one way by a strict scanner and another by a browser;
+	# the manifest must show the browser's view: refused (SVG) or flagged.
+	mkjob "$M/j.json" shell "$(cat <<'SH'
+cd /work/out
+svg='<svg xmlns="http://www.w3.org/2000/svg">'
+cat > decl.svg <<'EOF'
+<?xml version="1.0" > <img src=x onerror=alert(document.domain)> ?>
+<svg xmlns="http://www.w3.org/2000/svg"><rect width="1" height="1"/></svg>
+EOF
+p=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+cat > prefix.svg <<EOF
+<svg xmlns="http://www.w3.org/2000/svg" xmlns:$p="http://www.w3.org/1999/xlink">
+<a><set attributeName="$p:href" to="https://192.0.2.1/"/><text>x</text></a></svg>
+EOF
+printf '%s<rect style="fill:red;background:image-set(&quot;https://192.0.2.1/x&quot; 1x)"/></svg>\n' "$svg" > imageset.svg
+printf '%s<style>rect{background:image-set("https://192.0.2.1/x" 1x)}</style></svg>\n' "$svg" > imageset-style.svg
+printf '<p style="background:image-set(&quot;https://192.0.2.1/x&quot; 1x)">x</p>\n' > imageset.html
+printf '<body background="https://192.0.2.1/x.png"><p>x</p></body>\n' > background.html
+printf '<details title="a"ontoggle=alert(1) open>x</details>\n' > ontoggle.html
+printf '<a href="&#106avascript&colon;alert(1)">x</a>\n' > ncr.html
+printf '# notes\n\n<details title="a"ontoggle=alert(1) open>x</details>\n' > ontoggle.md
+printf '# notes\n\n<a href="&#106avascript&colon;alert(1)">x</a>\n' > ncr.md
+printf '<p>plain</p>\n' > plain.html
+SH
+)"
+	POLICY=$POLICY_HTML sbx_run "$M/j.json"
+	expect_rc 0 "$mode: issue 23 markup: the run succeeds"
+	check "$mode: SVG whose XML declaration holds a tag for HTML: rejected" \
+		rejected_because decl.svg "'>' inside the XML declaration"
+	check "$mode: SVG animating href through a 40-character prefix: rejected" \
+		rejected_because prefix.svg 'animation of a reference'
+	check "$mode: SVG with image-set() in a style attribute: rejected" \
+		rejected_because imageset.svg 'image-set\('
+	check "$mode: SVG with image-set() in <style>: rejected" \
+		rejected_because imageset-style.svg 'image-set\('
+	check "$mode: HTML with image-set(): flagged active_content" \
+		promoted imageset.html text/html active_content
+	check "$mode: HTML with <body background>: flagged active_content" \
+		promoted background.html text/html active_content
+	check "$mode: HTML with a handler straight after a quoted value: flagged active_content" \
+		promoted ontoggle.html text/html active_content
+	check "$mode: HTML with &#106avascript&colon;: flagged active_content" \
+		promoted ncr.html text/html active_content
+	check "$mode: Markdown with a handler straight after a quoted value: flagged active_content" \
+		promoted ontoggle.md text/markdown active_content
+	check "$mode: Markdown with &#106avascript&colon;: flagged active_content" \
+		promoted ncr.md text/markdown active_content
+	check "$mode: plain HTML beside them: promoted, no flags" promoted plain.html text/html
+	check "$mode: nothing left behind" nothing_left
 
 	# --- .md under a profile that allows text/plain only ------------------------------
 	mkjob "$M/j.json" shell 'printf "# notes\n" > /work/out/notes.md'

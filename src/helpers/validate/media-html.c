@@ -1,25 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * media-html.c - text/html and text/markdown, which share the active-content
- * scan.
+ * media-html.c - text/html and text/markdown.
  *
- * HTML is not parsed: the rules a browser applies to broken markup are too
- * many to mirror, and an HTML artifact is allowed only where a profile or
- * a job lists text/html (it is not in any shipped profile by default).
- * What is checked is what the text types share - valid UTF-8, no NUL, no
- * C0 control other than TAB LF CR, no DEL or C1 - and the manifest flags
- * the file "active_content" when a reader's browser would run or fetch
- * something on opening it:
- *   - the elements script, iframe, frame, object, embed, applet, link,
- *     meta, base, form, style, svg, math, img, video, audio, source, input
- *     and portal (as "<name", any case);
- *   - an attribute whose name starts with "on" inside a tag (event
- *     handlers; quoted values are skipped so a '>' in one does not end the
- *     tag early);
- *   - javascript:, vbscript:, data:text/html, src=, srcset=, url( and
- *     @import anywhere, after numeric character references and &colon;
- *     &tab; &newline; &lpar; &sol; are decoded, case folded and whitespace
- *     and controls removed (so "java&#x09;script&colon;" is found).
+ * Both are text first: valid UTF-8, no NUL, no C0 control other than TAB
+ * LF CR, no DEL or C1, at most SBX_MEDIA_HTML_MAX_BYTES.  The manifest then
+ * flags the file "active_content" when a reader's browser would run or
+ * fetch something on opening it, and that is decided on the tree an HTML5
+ * parser builds from the bytes (html-view.c), not on patterns: a pattern
+ * scan and a browser disagree on where an attribute starts and on which
+ * character references decode, and each disagreement was a bypass.
+ *
+ * Markdown is read twice.  Renderers pass its raw HTML through, so the
+ * same HTML view runs over the whole text; and its own syntax makes links
+ * and images whose destinations no HTML parser sees ("[x](javascript:...)",
+ * "<javascript:...>"), so the scan below, which looks for javascript:,
+ * vbscript:, data:text/html, src=, url(, @import and the loading elements
+ * anywhere after character references are decoded and backslashes (Markdown
+ * escapes) dropped, adds to the verdict.
+ * It over-flags (prose that mentions url( is flagged), which a warning
+ * may.
+ *
  * The flag is a warning to whoever opens the file, not a refusal: the
  * profile that allows text/html decided that such files may leave.
  */
@@ -40,7 +40,9 @@ static void active_push(struct sbx_media_active *a, unsigned char c, unsigned *f
 		"data:text/html", "src=", "srcset=", "url(", "@import",
 	};
 
-	if (c <= 0x20 || c == 0x7f)
+	/* Markdown removes a backslash before punctuation, in link
+	 * destinations too: "[x](javascript\:...)" links to javascript:. */
+	if (c <= 0x20 || c == 0x7f || c == '\\')
 		return;
 	if (c >= 'A' && c <= 'Z')
 		c = (unsigned char)(c - 'A' + 'a');
@@ -109,6 +111,16 @@ static bool is_alnum(unsigned char c)
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
+/* Whether @c continues the numeric reference in a->ent ("#", "#x", digits). */
+static bool ref_digit(const struct sbx_media_active *a, unsigned char c)
+{
+	bool hex = a->elen >= 2 && (a->ent[1] | 0x20) == 'x';
+
+	if (a->elen == 1 && (c | 0x20) == 'x')
+		return true;
+	return hex ? sbx_hex_digit(c) >= 0 : (c >= '0' && c <= '9');
+}
+
 static void active_tag(struct sbx_media_active *a, unsigned char c, unsigned *flags)
 {
 	bool ws = c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
@@ -163,10 +175,15 @@ void sbx_media_active_feed(struct sbx_media_active *a, const unsigned char *p, s
 			if (c == '0' && a->elen >= 1 && a->ent[0] == '#' &&
 			    (a->elen == 1 || (a->elen == 2 && (a->ent[1] | 0x20) == 'x')))
 				continue;
+			/* A numeric reference ends at its first non-digit, ';' or
+			 * not: "&#106avascript" is "javascript" to a browser. */
+			if (a->elen >= 1 && a->ent[0] == '#' && !ref_digit(a, c))
+				goto ended;
 			if ((is_alnum(c) || (c == '#' && a->elen == 0)) && a->elen < sizeof(a->ent) - 1) {
 				a->ent[a->elen++] = (char)c;
 				continue;
 			}
+ended:
 			ent_done(a, c, flags);
 		}
 		if (c == '&') {
@@ -178,16 +195,25 @@ void sbx_media_active_feed(struct sbx_media_active *a, const unsigned char *p, s
 	}
 }
 
-/* UTF-8 and controls as for text/csv; @markdown: refused when it starts
- * like an HTML or XML document, as text/plain is. */
+/* UTF-8 and controls as for text/csv, then the HTML view of the whole
+ * text; @markdown: refused when it starts like an HTML or XML document, as
+ * text/plain is, and scanned for links in Markdown's own syntax. */
 static int html_like(const char *what, bool markdown, int fd, uint64_t size,
 		     struct sbx_media_report *rep)
 {
-	_cleanup_free_ struct sbx_media_reader *r = sbx_media_reader_new(fd, size);
-	_cleanup_free_ struct sbx_media_active *a = sbx_xcalloc(1, sizeof(*a));
+	_cleanup_free_ struct sbx_media_reader *r = NULL;
+	_cleanup_free_ struct sbx_media_active *a = NULL;
+	_cleanup_free_ char *text = NULL;
 	struct sbx_media_utf8 u = { 0 };
 	unsigned char prev = 0;
+	size_t len = 0;
 
+	if (size > SBX_MEDIA_HTML_MAX_BYTES)
+		return sbx_media_fail(rep, "%s: larger than %llu bytes", what,
+				      (unsigned long long)SBX_MEDIA_HTML_MAX_BYTES);
+	r = sbx_media_reader_new(fd, size);
+	a = sbx_xcalloc(1, sizeof(*a));
+	text = sbx_xmalloc((size_t)size + 1);
 	for (;;) {
 		uint64_t at = sbx_media_reader_tell(r);
 		const unsigned char *p;
@@ -197,17 +223,26 @@ static int html_like(const char *what, bool markdown, int fd, uint64_t size,
 			return sbx_media_fail(rep, "%s: read error", what);
 		if (k == 0)
 			break;
+		if ((uint64_t)len + (uint64_t)k > size)
+			return sbx_media_fail(rep, "%s: grew while read", what);
 		if (markdown && at == 0 && sbx_media_sniffs_as_markup(p, (size_t)k))
 			return sbx_media_fail(rep, "%s: starts like an HTML or XML document (%s)", what,
 					      sbx_media_sniffs_as_markup(p, (size_t)k));
 		if (sbx_media_text_feed(what, &u, p, (size_t)k, at, rep) < 0 ||
 		    sbx_media_controls_feed(what, &prev, p, (size_t)k, at, rep) < 0)
 			return -1;
-		sbx_media_active_feed(a, p, (size_t)k, &rep->flags);
+		memcpy(text + len, p, (size_t)k);
+		len += (size_t)k;
+		if (markdown)
+			sbx_media_active_feed(a, p, (size_t)k, &rep->flags);
 	}
-	if (a->in_ent)
+	text[len] = '\0';
+	if (markdown && a->in_ent)
 		ent_done(a, ' ', &rep->flags);
-	return sbx_media_text_end(what, &u, rep);
+	if (sbx_media_text_end(what, &u, rep) < 0)
+		return -1;
+	/* Only now: the parser is given valid UTF-8 without NUL, whole. */
+	return sbx_media_html_view(what, text, len, &rep->flags, rep);
 }
 
 int sbx_media_html_validate(int fd, uint64_t size, struct sbx_media_report *rep)

@@ -59,6 +59,11 @@
 #define SBX_MEDIA_SVG_MAX_DEPTH 256
 #define SBX_MEDIA_SVG_MAX_ATTRS 128
 #define SBX_MEDIA_SVG_MAX_NAME 64
+/* text/html and text/markdown: largest file, and the most memory and CPU
+ * time the HTML parser may take to build its tree of one (html-view.c). */
+#define SBX_MEDIA_HTML_MAX_BYTES (16ull << 20)
+#define SBX_MEDIA_HTML_MAX_PARSE (256ull << 20)
+#define SBX_MEDIA_HTML_MAX_CPU_MS 5000u
 /* application/x-ndjson: longest line (one JSON value). */
 #define SBX_MEDIA_NDJSON_MAX_LINE (16u << 20)
 /* application/vnd.apache.parquet: longest footer (FileMetaData), deepest
@@ -254,9 +259,10 @@ int sbx_media_markdown_validate(int fd, uint64_t size, struct sbx_media_report *
 const char *sbx_media_sniffs_as_markup(const unsigned char *p, size_t n);
 
 /*
- * Active content in HTML or Markdown, fed in any split (media-html.c):
- * the scan sets SBX_MEDIA_FLAG_ACTIVE in @flags on the first script,
- * event handler, script URI or element that loads a resource.
+ * Active content in Markdown outside its raw HTML, fed in any split
+ * (media-html.c): the scan sets SBX_MEDIA_FLAG_ACTIVE in @flags on the
+ * first script, event handler, script URI or element that loads a
+ * resource.
  */
 struct sbx_media_active {
 	bool in_tag;        /* between '<' + letter and its '>' */
@@ -273,6 +279,15 @@ struct sbx_media_active {
 };
 void sbx_media_active_feed(struct sbx_media_active *a, const unsigned char *p, size_t n,
 			   unsigned *flags);
+/*
+ * The HTML view of @n bytes of UTF-8 (html-view.c): sets
+ * SBX_MEDIA_FLAG_ACTIVE in @flags when the tree an HTML5 parser builds
+ * from them has anything a browser runs or fetches on opening it.  -1 with
+ * a reason naming @what when the parse would take more than
+ * SBX_MEDIA_HTML_MAX_PARSE bytes.
+ */
+int sbx_media_html_view(const char *what, const char *p, size_t n, unsigned *flags,
+			struct sbx_media_report *rep);
 /* The C0/DEL/C1 rule of text/csv, with the previous byte kept in *@prev;
  * -1 with a reason naming @what. */
 int sbx_media_controls_feed(const char *what, unsigned char *prev, const unsigned char *p,

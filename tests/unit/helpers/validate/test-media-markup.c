@@ -188,6 +188,41 @@ static const struct mcase mcases[] = {
 	BAD("svg css escape", SV, SVG("<g style=\"fill: u\\72l(x)\"/>"), "backslash"),
 	BAD("svg css expression", SV, SVG("<g style=\"width: expression(alert(1))\"/>"),
 	    "expression"),
+	/* SVG: issue 23, a second view of the same bytes */
+	BAD("svg declaration an HTML parser ends early", SV,
+	    "<?xml version=\"1.0\" > <img src=x onerror=alert(document.domain)> ?>" SVG(""),
+	    "'>' inside the XML declaration"),
+	BAD("svg set href by a 40-character prefix", SV,
+	    "<svg xmlns=\"http://www.w3.org/2000/svg\" "
+	    "xmlns:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa=\"http://www.w3.org/1999/xlink\">"
+	    "<a><set attributeName=\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa:href\" "
+	    "to=\"https://evil.example/\"/><text>x</text></a></svg>",
+	    "animation of a reference"),
+	BAD("svg set href, padded", SV,
+	    SVG("<set attributeName=\"                                        href\" to=\"#a\"/>"),
+	    "animation of a reference"),
+	BAD("svg set HREF", SV, SVG("<set attributeName=\"HREF\" to=\"#a\"/>"),
+	    "animation of a reference"),
+	BAD("svg animate an event handler", SV,
+	    SVG("<set attributeName=\"onclick\" to=\"alert(1)\"/>"), "animation of a"),
+	BAD("svg a with href by an arbitrary prefix", SV,
+	    "<svg xmlns=\"http://www.w3.org/2000/svg\" xmlns:q=\"http://www.w3.org/1999/xlink\">"
+	    "<a q:href=\"https://evil.example/\"><text>x</text></a></svg>", "external reference"),
+	BAD("svg style image-set", SV,
+	    SVG("<g style=\"fill: red; background-image: image-set('https://e/x' 1x)\"/>"),
+	    "image-set("),
+	BAD("svg <style> image-set", SV,
+	    SVG("<style>g { background: image-set(\"https://e/x\" 1x) }</style>"), "image-set("),
+	BAD("svg style -webkit-image-set", SV,
+	    SVG("<g style=\"background:-webkit-image-set('https://e/x' 1x)\"/>"), "image-set("),
+	BAD("svg style cross-fade", SV,
+	    SVG("<style>g{background:cross-fade('https://e/x', red 50%)}</style>"), "cross-fade("),
+	BAD("svg style image()", SV, SVG("<g style=\"background:image('https://e/x')\"/>"),
+	    "image("),
+	BAD("svg style src()", SV, SVG("<style>g{background:src('https://e/x')}</style>"),
+	    "src("),
+	BAD("svg @font-face", SV,
+	    SVG("<style>@font-face{font-family:f;src:local(x),format(x)}</style>"), "@font-face"),
 	/* SVG: well-formedness and bounds */
 	BAD("svg root not svg", SV, "<g/>", "root element is not <svg>"),
 	BAD("svg second root", SV, "<svg/><svg/>", "second root"),
@@ -218,8 +253,46 @@ static const struct mcase mcases[] = {
 	    "<a href=\"&#0000000000000000106;avascript:x\">x</a>", ACT),
 	OKF("html slash-separated handler", HT, "<img/src=x/onerror=alert(1)>", ACT),
 	OKF("html external image", HT, "<p>x</p><IMG SRC=\"http://evil.example/p.gif\">", ACT),
-	OKF("html css import", HT, "<p style=\"x\">@import 'a.css'</p>", ACT),
+	/* Prose is not CSS: the pattern scan flagged this, a browser runs nothing. */
+	OK("html @import in prose", HT, "<p style=\"x\">@import 'a.css'</p>"),
+	OKF("html css import", HT, "<p style=\"x;@import 'a.css'\">x</p>", ACT),
 	OKF("html iframe", HT, "<iframe></iframe>", ACT),
+	/* HTML: issue 23, what an HTML5 tokenizer sees */
+	OKF("html handler straight after a quoted value", HT,
+	    "<details title=\"a\"ontoggle=alert(1) open>x</details>", ACT),
+	OKF("html numeric reference without ';'", HT,
+	    "<a href=\"&#106avascript&colon;alert(1)\">x</a>", ACT),
+	OKF("html hex reference", HT, "<a href=\"&#x6A;avascript:alert(1)\">x</a>", ACT),
+	OKF("html hex reference without ';'", HT, "<a href=\"javascrip&#x74:alert(1)\">x</a>", ACT),
+	OKF("html java&Tab;script", HT, "<a href=\"java&Tab;script:alert(1)\">x</a>", ACT),
+	OKF("html handler after a repeated attribute", HT, "<p a a onclick=alert(1)>x</p>", ACT),
+	OKF("html uppercase ONERROR", HT, "<p><b ONERROR=alert(1)>x</b></p>", ACT),
+	OKF("html slash-separated handler on a div", HT, "<div/onclick=alert(1)>x</div>", ACT),
+	OKF("html body background", HT, "<body background=\"https://e/x.png\"><p>x</p></body>", ACT),
+	OKF("html table background", HT, "<table background=x><tr><td>1</td></tr></table>", ACT),
+	OKF("html style image-set", HT,
+	    "<p style=\"background-image: image-set('https://e/x' 1x)\">x</p>", ACT),
+	OKF("html style -webkit-image-set", HT,
+	    "<p style=\"background:-webkit-image-set('https://e/x' 1x)\">x</p>", ACT),
+	OKF("html style cross-fade", HT,
+	    "<p style=\"background:cross-fade('https://e/x', red 50%)\">x</p>", ACT),
+	OKF("html style image()", HT, "<p style=\"background:image('https://e/x')\">x</p>", ACT),
+	OKF("html style escape", HT, "<p style=\"background:u\\72l(https://e/x)\">x</p>", ACT),
+	/* A browser that runs scripts reads noscript as raw text: the title
+	 * ends at "</noscript" and the img is live. */
+	OKF("html noscript raw text", HT,
+	    "<noscript><p title=\"</noscript><img src=x onerror=alert(1)>\"></noscript>", ACT),
+	/* Dropped by the HTML of 2016 that gumbo follows, kept by browsers
+	 * since customizable <select> (2025). */
+	OKF("html img in select", HT, "<select><img src=x onerror=alert(1)></select>", ACT),
+	OKF("html div in select", HT, "<select><div onclick=alert(1)>x</div></select>", ACT),
+	OK("html plain select", HT, "<select><option>a</option><option>b</option></select>"),
+	OK("html markup in textarea, comment and value", HT,
+	   "<textarea><img src=x></textarea><!-- <img src=x> --><p title=\"<img src=x>\">x</p>"),
+	OKF("html xmp hides nothing", HT, "<xmp><p></xmp><img src=x>", ACT),
+	OK("html text that only looks like markup", HT,
+	   "<p>javascript: and src= and url( in prose</p><textarea><script></textarea>"),
+	OK("html link to a page", HT, "<p><a href=\"https://example.org/?a=1&amp;b=2\">x</a></p>"),
 	BAD("html NUL", HT, "<p>a</p>\x01", "control character"),
 	BAD("html invalid utf8", HT, "<p>\xff</p>", "invalid UTF-8"),
 
@@ -234,6 +307,18 @@ static const struct mcase mcases[] = {
 	OKF("markdown entity javascript link", MD, "[click](&#106;avascript:alert(1))\n", ACT),
 	OKF("markdown onerror", MD, "# T\n<img src=x onerror=alert(1)>\n", ACT),
 	OKF("markdown handler in span", MD, "# T\n<span onmouseover=\"x\">a</span>\n", ACT),
+	OKF("markdown handler straight after a quoted value", MD,
+	    "# T\n<details title=\"a\"ontoggle=alert(1) open>x</details>\n", ACT),
+	OKF("markdown numeric reference without ';'", MD,
+	    "# T\n<a href=\"&#106avascript&colon;alert(1)\">x</a>\n", ACT),
+	OKF("markdown body background", MD, "# T\n<body background=x>\n", ACT),
+	OKF("markdown style image-set", MD,
+	    "# T\n<p style=\"background:image-set('https://e/x' 1x)\">x</p>\n", ACT),
+	OKF("markdown @font-face", MD,
+	    "# T\n<style>@font-face{font-family:f;src:local(x)}</style>\n", ACT),
+	OKF("markdown autolink javascript", MD, "# T\n<javascript:alert(1)>\n", ACT),
+	OKF("markdown backslash-escaped colon", MD, "# T\n[x](javascript\\:alert(1))\n", ACT),
+	OKF("markdown &colon; in a link", MD, "# T\n[x](javascript&colon;alert(1))\n", ACT),
 	BAD("markdown starts with html", MD, "<div>\n# T\n</div>\n", "starts like an HTML"),
 	BAD("markdown ESC", MD, "# T\x1b]52;c;eA==\x07\n", "control character"),
 
@@ -261,27 +346,32 @@ static const struct mcase mcases[] = {
 	    "nesting deeper"),
 };
 
+/* Every case is run and every mismatch reported before the test fails, so
+ * that one run lists all the bypasses a change opens or closes. */
 static void run_mcases(const struct mcase *cases, size_t n)
 {
+	unsigned failed = 0;
+
 	for (size_t i = 0; i < n; i++) {
 		const struct mcase *c = &cases[i];
 		struct buf b = text(c->doc, strlen(c->doc));
 		struct sbx_media_report rep;
 		int fd = memfd_of(&b);
 		int r = sbx_media_validate(c->type, fd, b.n, &rep);
+		bool ok;
 
-		print_message("# %s: %s%s\n", c->what, r == 0 ? "valid" : rep.reason,
+		if (c->expect < 0)
+			ok = r == -1 && strstr(rep.reason, c->reason);
+		else
+			ok = r == 0 && rep.reason[0] == '\0' && rep.flags == c->flags;
+		print_message("# %s%s: %s%s\n", ok ? "" : "FAIL ", c->what,
+			      r == 0 ? "valid" : rep.reason,
 			      r == 0 && (rep.flags & ACT) ? " (active_content)" : "");
-		assert_int_equal(r, c->expect);
-		if (c->expect < 0) {
-			assert_non_null(strstr(rep.reason, c->reason));
-		} else {
-			assert_string_equal(rep.reason, "");
-			assert_int_equal(rep.flags, c->flags);
-		}
+		failed += !ok;
 		close(fd);
 		free(b.p);
 	}
+	assert_int_equal(failed, 0);
 }
 
 static void test_validators(void **state)
@@ -441,6 +531,37 @@ static void test_bounded_memory(void **state)
 	assert_int_equal(rep.rows, 1u << 20);
 }
 
+/*
+ * HTML is parsed into a whole tree: the largest file of the worst shapes
+ * (elements nested as deep as the file allows, attributes as many as it
+ * holds) is either judged or refused for the parser's memory cap, never a
+ * crash; one byte more is refused for its size.
+ */
+static void test_html_bounds(void **state)
+{
+	static const char *const units[] = {
+		"<div>", "<a b=c>", "<p title=\"x\"a>", "<tr><td>1</td><td>a</td></tr>\n", "&amp;",
+		"x", "<select><img>",
+	};
+	struct sbx_media_report rep;
+	size_t max = SBX_MEDIA_HTML_MAX_BYTES;
+
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
+		size_t n = strlen(units[i]);
+		int r = validate_buf(HT, repeat("", units[i], (unsigned)(max / n), ""), &rep);
+
+		assert_true(r == 0 || strstr(rep.reason, "parsing it as HTML takes more than"));
+		if (strcmp(units[i], "<div>") == 0) /* quadratic: over the time cap */
+			assert_non_null(strstr(rep.reason, "ms of CPU time"));
+	}
+	/* What pandas writes: a 4 MiB table is judged; gumbo's tree of a
+	 * 16 MiB one takes more than the parse may (~35 bytes a byte). */
+	assert_int_equal(validate_buf(HT, repeat("<table>", "<tr><td>1</td><td>a</td></tr>\n",
+						 (unsigned)((max / 4 - 15) / 30), "</table>"), &rep), 0);
+	assert_int_equal(validate_buf(HT, repeat("", "x", (unsigned)max + 1, ""), &rep), -1);
+	assert_non_null(strstr(rep.reason, "larger than"));
+}
+
 static void test_names(void **state)
 {
 	static const struct {
@@ -468,6 +589,7 @@ int main(void)
 		cmocka_unit_test(test_tsv_formula),
 		cmocka_unit_test(test_svg_bounds),
 		cmocka_unit_test(test_bounded_memory),
+		cmocka_unit_test(test_html_bounds),
 		cmocka_unit_test(test_names),
 	};
 
