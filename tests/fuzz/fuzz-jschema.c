@@ -8,10 +8,12 @@
  * known keyword and clean text; the schema `true` accepts every document.
  */
 #include "fuzz-util.h"
+#include "fuzz-media.h"
 
 #include <errno.h>
 #include <jansson.h>
 
+#include "contract.h"
 #include "jschema.h"
 
 static const char *const keywords[] = {
@@ -54,12 +56,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!schema)
 		return 0;
 	r = sbx_jschema_compile(schema, &s, err, sizeof(err));
-	json_decref(schema);
 	if (r < 0) {
+		json_decref(schema);
 		fuzz_assert(r == -EINVAL && !s && fuzz_clean_line(err));
 		return 0;
 	}
 	fuzz_assert(r == 0 && s);
+	/* What sbx-validate does with the same schema as a job's contract
+	 * on doc.json, through its entry point and back over the wire. */
+	{
+		json_t *outputs = json_pack("{s:{s:O}}", "doc.json", "schema", schema);
+		struct sbx_contracts cs = { 0 };
+		struct sbx_error e = { 0 };
+		int fd = memfd_create("fuzz-jschema", MFD_CLOEXEC);
+
+		fuzz_assert(fd >= 0 && write(fd, doc, dlen) == (ssize_t)dlen);
+		if (sbx_contracts_parse(outputs, "fuzz.json", &cs, &e) == 0)
+			fuzz_entry_with_contracts(outputs, fd, "doc.json", dlen);
+		sbx_contracts_free(&cs);
+		json_decref(outputs);
+		close(fd);
+	}
+	json_decref(schema);
 
 	d = json_loadb(doc, dlen, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
 	seen = 0;
