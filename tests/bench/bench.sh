@@ -20,10 +20,17 @@ chmod 0755 "$W"
 # The state dir on tmpfs, as /run (or $XDG_RUNTIME_DIR) is on a production
 # host: on a disk file system its small writes and renames cost ~2.5 ms.
 STATE=$(mktemp -d /dev/shm/sbx-bench-state.XXXXXX 2>/dev/null || echo "$W/state")
-trap 'rm -rf "$W" "$STATE"' EXIT
+# Prepared state is trusted only where no directory on the way is
+# writable by others (sbx-policy(5)): not below /tmp.  /var/lib as root,
+# else the build tree.
+PREP_BASE=/var/lib
+[ -w "$PREP_BASE" ] || PREP_BASE=$B
+PREP=$(mktemp -d "$PREP_BASE/sbx-bench-prepared.XXXXXX")
+chmod 0755 "$PREP"
+trap 'rm -rf "$W" "$STATE" "$PREP"' EXIT
 mkdir -p "$W/store" "$STATE"
 chmod 0700 "$STATE"
-printf '{"state_dir":"%s","prepared_dir":"%s"}\n' "$STATE" "$W/prepared" > "$W/config.json"
+printf '{"state_dir":"%s","prepared_dir":"%s"}\n' "$STATE" "$PREP/prepared" > "$W/config.json"
 echo "state dir: $STATE ($(stat -f -c %T "$STATE"))"
 # configure --enable-static-libs links the distribution's libraries into
 # sbx; the default links them dynamically.  Compare builds of both.
@@ -252,7 +259,7 @@ while True:
 PY
 python3 "$W/netserver.py" "$W/netport" &
 NETSRV=$!
-trap 'kill $NETSRV 2>/dev/null; rm -rf "$W" "$STATE"' EXIT
+trap 'kill $NETSRV 2>/dev/null; rm -rf "$W" "$STATE" "$PREP"' EXIT
 for i in $(seq 50); do [ -s "$W/netport" ] && break; sleep 0.1; done
 NETPORT=$(cat "$W/netport")
 printf '{"description":"bench","kind":"egress","allow":[{"host":"127.0.0.1","ports":[%s]}],"allow_cidrs":["127.0.0.1/32"]}\n' \
