@@ -16,9 +16,9 @@
  *            "outputs": <the job's "outputs" object, or null>}
  *   fd 3  a SOCK_SEQPACKET socket.  For each candidate the broker sends
  *         one message {"i": N, "path": "dir/name.csv", "size": BYTES}
- *         carrying the quarantined copy's fd (SCM_RIGHTS), and waits for
- *         the answer before it sends the next.  The validator answers each
- *         with one message, at most SBX_VERDICT_MAX_ANSWER bytes:
+ *         carrying the quarantined copy's fd (SCM_RIGHTS), a few ahead of
+ *         the answers; the validator answers each, in order, with one
+ *         message of at most SBX_VERDICT_MAX_ANSWER bytes:
  *           {"v": 1, "i": N, "ok": true|false,
  *            "media_type": "text/csv" | null,
  *            "reason": "..."                  (only when ok is false)

@@ -54,8 +54,16 @@ SBXRUN="$SBX run -q --config $W/config.json --policy $S/policy --key $W/key --st
 # shows as a ratio against it rather than against a number from another day.
 BASE_TRUE= BASE_PY= BASE_OUTS=
 if [ -n "${BENCH_BASE:-}" ]; then
-	# Its own config: a build older than prepared state knows no prepared_dir.
-	printf '{"state_dir":"%s"}\n' "$STATE" > "$W/config-base.json"
+	# Its own config: a build older than prepared state knows no
+	# prepared_dir; one that knows it gets its own, prepared by itself.
+	if "$BENCH_BASE/sbx" prepare --help >/dev/null 2>&1; then
+		printf '{"state_dir":"%s","prepared_dir":"%s"}\n' "$STATE" "$PREP/prepared-base" \
+			> "$W/config-base.json"
+		"$BENCH_BASE/sbx" prepare -q --config "$W/config-base.json" \
+			--policy "${BENCH_BASE_POLICY:-$S/policy}" >/dev/null
+	else
+		printf '{"state_dir":"%s"}\n' "$STATE" > "$W/config-base.json"
+	fi
 	BASERUN="$BENCH_BASE/sbx run -q --config $W/config-base.json --policy ${BENCH_BASE_POLICY:-$S/policy} --key $W/key --store $W/store"
 	BASE_TRUE="base=$BASERUN $W/true.json"
 	BASE_PY="py-base=$BASERUN $W/py.json"
