@@ -29,6 +29,7 @@ cleanup_outpaths() {
 	local rc=$?
 	userdel "$EVIL" 2>/dev/null
 	[ -n "${T:-}" ] && rm -rf "$T"
+	[ -n "${PT:-}" ] && rm -rf "$PT"
 	exit $rc
 }
 trap cleanup_outpaths EXIT

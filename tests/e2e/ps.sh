@@ -31,6 +31,7 @@ cleanup_ps() {
 	[ "${DEF_EXISTED:-1}" = 0 ] && rm -rf "/tmp/sbx-$SBX_TEST_UID"
 	userdel "$OTHER" 2>/dev/null
 	[ -n "${T:-}" ] && rm -rf "$T"
+	[ -n "${PT:-}" ] && rm -rf "$PT"
 	exit $rc
 }
 trap cleanup_ps EXIT
