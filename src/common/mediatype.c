@@ -50,6 +50,24 @@ const char *sbx_media_type_for_name(const char *name)
 	return NULL;
 }
 
+bool sbx_media_type_in(char *const *list, const char *type)
+{
+	for (; list && *list && type; list++)
+		if (strcmp(*list, type) == 0)
+			return true;
+	return false;
+}
+
+const char *sbx_media_type_expected(const char *name, char *const *allowed)
+{
+	const char *t = sbx_media_type_for_name(name);
+
+	if (t && strcmp(t, "text/markdown") == 0 && !sbx_media_type_in(allowed, t) &&
+	    sbx_media_type_in(allowed, "text/plain"))
+		return sbx_media_type_static("text/plain");
+	return t;
+}
+
 const char *sbx_media_flag_name(unsigned i)
 {
 	static const char *const names[SBX_MEDIA_FLAG_COUNT] = {

@@ -55,6 +55,19 @@ const char *sbx_media_type_for_name(const char *name);
  */
 const char *sbx_media_type_static(const char *type);
 
+/* Whether @type is in the NULL-terminated @list (NULL: an empty list). */
+bool sbx_media_type_in(char *const *list, const char *type);
+
+/*
+ * sbx_media_type_expected() - the type a file named @name must have for a
+ * job that allows @allowed: the extension's, except that a .md file is
+ * text/plain where the job allows text/plain but not text/markdown (what
+ * .md was before text/markdown existed).  The validator checks files by
+ * this rule, and the broker checks its answers by the same.
+ * Return: a static type string, or NULL for an unknown extension.
+ */
+const char *sbx_media_type_expected(const char *name, char *const *allowed);
+
 /* How many types sbx knows. */
 #define SBX_MEDIA_TYPE_COUNT 12
 

@@ -437,18 +437,9 @@ int sbx_collect(int outroot_fd, const struct sbx_collect_limits *lim,
  * Validation itself runs in the confined validator (verdict.h); here the
  * broker only opens what it hands over and takes what comes back, trusting
  * no more of an answer than it can check: the type must be the one the
- * file's name stands for (or text/plain for a .md where only text/plain is
- * allowed) and one the job allows, and a path with a contract must come
+ * file's name stands for (sbx_media_type_expected) and one the job allows, and a path with a contract must come
  * back with that contract checked.
  */
-
-static bool type_allowed(char *const *allowed, const char *type)
-{
-	for (; allowed && *allowed; allowed++)
-		if (strcmp(*allowed, type) == 0)
-			return true;
-	return false;
-}
 
 bool sbx_collect_pending(const struct sbx_artifact *a)
 {
@@ -481,17 +472,13 @@ void sbx_collect_apply(struct sbx_collection *c, struct sbx_artifact *a,
 	const char *base = strrchr(a->path, '/'), *by_name;
 
 	base = base ? base + 1 : a->path;
-	by_name = sbx_media_type_for_name(base);
+	by_name = sbx_media_type_expected(base, allowed);
 	a->validated = true;
 	free(a->media_type);
 	a->media_type = v->media_type ? sbx_xstrdup(v->media_type) : NULL;
 	if (!v->ok) {
 		collect_set_rejected(a, "%s", v->reason);
-	} else if (!by_name || !type_allowed(allowed, v->media_type) ||
-		   (strcmp(v->media_type, by_name) != 0 &&
-		    !(strcmp(by_name, "text/markdown") == 0 &&
-		      strcmp(v->media_type, "text/plain") == 0 &&
-		      !type_allowed(allowed, by_name)))) {
+	} else if (v->media_type != by_name || !sbx_media_type_in(allowed, v->media_type)) {
 		collect_set_rejected(a, "not validated: the validator answered %s, which the name "
 					"or the job does not allow", v->media_type);
 	} else if (k && !v->has_contract) {

@@ -37,14 +37,6 @@ struct sbx_validator {
 	struct sbx_contracts contracts;
 };
 
-static bool type_allowed(char *const *allowed, const char *type)
-{
-	for (; allowed && *allowed; allowed++)
-		if (strcmp(*allowed, type) == 0)
-			return true;
-	return false;
-}
-
 int sbx_validator_new(const char *req, size_t len, struct sbx_validator **out, char *why,
 		      size_t why_len)
 {
@@ -153,13 +145,12 @@ void sbx_validator_check(struct sbx_validator *val, int fd, const char *path, ui
 		return;
 	}
 	type = sbx_media_detect(head, (size_t)n, base);
-	by_name = sbx_media_type_for_name(base);
-	/* .md was text/plain before text/markdown existed: where only
-	 * text/plain is allowed it still is, with text/plain's rules. */
-	if (type && by_name && strcmp(by_name, "text/markdown") == 0 &&
-	    strcmp(type, by_name) == 0 && !type_allowed(val->allowed, by_name) &&
-	    type_allowed(val->allowed, "text/plain"))
-		type = by_name = "text/plain";
+	by_name = sbx_media_type_expected(base, val->allowed);
+	/* A .md where only text/plain is allowed is checked by text/plain's
+	 * rules (mediatype.h). */
+	if (type && by_name && strcmp(type, "text/markdown") == 0 &&
+	    strcmp(by_name, "text/plain") == 0)
+		type = by_name;
 	v->media_type = sbx_media_type_static(type);
 	if (!type) {
 		set_reason(v, "content is not a known media type");
@@ -167,7 +158,7 @@ void sbx_validator_check(struct sbx_validator *val, int fd, const char *path, ui
 		set_reason(v, "extension does not name a known media type (content is %s)", type);
 	} else if (strcmp(type, by_name) != 0) {
 		set_reason(v, "content is %s but the extension says %s", type, by_name);
-	} else if (!type_allowed(val->allowed, type)) {
+	} else if (!sbx_media_type_in(val->allowed, type)) {
 		set_reason(v, "media type %s is not in allowed_outputs", type);
 	} else if (sbx_media_validate(type, fd, size, &rep) < 0) {
 		set_reason(v, "%s", rep.reason[0] ? rep.reason : "rejected by its validator");
