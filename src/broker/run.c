@@ -65,11 +65,13 @@
 #include "prepare.h"
 #include "proxy.h"
 #include "report.h"
+#include "opener.h"
 #include "rootids.h"
 #include "run.h"
 #include "sign.h"
 #include "sandbox.h"
 #include "store.h"
+#include "subids.h"
 #include "validation.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct sbx_admission *, sbx_admission_release)
@@ -560,7 +562,9 @@ static void remove_temp_dir(struct sbx_run *run)
 static int materialize(struct sbx_run *run, const struct sbx_spec *spec,
 		       const struct sbx_store *store, int in_fd, int sfd)
 {
-	bool root = geteuid() != spec->outer_uid;
+	/* With subordinate ids the broker writes as itself, the namespace's
+	 * root (sandbox.c mounts /work/in so). */
+	bool root = run->host_id != (uid_t)-1;
 	struct sbx_extract_ctl ctl;
 	int r;
 
@@ -577,7 +581,7 @@ static int materialize(struct sbx_run *run, const struct sbx_spec *spec,
 		/* Host root always maps a root_ids id; uid 0 that is the
 		 * sandbox's outer id is root of a user namespace acting as an
 		 * ordinary user (rootids.c). */
-		.own_id = !root && spec->outer_uid == 0,
+		.own_id = !root && geteuid() == 0,
 	};
 	if (root) {
 		setfsgid(spec->outer_gid);
@@ -675,7 +679,9 @@ static int make_cgroup(struct sbx_run *run, const struct sbx_cgroup_limits *clim
 static int validate(struct sbx_run *run, const struct sbx_spec *spec, int sfd,
 		    uint64_t wall_end_ns)
 {
-	bool root = geteuid() != spec->outer_uid;
+	/* An ordinary user's validator is the caller's, as the quarantine
+	 * is, with or without subordinate ids. */
+	bool root = run->host_id != (uid_t)-1;
 	uint64_t now = sbx_now_mono_ns(), allowance = run->plan.profile->validate_seconds;
 	struct sbx_validation_ctl ctl = {
 		.cg = run->cg,
@@ -717,6 +723,7 @@ static int validate(struct sbx_run *run, const struct sbx_spec *spec, int sfd,
 static int execute(struct sbx_run *run, int sfd)
 {
 	struct sbx_spawn sp = SBX_SPAWN_INIT;
+	struct sbx_opener opener = SBX_OPENER_INIT;
 	struct sbx_cgroup_detect_opts copts = { .cgroup_parent = run->cfg.cgroup_parent };
 	struct sbx_cgroup_limits clim = {
 		.memory_bytes = run->plan.limits.v[SBX_LIMIT_MEMORY_MIB] << 20,
@@ -791,6 +798,8 @@ static int execute(struct sbx_run *run, int sfd)
 	if (!born_in_cgroup && sbx_cgroup_attach(run->cg, sp.pid, &run->err) < 0)
 		goto out;
 	sp.host_id = run->host_id;
+	sp.sub_uid = run->sub_uid;
+	sp.sub_gid = run->sub_gid;
 	sp.state_dir = run->state_dir;
 	sp.code = code ? code : run->job.code;
 	sp.code_len = code ? code_len : run->job.code_len;
@@ -888,11 +897,22 @@ static int execute(struct sbx_run *run, int sfd)
 			sbx_run_event(run, "validated", NULL);
 			goto required;
 		}
+		/* The payload's files are not the caller's with subordinate
+		 * ids: they are opened from inside its user namespace. */
+		if (sp.userns_fd >= 0) {
+			if (sbx_opener_start(&opener, sp.userns_fd, &run->err) < 0) {
+				r = -1;
+				goto out;
+			}
+			lim.open_at = sbx_opener_open;
+			lim.open_ud = &opener;
+		}
 		if (make_temp_dir(run) < 0 ||
 		    sbx_collect(sp.outroot_fd, &lim, run->temp_dir, &run->coll, &run->err) < 0) {
 			r = -1;
 			goto out;
 		}
+		sbx_opener_stop(&opener);
 		run->collected = true;
 		sbx_run_event(run, "collected", NULL);
 		/* DIR/.sbx is where the captures go: never the payload's. */
@@ -911,6 +931,7 @@ required:
 	r = 0;
 out:
 	stop_proxy(run);
+	sbx_opener_stop(&opener);
 	sbx_spawn_free(&sp);
 	return r;
 }
@@ -987,10 +1008,23 @@ static int sign_manifest(struct sbx_run *run, json_t **manifest, char **line, si
 	return code;
 }
 
+/* The caller's subordinate ids for admission slot @slot, if it has a
+ * range (subids.h); a range that cannot be used refuses the run. */
+static int choose_sub_ids(struct sbx_run *run, const struct sbx_admission *slot)
+{
+	struct sbx_sub_ids ids;
+	int r = sbx_sub_ids_lookup(&ids, &run->err);
+
+	if (r <= 0)
+		return r;
+	return sbx_sub_ids_pick(&ids, sbx_admission_slot(slot), &run->sub_uid, &run->sub_gid,
+				&run->err);
+}
+
 int sbx_cmd_run(const struct sbx_run_opts *o)
 {
 	struct sbx_run run = { .opts = o, .status = SBX_STATUS_ERROR, .temp_fd = -1,
-				.host_id = (uid_t)-1 };
+				.host_id = (uid_t)-1, .sub_uid = (uid_t)-1, .sub_gid = (gid_t)-1 };
 	_cleanup_(sbx_admission_releasep) struct sbx_admission *slot = NULL;
 	_cleanup_free_ char *state_dir = NULL;
 	_cleanup_close_ int sfd = -1;
@@ -1107,6 +1141,10 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	 * temp dir exists, so a refusal leaves only the entry to remove. */
 	if (sbx_root_ids_choose(run.cfg.root_ids_first, run.cfg.root_ids_count,
 				sbx_admission_slot(slot), &run.host_id, &run.err) < 0)
+		goto done;
+	/* An ordinary user with subordinate ids: the same, from its range
+	 * (`sbx prepare` builds a trusted tree as the caller itself). */
+	if (run.host_id == (uid_t)-1 && !o->prepare && choose_sub_ids(&run, slot) < 0)
 		goto done;
 	sbx_state_set_stage(state, "materializing");
 	sbx_run_event(&run, "admitted", NULL);

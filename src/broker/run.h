@@ -45,6 +45,10 @@ struct sbx_run {
 	bool admitted;
 	uid_t host_id;            /* root: the sandbox user's host uid/gid
 				   * (rootids.h); (uid_t)-1: the caller's */
+	/* An ordinary user with subordinate ids: the sandbox user's host
+	 * ids (subids.h); (uid_t)-1 otherwise. */
+	uid_t sub_uid;
+	gid_t sub_gid;
 
 	/* What happened. */
 	enum sbx_status status;

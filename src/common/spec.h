@@ -135,6 +135,10 @@ struct sbx_spec {
 	/* Identity mapping (written by the broker into /proc/<pid>/...). */
 	uid_t outer_uid;
 	gid_t outer_gid;
+	/* Subordinate ids: setgroups is left allowed (newgidmap's choice for
+	 * a subordinate range), and the init clears the caller's
+	 * supplementary groups, which it inherited, before anything else. */
+	bool clear_groups;
 
 	/* Filesystem */
 	struct sbx_spec_bind binds[SBX_MAX_MOUNTS];

@@ -66,6 +66,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/securebits.h>
 #include <sched.h>
 #include <signal.h>
@@ -245,6 +246,11 @@ void sbx_init_main(int sock, int out_fd, int err_fd)
 	    setresgid(SBX_SANDBOX_GID, SBX_SANDBOX_GID, SBX_SANDBOX_GID) < 0 ||
 	    setresuid(SBX_SANDBOX_UID, SBX_SANDBOX_UID, SBX_SANDBOX_UID) < 0)
 		fail(SBX_STAGE_IDENTITY, "becoming uid %d", SBX_SANDBOX_UID);
+	/* The caller's supplementary groups came with the clone; with
+	 * subordinate ids one of them is mapped (the caller's, as the
+	 * namespace's gid 0), and none is the payload's business. */
+	if (spec->clear_groups && setgroups(0, NULL) < 0)
+		fail(SBX_STAGE_IDENTITY, "clearing the supplementary groups");
 	/* The kernel clears the parent-death signal when the effective uid
 	 * or gid changes, which it just did when the sandbox user maps to
 	 * another host id than the broker's (root's runs).  Set it again,

@@ -65,23 +65,50 @@ struct walk {
 	unsigned char *buf;
 };
 
-/*
- * openat2 beneath @dirfd.  @name is one component from getdents (or ".").
- * Returns the fd, or -1 with errno; ENOSYS sets @err to 69 because no
- * weaker way of opening is acceptable.
- */
+/* openat2 is missing (ENOSYS): 69, as no weaker way of opening is
+ * acceptable.  errno stays ENOSYS. */
+static void no_openat2(struct sbx_error *err)
+{
+	sbx_error_set(err, SBX_EXIT_UNAVAILABLE, ENOSYS,
+		      "outputs: openat2 is not available, cannot collect outputs safely");
+	sbx_error_hint(err, "openat2 needs Linux 5.6 or later; sbx does not fall back to "
+			    "path walking for untrusted outputs");
+	errno = ENOSYS;
+}
+
 int collect_open_beneath(int dirfd, const char *name, int flags, struct sbx_error *err)
 {
 	int fd = sbx_open_beneath(dirfd, name, flags);
 
-	if (fd < 0 && errno == ENOSYS) {
-		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, ENOSYS,
-			      "outputs: openat2 is not available, cannot collect outputs safely");
-		sbx_error_hint(err, "openat2 needs Linux 5.6 or later; sbx does not fall back to "
-				    "path walking for untrusted outputs");
-		errno = ENOSYS;
-	}
+	if (fd < 0 && errno == ENOSYS)
+		no_openat2(err);
 	return fd;
+}
+
+/* collect_open_beneath(), or through the walk's opener when it has one
+ * (sbx_collect_limits.open_at). */
+static int walk_open(struct walk *w, int dirfd, const char *name, int flags)
+{
+	int fd;
+
+	if (!w->lim->open_at)
+		return collect_open_beneath(dirfd, name, flags, w->err);
+	fd = w->lim->open_at(w->lim->open_ud, dirfd, name, flags);
+	if (fd < 0 && errno == ENOSYS)
+		no_openat2(w->err);
+	return fd;
+}
+
+/* fstatat(AT_SYMLINK_NOFOLLOW), or with an opener an O_PATH open (which
+ * returns a symlink itself, and opens no fifo or device) and fstat. */
+static int walk_stat(struct walk *w, int dirfd, const char *name, struct stat *st)
+{
+	_cleanup_close_ int fd = -1;
+
+	if (!w->lim->open_at)
+		return fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW);
+	fd = w->lim->open_at(w->lim->open_ud, dirfd, name, O_PATH);
+	return fd < 0 ? -1 : fstat(fd, st);
 }
 
 static char *join(const char *dir, const char *name)
@@ -217,7 +244,7 @@ static int take_file(struct walk *w, int dirfd, const char *name, const struct s
 		return 0;
 	}
 
-	fd = collect_open_beneath(dirfd, name, O_RDONLY | O_NONBLOCK, w->err);
+	fd = walk_open(w, dirfd, name, O_RDONLY | O_NONBLOCK);
 	if (fd < 0) {
 		if (errno == ENOSYS)
 			return -1;
@@ -251,7 +278,7 @@ static int take_dir(struct walk *w, int dirfd, const char *name, const struct st
 			     w->lim->max_depth);
 		return 0;
 	}
-	fd = collect_open_beneath(dirfd, name, O_RDONLY | O_DIRECTORY | O_NONBLOCK, w->err);
+	fd = walk_open(w, dirfd, name, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
 	if (fd < 0) {
 		if (errno == ENOSYS)
 			return -1;
@@ -328,7 +355,7 @@ static int walk_entry(struct walk *w, int dirfd, const char *dpath, const char *
 		w->c->walk_stopped = true;
 		return 0;
 	}
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+	if (walk_stat(w, dirfd, name, &st) < 0) {
 		collect_set_rejected(a, "vanished while collected");
 		return 0;
 	}
@@ -422,7 +449,7 @@ int sbx_collect(int outroot_fd, const struct sbx_collect_limits *lim,
 	if (make_quarantine(quarantine_parent, c, err) < 0)
 		return -1;
 	/* A fresh open file description, so our getdents offset is our own. */
-	fd = collect_open_beneath(outroot_fd, ".", O_RDONLY | O_DIRECTORY | O_NONBLOCK, err);
+	fd = walk_open(&w, outroot_fd, ".", O_RDONLY | O_DIRECTORY | O_NONBLOCK);
 	if (fd < 0) {
 		if (errno == ENOSYS)
 			return -1;

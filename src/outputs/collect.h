@@ -70,6 +70,14 @@ struct sbx_collect_limits {
 				    * is listed as rejected, not entered */
 	size_t max_name;           /* bytes per name, e.g. 255 */
 	uint64_t max_entries_seen; /* stop the walk after this many entries */
+	/* How a name below a directory of the output tree is opened (and,
+	 * with O_PATH, looked at): NULL is openat2() by this process.  When
+	 * the payload's files belong to a host uid that is not this
+	 * process's (subordinate ids), the opener of opener.h, which may
+	 * read them; it takes the same flags and applies the same
+	 * RESOLVE_* rules, and returns an fd or -1 with errno. */
+	int (*open_at)(void *ud, int dirfd, const char *name, int flags);
+	void *open_ud;
 };
 
 struct sbx_collection {

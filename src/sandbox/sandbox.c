@@ -27,6 +27,7 @@
 #include "libexec.h"
 #include "netns.h"
 #include "sandbox.h"
+#include "subids.h"
 #include "syscalls.h"
 #include "userns.h"
 
@@ -317,6 +318,7 @@ int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const s
 	uint64_t out_bytes = plan->limits.v[SBX_LIMIT_OUTPUT_BYTES];
 	uint64_t out_files = plan->limits.v[SBX_LIMIT_OUTPUT_FILES];
 	uint64_t out_size;
+	int in_owner;
 
 	memset(spec, 0, sizeof(*spec));
 	if (p->n_binds > SBX_MAX_MOUNTS)
@@ -368,6 +370,29 @@ int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const s
 	add_etc(spec, "/etc/nsswitch.conf", etc_nsswitch, sizeof(etc_nsswitch) - 1);
 	add_etc(spec, "/etc/resolv.conf", etc_resolv, sizeof(etc_resolv) - 1);
 
+	if (sp->host_id != (uid_t)-1) {
+		/* Root's run: an id of this run's own (rootids.c). */
+		spec->outer_uid = sp->host_id;
+		spec->outer_gid = (gid_t)sp->host_id;
+	} else if (sp->sub_uid != (uid_t)-1) {
+		/* An ordinary user's run with subordinate ids (subids.c). */
+		spec->outer_uid = sp->sub_uid;
+		spec->outer_gid = sp->sub_gid;
+		spec->clear_groups = true;
+	} else {
+		/* An unprivileged caller without subordinate ids, or root of a
+		 * user namespace that does not map root's ids: the sandbox
+		 * user is the caller itself, the one id it may map without
+		 * newuidmap. */
+		spec->outer_uid = getuid();
+		spec->outer_gid = getgid();
+	}
+	/* /work/in belongs to whoever the broker writes the inputs as: the
+	 * sandbox user, except with subordinate ids, where the broker is
+	 * the caller, the namespace's root (a file the payload reads as
+	 * "other", 0644, on a read-only mount). */
+	in_owner = sp->sub_uid != (uid_t)-1 ? 0 : SBX_SANDBOX_UID;
+
 	/* tmpfs sizes: the workspace limit for each scratch mount (their pages
 	 * are charged to the run's memory cgroup as well).  The output root's
 	 * size is page-granular, so it gets a page of slack per allowed file;
@@ -377,7 +402,7 @@ int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const s
 		 "mode=1777,uid=%d,gid=%d,size=%llum,nr_inodes=%llu", SBX_SANDBOX_UID, SBX_SANDBOX_GID,
 		 (unsigned long long)ws, (unsigned long long)(ws * 64 + 1024));
 	snprintf(spec->in_opts, sizeof(spec->in_opts), "mode=0755,uid=%d,gid=%d,size=%llum",
-		 SBX_SANDBOX_UID, SBX_SANDBOX_GID, (unsigned long long)ws);
+		 in_owner, in_owner, (unsigned long long)ws);
 	out_size = out_bytes + out_files * 4096 + 4096;
 	snprintf(spec->out_opts, sizeof(spec->out_opts),
 		 "mode=0755,uid=%d,gid=%d,size=%llu,nr_inodes=%llu", SBX_SANDBOX_UID,
@@ -416,17 +441,6 @@ int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const s
 	if (sbx_seccomp_compile_cached(plan->seccomp, sp->state_dir, &spec->seccomp, err) < 0)
 		return -1;
 
-	if (sp->host_id != (uid_t)-1) {
-		/* Root's run: an id of this run's own (rootids.c). */
-		spec->outer_uid = sp->host_id;
-		spec->outer_gid = (gid_t)sp->host_id;
-	} else {
-		/* An unprivileged caller, or root of a user namespace that
-		 * does not map root's ids: the sandbox user is the caller
-		 * itself, the one id it may map without newuidmap. */
-		spec->outer_uid = getuid();
-		spec->outer_gid = getgid();
-	}
 	return sbx_spec_pack(spec, &sp->spec_fd, err);
 }
 
@@ -472,6 +486,19 @@ static bool init_failed(struct sbx_spawn *sp, struct sbx_error *err)
 	return true;
 }
 
+/* The init's user namespace, by its pid, which cannot be reused while
+ * the init is our unreaped child. */
+static int open_userns(struct sbx_spawn *sp, struct sbx_error *err)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)sp->pid);
+	sp->userns_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (sp->userns_fd < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "opening %s", path);
+	return 0;
+}
+
 /* @err is empty on entry: the caller stops at the first error. */
 static int write_id_maps(struct sbx_spawn *sp, struct sbx_error *err)
 {
@@ -481,6 +508,22 @@ static int write_id_maps(struct sbx_spawn *sp, struct sbx_error *err)
 
 	/* setgroups must be denied before an unprivileged gid_map is accepted;
 	 * for root too, so the payload can never drop a group to gain access. */
+	if (sp->sub_uid != (uid_t)-1) {
+		/* Ids the caller does not own itself: only shadow's setuid
+		 * helpers may map them (subids.c).  The user namespace is
+		 * opened now, while the init lives, for the opener that will
+		 * read the payload's outputs (opener.h).  setgroups stays
+		 * allowed, as newgidmap leaves it for a subordinate range:
+		 * the init clears the groups, and the payload never holds
+		 * CAP_SETGID (spec.clear_groups). */
+		r = sbx_sub_ids_map(sp->pid, SBX_SANDBOX_UID, SBX_SANDBOX_GID, sp->spec.outer_uid,
+				    sp->spec.outer_gid, err);
+		if (r == 0 && open_userns(sp, err) < 0)
+			return -1;
+		if (r == 0)
+			return 0;
+		goto failed;
+	}
 	r = write_proc(sp, "setgroups", "deny", err);
 	snprintf(map, sizeof(map), "%d %u 1\n", SBX_SANDBOX_GID, (unsigned)sp->spec.outer_gid);
 	if (r == 0)
@@ -490,6 +533,7 @@ static int write_id_maps(struct sbx_spawn *sp, struct sbx_error *err)
 		r = write_proc(sp, "uid_map", map, err);
 	if (r == 0)
 		return 0;
+failed:
 	/* An init whose namespaces were refused may be gone before its maps
 	 * are written, and then the write fails too: its report names the
 	 * step that really failed.  (Only a failure report counts: a queued
@@ -888,6 +932,9 @@ void sbx_spawn_free(struct sbx_spawn *sp)
 		close(sp->spec_fd);
 	if (sp->init_fd >= 0)
 		close(sp->init_fd);
+	if (sp->userns_fd >= 0)
+		close(sp->userns_fd);
+	sp->userns_fd = -1;
 	sp->sock = sp->out_rd = sp->err_rd = sp->in_fd = sp->outroot_fd = sp->proxy_fd = -1;
 	sp->spec_fd = sp->init_fd = -1;
 	sbx_seccomp_free(&sp->spec.seccomp);

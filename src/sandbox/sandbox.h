@@ -83,6 +83,16 @@ struct sbx_spawn {
 	 * sbx_spawn_prepare(): root's runs get one of their own from
 	 * rootids.c, never 0; (uid_t)-1 is the caller's own ids. */
 	uid_t host_id;
+	/* An ordinary user's run with subordinate ids (subids.h): the
+	 * sandbox user's host uid and gid from the caller's ranges, mapped
+	 * by newuidmap/newgidmap with the caller as the namespace's root;
+	 * (uid_t)-1 when not in that mode. */
+	uid_t sub_uid;
+	gid_t sub_gid;
+	/* Subordinate ids: the sandbox's user namespace, opened while its
+	 * init lives, for the opener that reads the payload's outputs
+	 * (opener.h); -1 otherwise. */
+	int userns_fd;
 	/* The state dir, where compiled seccomp programs are kept between
 	 * runs (seccomp-cache.c); NULL compiles every time. */
 	const char *state_dir;
@@ -91,7 +101,8 @@ struct sbx_spawn {
 
 #define SBX_SPAWN_INIT { .pid = -1, .pidfd = -1, .sock = -1, .out_rd = -1, .err_rd = -1, \
 			 .in_fd = -1, .outroot_fd = -1, .proxy_fd = -1, .spec_fd = -1, .init_fd = -1, \
-			 .cgroup_fd = -1, .host_id = (uid_t)-1 }
+			 .cgroup_fd = -1, .host_id = (uid_t)-1, \
+			 .sub_uid = (uid_t)-1, .sub_gid = (gid_t)-1, .userns_fd = -1 }
 
 /*
  * sbx_profile_host_check() - what a profile needs of this host: its
