@@ -35,7 +35,9 @@
 #include "prepare.h"
 #include "state.h"
 #include "libexec.h"
+#include "admission.h"
 #include "rootids.h"
+#include "subids.h"
 #include "sandbox.h"
 #include "syscalls.h"
 #include "userns.h"
@@ -396,11 +398,13 @@ static const struct probe probes[] = {
 /*
  * The report, as text (a column of names, "state: detail", an indented
  * Hint) or, with --json, one object on one line: {"ok": the verdict,
+ * "id_mode": root_ids, subordinate or shared (the "ids" check),
  * "checks": [{name, state, ok, required, detail, hint}, ...]}, detail and
  * hint null when there is none.  The exit status is the same either way.
  */
 struct report {
 	json_t *checks; /* NULL: text */
+	const char *id_mode; /* "root_ids", "subordinate" or "shared" */
 };
 
 static json_t *string_or_null(const char *s)
@@ -464,34 +468,81 @@ static void cgroup_items(struct report *rp, const char *text)
 }
 
 /*
- * Which host ids sandboxes get, as `sbx run` decides it (rootids.c): for
- * root, the configured range, which must own nothing on this host (every
- * run is refused otherwise); for anyone else, the caller's own id.
+ * Which host ids sandboxes get, as `sbx run` decides it: the id mode.
+ * Root: the configured range (rootids.c), which must own nothing on this
+ * host (every run is refused otherwise).  An ordinary user with
+ * subordinate ranges: an id of each run's own from them (subids.c), or
+ * every run refused when the helpers cannot map them.  Anyone else: the
+ * caller's own uid, shared by all its runs, with a Hint on how to get the
+ * subordinate mode.
  */
-static int report_root_ids(struct report *rp, const struct sbx_hostconfig *cfg)
+static int report_ids(struct report *rp, const struct sbx_hostconfig *cfg)
 {
 	uint32_t first = cfg->root_ids_first, last = first + cfg->root_ids_count - 1;
+	struct sbx_admission_limits lim = { 0 };
 	struct sbx_error err = { 0 };
-	char detail[256];
+	struct sbx_sub_ids ids;
+	char detail[512], hint[512] = "";
+	int r;
 
-	if (getuid() != 0 || !sbx_root_ids_mapped(first)) {
+	if (getuid() == 0 && sbx_root_ids_mapped(first)) {
+		rp->id_mode = "root_ids";
+		if (sbx_root_ids_check("/etc", first, cfg->root_ids_count, &err) < 0) {
+			/* err.msg starts "root_ids: "; the detail says it. */
+			snprintf(detail, sizeof(detail), "root_ids: %s",
+				 strncmp(err.msg, "root_ids: ", 10) == 0 ? err.msg + 10 : err.msg);
+			item(rp, "ids", true, "unusable", detail, err.hint);
+			return -1;
+		}
 		snprintf(detail, sizeof(detail),
-			 "not used: a sandbox is the caller's own uid %u on the host",
-			 (unsigned)getuid());
-		item(rp, "root ids", true, "ok", detail, NULL);
+			 "root_ids: host ids %u-%u, one per concurrent run; none in /etc/passwd, "
+			 "/etc/group, /etc/subuid, /etc/subgid",
+			 first, last);
+		item(rp, "ids", true, "ok", detail, NULL);
 		return 0;
 	}
-	if (sbx_root_ids_check("/etc", first, cfg->root_ids_count, &err) < 0) {
-		/* err.msg starts "root_ids: "; the column says it. */
-		item(rp, "root ids", true, "unusable",
-		     strncmp(err.msg, "root_ids: ", 10) == 0 ? err.msg + 10 : err.msg, err.hint);
+	r = getuid() == 0 ? 0 : sbx_sub_ids_lookup(&ids, &err);
+	if (r < 0) {
+		rp->id_mode = "subordinate";
+		snprintf(detail, sizeof(detail), "%s", err.msg);
+		item(rp, "ids", true, "unusable", detail, err.hint);
 		return -1;
 	}
+	if (r > 0) {
+		uint64_t n = ids.uid.count < ids.gid.count ? ids.uid.count : ids.gid.count;
+
+		rp->id_mode = "subordinate";
+		if (sbx_admission_limits_default(&lim, cfg->max_concurrent, cfg->memory_budget_mib,
+						 &err) == 0 &&
+		    n < lim.max_concurrent)
+			snprintf(hint, sizeof(hint),
+				 "the ranges hold %llu ids and max_concurrent is %llu: runs past "
+				 "the %lluth at a time are refused; give the user more subordinate "
+				 "ids (`usermod --add-subuids`, `--add-subgids`) or lower "
+				 "max_concurrent",
+				 (unsigned long long)n, (unsigned long long)lim.max_concurrent,
+				 (unsigned long long)n);
+		snprintf(detail, sizeof(detail),
+			 "subordinate: host uids %u-%u and gids %u-%u (/etc/subuid, /etc/subgid), "
+			 "one per concurrent run, mapped by %s and %s",
+			 ids.uid.first, ids.uid.first + ids.uid.count - 1, ids.gid.first,
+			 ids.gid.first + ids.gid.count - 1, SBX_NEWUIDMAP, SBX_NEWGIDMAP);
+		item(rp, "ids", true, "ok", detail, hint);
+		return 0;
+	}
+	rp->id_mode = "shared";
 	snprintf(detail, sizeof(detail),
-		 "%u-%u, one per concurrent run; none in /etc/passwd, /etc/group, "
-		 "/etc/subuid, /etc/subgid",
-		 first, last);
-	item(rp, "root ids", true, "ok", detail, NULL);
+		 "shared: every run is the caller's own uid %u on the host, and shares its "
+		 "per-uid kernel budgets with the caller (sbx(1), WHAT THE RUNS OF ONE CALLER "
+		 "SHARE)",
+		 (unsigned)getuid());
+	if (getuid() != 0)
+		snprintf(hint, sizeof(hint),
+			 "for a host uid of its own per run, give the user subordinate ids: "
+			 "`usermod --add-subuids FIRST-LAST --add-subgids FIRST-LAST USER` (as many "
+			 "as max_concurrent), with newuidmap and newgidmap installed (Debian, "
+			 "Ubuntu: the package uidmap)");
+	item(rp, "ids", true, "ok", detail, hint);
 	return 0;
 }
 
@@ -571,7 +622,7 @@ int sbx_cmd_check(const struct sbx_common_opts *o)
 	} else if (sbx_cgroup_host_report(stdout, &copts) < 0) {
 		code = SBX_EXIT_UNAVAILABLE;
 	}
-	if (report_root_ids(&rp, &cfg) < 0)
+	if (report_ids(&rp, &cfg) < 0)
 		code = SBX_EXIT_UNAVAILABLE;
 
 	if (sbx_catalog_load(&cat, sbx_catalog_default_dir(o->policy, &cfg), &err) < 0) {
@@ -612,7 +663,8 @@ int sbx_cmd_check(const struct sbx_common_opts *o)
 		prepared_items(&rp, &cfg, &cat);
 	}
 	if (rp.checks) {
-		json_t *doc = json_pack("{s:b, s:o}", "ok", code == 0, "checks", rp.checks);
+		json_t *doc = json_pack("{s:b, s:s, s:o}", "ok", code == 0, "id_mode",
+					rp.id_mode ? rp.id_mode : "shared", "checks", rp.checks);
 		char *line = json_dumps(doc, JSON_COMPACT);
 
 		if (line)

@@ -506,8 +506,6 @@ static int write_id_maps(struct sbx_spawn *sp, struct sbx_error *err)
 	char map[64];
 	int r;
 
-	/* setgroups must be denied before an unprivileged gid_map is accepted;
-	 * for root too, so the payload can never drop a group to gain access. */
 	if (sp->sub_uid != (uid_t)-1) {
 		/* Ids the caller does not own itself: only shadow's setuid
 		 * helpers may map them (subids.c).  The user namespace is
@@ -524,6 +522,8 @@ static int write_id_maps(struct sbx_spawn *sp, struct sbx_error *err)
 			return 0;
 		goto failed;
 	}
+	/* setgroups must be denied before an unprivileged gid_map is accepted;
+	 * for root too, so the payload can never drop a group to gain access. */
 	r = write_proc(sp, "setgroups", "deny", err);
 	snprintf(map, sizeof(map), "%d %u 1\n", SBX_SANDBOX_GID, (unsigned)sp->spec.outer_gid);
 	if (r == 0)
