@@ -152,14 +152,14 @@ check "root: nothing left behind after the refusal" nothing_left
 printf '{"state_dir":"%s"}\n' "$M/state" > "$M/default.json"
 "$SBX" check --config "$M/default.json" --policy "$SBX_SRCDIR/policy" > "$M/check.out" 2>&1
 check "root: sbx check: root ids are the default $DEFAULT_FIRST-$((DEFAULT_FIRST + 4095)), free" \
-	grep -qx "root ids  *ok: $DEFAULT_FIRST-$((DEFAULT_FIRST + 4095)), one per concurrent run; .*" "$M/check.out"
+	grep -qx "ids  *ok: root_ids: host ids $DEFAULT_FIRST-$((DEFAULT_FIRST + 4095)), one per concurrent run; .*" "$M/check.out"
 "$SBX" check --config "$M/taken.json" --policy "$SBX_SRCDIR/policy" > "$M/check.out" 2>&1
 rc=$?
 check "root: sbx check: a range over an account is unusable, with a Hint, exit 69" \
-	eval '[ $rc -eq 69 ] && grep -qE "^root ids +unusable: host [ug]id [0-9]+ is taken: /etc/passwd" "$M/check.out" && grep -qE "^ +Hint: .*root_ids" "$M/check.out"'
+	eval '[ $rc -eq 69 ] && grep -qE "^ids +unusable: root_ids: host [ug]id [0-9]+ is taken: /etc/passwd" "$M/check.out" && grep -qE "^ +Hint: .*root_ids" "$M/check.out"'
 runuser -u "$SBX_TEST_USER" -- env -i PATH=/usr/bin:/bin SBX_LIBEXECDIR="$SBX_BUILDDIR" \
 	"$SBX" check --config "$M/taken.json" --policy "$SBX_SRCDIR/policy" > "$M/check.out" 2>&1
-check "user: sbx check: root ids not used, the sandbox is the caller" \
-	grep -qx "root ids  *ok: not used: a sandbox is the caller's own uid $SBX_TEST_UID on the host" "$M/check.out"
+check "user: sbx check: without subordinate ids, the sandbox is the caller (shared), with a Hint" \
+	eval 'grep -qx "ids  *ok: shared: every run is the caller.s own uid $SBX_TEST_UID on the host, .*" "$M/check.out" && grep -q "Hint: .*usermod --add-subuids" "$M/check.out"'
 
 finish

@@ -303,7 +303,8 @@ static void test_enosys(void **state)
 
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		struct sbx_collect_limits lim = { 5, 1000, 16, 255, 84 };
+		struct sbx_collect_limits lim = { .max_files = 5, .max_bytes = 1000, .max_depth = 16,
+						  .max_name = 255, .max_entries_seen = 84 };
 		struct sbx_collection c = { 0 };
 		struct sbx_error err = { 0 };
 		char *q = rpath("q");
@@ -610,7 +611,8 @@ static void test_invisible_names(void **state)
 		"lre\xe2\x80\xaa.txt",      /* U+202A */
 		"pdi\xe2\x81\xa9.txt",      /* U+2069 */
 	};
-	struct sbx_collect_limits lim = { 20, 1 << 20, 16, 255, SBX_COLLECT_ENTRIES_FOR(20) };
+	struct sbx_collect_limits lim = { .max_files = 20, .max_bytes = 1 << 20, .max_depth = 16,
+					  .max_name = 255, .max_entries_seen = SBX_COLLECT_ENTRIES_FOR(20) };
 	char *const allowed[] = { "text/plain", NULL };
 	struct sbx_collection c = { 0 };
 	struct sbx_error err = { 0 };
@@ -645,7 +647,8 @@ static void test_invisible_names(void **state)
  * literally named like that display form must not share its path. */
 static void test_display_paths_unique(void **state)
 {
-	struct sbx_collect_limits lim = { 20, 1 << 20, 16, 255, SBX_COLLECT_ENTRIES_FOR(20) };
+	struct sbx_collect_limits lim = { .max_files = 20, .max_bytes = 1 << 20, .max_depth = 16,
+					  .max_name = 255, .max_entries_seen = SBX_COLLECT_ENTRIES_FOR(20) };
 	struct sbx_collection c = { 0 };
 	struct sbx_error err = { 0 };
 	_cleanup_free_ char *q = rpath("q");
@@ -734,7 +737,8 @@ static void test_artifacts_dir_symlinks(void **state)
 
 static void collect_two(struct sbx_collection *c)
 {
-	struct sbx_collect_limits lim = { 10, 1 << 20, 16, 255, SBX_COLLECT_ENTRIES_FOR(10) };
+	struct sbx_collect_limits lim = { .max_files = 10, .max_bytes = 1 << 20, .max_depth = 16,
+					  .max_name = 255, .max_entries_seen = SBX_COLLECT_ENTRIES_FOR(10) };
 	char *const allowed[] = { "text/plain", NULL };
 	struct sbx_error err = { 0 };
 	_cleanup_free_ char *q = rpath("q");
@@ -890,7 +894,8 @@ static void test_free_without_promote(void **state)
  * O_EXCL and 0644. */
 static void test_promote_exdev(void **state)
 {
-	struct sbx_collect_limits lim = { 10, 1 << 20, 16, 255, SBX_COLLECT_ENTRIES_FOR(10) };
+	struct sbx_collect_limits lim = { .max_files = 10, .max_bytes = 1 << 20, .max_depth = 16,
+					  .max_name = 255, .max_entries_seen = SBX_COLLECT_ENTRIES_FOR(10) };
 	char *const allowed[] = { "text/plain", NULL };
 	char shm[] = "/dev/shm/sbx-test-collect-XXXXXX";
 	_cleanup_free_ char *art = rpath("art-exdev");
