@@ -305,19 +305,21 @@ for mode in root user; do
 			"$POLICY/profiles/probe.json" > "$POLICY_Q/profiles/probe.json"
 		chmod -R a+rX "$POLICY_Q"
 		jq --argjson n $n '.max_concurrent = $n' "$M/config.json" > "$M/config-n.json"
-		mkjob "$M/ino.json" probe 'exec /opt/sbx-probe hog-quotas /tmp/ready 4' '{limits: {wall_seconds: 30}}'
-		pids=() payloads=() counts=() owners=()
+		mkjob "$M/ino.json" probe 'exec /opt/sbx-probe hog-quotas /tmp/ready 5' \
+			'{limits: {wall_seconds: 30, memory_mib: 64}}'
+		pids=() errs=() counts=() owners=()
 		for i in $(seq $n); do
-			POLICY=$POLICY_Q start_bg "$M/ino.json" "$M/config-n.json"
-			pids+=("$BG_PID")
+			POLICY=$POLICY_Q start_bg "$M/ino.json" "$M/config-n.json" --queue-timeout 10
+			pids+=("$BG_PID") errs+=("$BG_ERR")
 		done
 		for i in $(seq 0 $((n - 1))); do
 			BG_PID=${pids[$i]}
 			if wait_payload sbx-probe; then
-				counts+=("$(wait_ready | awk '/^inotify /{print $2}')")
 				owners+=("$(python3 "$T/owner.py" "$PAYLOAD_PID" 2>&1)")
+				counts+=("$(wait_ready | awk '/^inotify /{print $2}')")
 			else
 				counts+=(none) owners+=(none)
+				diag "run $i: $(head -c 300 "${errs[$i]}")"
 			fi
 		done
 		mine=$(python3 "$T/inotify.py" 2>&1)
