@@ -887,10 +887,54 @@ static int send_go(struct sbx_spawn *sp)
 	return 0;
 }
 
+/*
+ * vm.memfd_noexec 2 (no memfd can be executed) for a root's run's pid
+ * namespace.  The kernel lets only a writer whose effective uid is host
+ * root write it, and only for the writer's own pid namespace; the init
+ * did it itself while it started as root's, and no longer can now that it
+ * starts with the run's ids (become_owner()).  So a child of the broker
+ * joins the namespace (for its children) and its child, host root in the
+ * run's pid namespace, writes it, before the go-ahead: the payload does
+ * not exist yet, and the init reads the value after the go-ahead.  Best
+ * effort, as the init's own write was: the manifest reports the value
+ * the run has (a kernel before 6.3 has none).
+ */
+static void raise_memfd_noexec(const struct sbx_spawn *sp)
+{
+	char path[64];
+	int st;
+	pid_t c;
+
+	if (sp->host_id == (uid_t)-1 || geteuid() != 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", sp->pid);
+	c = fork();
+	if (c == 0) {
+		int ns = open(path, O_RDONLY | O_CLOEXEC);
+		pid_t g;
+
+		if (ns < 0 || setns(ns, CLONE_NEWPID) < 0)
+			_exit(1);
+		g = fork();
+		if (g == 0) {
+			int fd = open("/proc/sys/vm/memfd_noexec", O_WRONLY | O_CLOEXEC);
+			_exit(fd >= 0 && write(fd, "2", 1) == 1 ? 0 : 1);
+		}
+		if (g < 0)
+			_exit(1);
+		while (waitpid(g, &st, 0) < 0 && errno == EINTR)
+			;
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
+	}
+	while (c > 0 && waitpid(c, &st, 0) < 0 && errno == EINTR)
+		;
+}
+
 int sbx_spawn_release(struct sbx_spawn *sp, struct sbx_error *err)
 {
 	if (write_id_maps(sp, err) < 0)
 		return -1;
+	raise_memfd_noexec(sp);
 	if (send_go(sp) < 0)
 		return init_gone(sp, errno, "releasing the sandbox init", err);
 	return bring_up_lo(sp, err);

@@ -305,7 +305,7 @@ for mode in root user; do
 			"$POLICY/profiles/probe.json" > "$POLICY_Q/profiles/probe.json"
 		chmod -R a+rX "$POLICY_Q"
 		jq --argjson n $n '.max_concurrent = $n' "$M/config.json" > "$M/config-n.json"
-		mkjob "$M/ino.json" probe 'exec /opt/sbx-probe hog-quotas /tmp/ready 5' \
+		mkjob "$M/ino.json" probe 'exec /opt/sbx-probe hog-quotas /tmp/ready 10' \
 			'{limits: {wall_seconds: 30, memory_mib: 64}}'
 		pids=() errs=() counts=() owners=()
 		for i in $(seq $n); do
