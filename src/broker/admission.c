@@ -26,6 +26,9 @@
 #include "state-internal.h"
 
 #define POLL_BACKSTOP_MS 500
+/* Without inotify, a queued run looks this often (a look is one lock
+ * attempt per slot). */
+#define POLL_NO_INOTIFY_MS 50
 #define HOST_RESERVE_MIN_MIB 512
 
 struct sbx_admission {
@@ -339,9 +342,18 @@ int sbx_admission_reserve_cancellable(const char *state_dir,
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "%s: cannot open", slots);
 	if (queue_timeout_ms) {
 		/* Watch before the first look, so a release between the look
-		 * and the wait is not missed. */
+		 * and the wait is not missed.  The kernel counts inotify
+		 * instances and watches per uid (fs.inotify.max_user_*), which
+		 * payloads of the same uid draw from: without them, look every
+		 * POLL_NO_INOTIFY_MS instead. */
 		ino_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-		if (ino_fd < 0 || inotify_add_watch(ino_fd, slots, IN_CLOSE_WRITE) < 0)
+		if (ino_fd >= 0 && inotify_add_watch(ino_fd, slots, IN_CLOSE_WRITE) < 0) {
+			int e = errno;
+			closep(&ino_fd);
+			errno = e;
+		}
+		if (ino_fd < 0 && errno != EMFILE && errno != ENFILE && errno != ENOSPC &&
+		    errno != ENOMEM)
 			return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "%s: inotify", slots);
 	}
 
@@ -363,8 +375,8 @@ int sbx_admission_reserve_cancellable(const char *state_dir,
 			on_queued(userdata);
 		queued = true;
 		timeout = (int)((deadline - now + 999999) / 1000000);
-		if (timeout > POLL_BACKSTOP_MS)
-			timeout = POLL_BACKSTOP_MS;
+		if (timeout > (ino_fd >= 0 ? POLL_BACKSTOP_MS : POLL_NO_INOTIFY_MS))
+			timeout = ino_fd >= 0 ? POLL_BACKSTOP_MS : POLL_NO_INOTIFY_MS;
 		/* poll ignores a negative fd: no cancel_fd, no cancellation. */
 		pfd[0] = (struct pollfd){ .fd = ino_fd, .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = cancel_fd, .events = POLLIN };
@@ -372,7 +384,7 @@ int sbx_admission_reserve_cancellable(const char *state_dir,
 			return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "admission: poll");
 		if (pfd[1].revents & POLLIN)
 			return sbx_error_set(err, SBX_EXIT_CANCELLED, 0, "admission: cancelled while queued");
-		while (read(ino_fd, evbuf, sizeof(evbuf)) > 0)
+		while (ino_fd >= 0 && read(ino_fd, evbuf, sizeof(evbuf)) > 0)
 			;
 	}
 	*res = sbx_xmalloc(sizeof(**res));

@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "budgets.h"
 #include "catalog.h"
 #include "cgroup.h"
 #include "cli.h"
@@ -284,6 +285,33 @@ static int probe_memfd_noexec(char *detail, size_t len, char *hint, size_t hlen)
 	return 0;
 }
 
+/*
+ * The open-files limit a run is set up with, as `sbx run` sets it
+ * (budgets.c): the kernel refuses a sender of fds over a unix socket once
+ * its uid has more in flight than the sender's soft RLIMIT_NOFILE, and an
+ * unprivileged caller's payloads share its uid.
+ */
+static int probe_nofile(char *detail, size_t len, char *hint, size_t hlen)
+{
+	struct sbx_error err = { 0 };
+	uint64_t soft = 0;
+
+	if (sbx_budget_nofile(&soft, &err) < 0) {
+		snprintf(detail, len, "%s", err.msg);
+		snprintf(hint, hlen, "%s", err.hint);
+		return -ERANGE;
+	}
+	if (geteuid() == 0)
+		snprintf(detail, len, "runs are set up with a soft RLIMIT_NOFILE of %llu",
+			 (unsigned long long)soft);
+	else
+		snprintf(detail, len, "runs are set up with a soft RLIMIT_NOFILE of %llu, above the "
+			 "%u fds a payload of uid %u can keep in flight",
+			 (unsigned long long)soft, SBX_PAYLOAD_NOFILE + SBX_SCM_MAX_FD,
+			 (unsigned)getuid());
+	return 0;
+}
+
 /* sbx-init, which every run executes, where a run would look for it. */
 static int probe_init(char *detail, size_t len, char *hint, size_t hlen)
 {
@@ -381,6 +409,7 @@ static const struct probe probes[] = {
 	{ "openat2", true, probe_openat2, "Linux 5.6 or later is needed" },
 	{ "mount_setattr", true, probe_mount_setattr, "Linux 5.12 or later is needed" },
 	{ "pidfd", true, probe_pidfd, "Linux 5.3 or later is needed" },
+	{ "open files", true, probe_nofile, "" },
 	{ "seccomp", true, probe_seccomp, "a kernel with CONFIG_SECCOMP_FILTER is needed" },
 	{ "landlock", false, probe_landlock,
 	  "boot with lsm=...,landlock: without it jobs with \"extract\" are refused (69), "

@@ -58,6 +58,7 @@
 #include <sys/wait.h>
 
 #include "admission.h"
+#include "budgets.h"
 #include "digest.h"
 #include "events.h"
 #include "hold.h"
@@ -134,10 +135,19 @@ static uint64_t on_net_clock(void *ud)
 	return sbx_events_t_ms(run->ev);
 }
 
-static void on_net_ready(void *ud)
+_Static_assert(SBX_PROXY_POLL_MAX <= SBX_SUPERVISE_NET_MAX, "the proxy's fds fit the wait");
+
+static size_t on_net_fds(void *ud, struct pollfd *pfd, size_t max)
 {
 	struct sbx_run *run = ud;
-	sbx_proxy_dispatch(run->proxy);
+	(void)max; /* SBX_PROXY_POLL_MAX, at most */
+	return sbx_proxy_pollfds(run->proxy, pfd);
+}
+
+static void on_net_ready(void *ud, const struct pollfd *pfd, size_t n)
+{
+	struct sbx_run *run = ud;
+	sbx_proxy_dispatch(run->proxy, pfd, n);
 }
 
 /* End the proxy with the sandbox: every connection closed and recorded. */
@@ -761,7 +771,13 @@ static int execute(struct sbx_run *run, int sfd)
 	 * cgroup or mount exists, and errors come in the same order (the
 	 * cgroup's detection, done first, is reported where it was). */
 	struct sbx_error spawn_err = { 0 }, detect_err = { 0 };
-	int detected = sbx_cgroup_detect(&run->cg_host, &copts, &detect_err);
+	int detected;
+
+	/* Before the clone: root's run's id owns its namespace (sandbox.c). */
+	sp.host_id = run->host_id;
+	sp.sub_uid = run->sub_uid;
+	sp.sub_gid = run->sub_gid;
+	detected = sbx_cgroup_detect(&run->cg_host, &copts, &detect_err);
 	bool born_in_cgroup = detected == 0 && run->cg_host.version == 2;
 	int spawned = born_in_cgroup ? 0 : sbx_spawn_start(&sp, &spawn_err);
 
@@ -797,9 +813,6 @@ static int execute(struct sbx_run *run, int sfd)
 	 * for an RCU grace period, while the init is still starting up.) */
 	if (!born_in_cgroup && sbx_cgroup_attach(run->cg, sp.pid, &run->err) < 0)
 		goto out;
-	sp.host_id = run->host_id;
-	sp.sub_uid = run->sub_uid;
-	sp.sub_gid = run->sub_gid;
 	sp.state_dir = run->state_dir;
 	sp.code = code ? code : run->job.code;
 	sp.code_len = code ? code_len : run->job.code_len;
@@ -819,7 +832,7 @@ static int execute(struct sbx_run *run, int sfd)
 		if (sbx_proxy_new(run->plan.network, TAKE_FD(sp.proxy_fd), &hooks, &run->proxy,
 				  &run->err) < 0)
 			goto out;
-		so.net_fd = sbx_proxy_fd(run->proxy);
+		so.net_fds = on_net_fds;
 		so.net_ready = on_net_ready;
 	}
 	t_extract = sbx_now_mono_ns();
@@ -1032,6 +1045,7 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	_cleanup_free_ char *line = NULL, *artifacts_dir = NULL;
 	_cleanup_(sbx_oneliner_job_free) struct sbx_oneliner_job one = { 0 };
 	size_t len = 0;
+	uint64_t nofile;
 	json_t *manifest;
 	int code;
 
@@ -1058,6 +1072,7 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	    sbx_streams_open(&run.streams, (const char *const[]){ o->stdout_file, o->stderr_file },
 			     &run.artifacts, &run.err) < 0 ||
 	    sbx_hostconfig_load(&run.cfg, o->common.config, &run.err) < 0 ||
+	    sbx_budget_nofile(&nofile, &run.err) < 0 ||
 	    (!o->prepare &&
 	     sbx_sign_default_key(o->key, run.cfg.signing_key, &run.key, &run.err) < 0)) {
 		sbx_error_print(&run.err);

@@ -38,6 +38,7 @@
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 
+#include "budgets.h"
 #include "cgroup.h"
 #include "helper.h"
 #include "json.h"
@@ -288,6 +289,14 @@ static int hand_over(struct session *s, struct sbx_collection *c, size_t i, stru
 	if (fd < 0)
 		return -1;
 	r = send_item(s->sock, text, fd);
+	if (r < 0 && errno == ETOOMANYREFS) {
+		/* Not the validator's end: the fds in flight of this uid, which
+		 * a payload of the same uid may have taken (budgets.c). */
+		sbx_error_set(err, SBX_EXIT_SOFTWARE, ETOOMANYREFS,
+			      "validation: handing %s to the validator", a->path);
+		sbx_budget_nofile_hint(ETOOMANYREFS, err);
+		return -1;
+	}
 	if (r > 0)
 		s->st->files++;
 	return r < 0 ? -2 : r;

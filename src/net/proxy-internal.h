@@ -42,7 +42,7 @@ struct half {
 struct lookup;
 struct conn;
 
-/* What an epoll event points at. */
+/* What a polled fd stands for. */
 struct endpoint {
 	struct conn *c;  /* NULL for the proxy's own fds */
 	int which;       /* 0 client, 1 upstream; or a SRC_* */
@@ -55,7 +55,7 @@ struct conn {
 	struct conn *next, *prev;
 	struct endpoint ep[2];
 	int client, upstream;
-	uint32_t ev[2];            /* current epoll interest */
+	uint32_t ev[2];            /* current poll interest (POLLIN, POLLOUT) */
 	enum conn_state state;
 	char *head;                /* HEAD: bytes read so far */
 	size_t head_len;
@@ -92,8 +92,11 @@ struct lookup {
 struct sbx_proxy {
 	const struct sbx_netprofile *np;
 	struct sbx_proxy_hooks hooks;
-	int ep, listen_fd, timer_fd, lookup_rd, lookup_wr;
+	int listen_fd, timer_fd, lookup_rd, lookup_wr;
 	struct endpoint src[3];
+	/* What each pollfd of the last sbx_proxy_pollfds() stands for. */
+	struct endpoint *polled[SBX_PROXY_POLL_MAX];
+	size_t n_polled;
 	struct conn *conns;
 	struct conn *dead;
 	size_t n_open;
@@ -111,9 +114,8 @@ struct sbx_proxy {
 
 /* ---- proxy.c ------------------------------------------------------------ */
 
-/* proxy_watch() - make @events the epoll interest of @c's client (@which 0) or
- * upstream (1) socket; nothing when that socket is closed or the interest
- * is already @events. */
+/* proxy_watch() - make @events the poll interest of @c's client (@which 0)
+ * or upstream (1) socket, from the next wait on. */
 void proxy_watch(struct conn *c, int which, uint32_t events);
 
 /* proxy_conn_close() - end @c: its net_closed event when it was allowed, its
@@ -189,7 +191,7 @@ void proxy_report_held(void *ud, const char *reason, uint64_t count, uint64_t fi
 void proxy_start_relay(struct conn *c);
 
 /* proxy_relay() - move what can move both ways, close @c when it is done, reset
- * or over max_bytes, else set its epoll interest for what is left. */
+ * or over max_bytes, else set its poll interest for what is left. */
 void proxy_relay(struct conn *c);
 
 #endif

@@ -12,7 +12,7 @@
 #include "config.h"
 
 #include <fcntl.h>
-#include <sys/epoll.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include "proxy-internal.h"
@@ -127,10 +127,10 @@ void proxy_relay(struct conn *c)
 		proxy_conn_close(c);
 		return;
 	}
-	proxy_watch(c, 0, (!c->up.eof && !c->up.stalled && c->up.pending < c->pipe_cap ? EPOLLIN : 0) |
-			    (c->down.pending ? EPOLLOUT : 0));
-	proxy_watch(c, 1, (!c->down.eof && !c->down.stalled && c->down.pending < c->pipe_cap ? EPOLLIN : 0) |
-			    (c->up.pending ? EPOLLOUT : 0));
+	proxy_watch(c, 0, (!c->up.eof && !c->up.stalled && c->up.pending < c->pipe_cap ? POLLIN : 0) |
+			    (c->down.pending ? POLLOUT : 0));
+	proxy_watch(c, 1, (!c->down.eof && !c->down.stalled && c->down.pending < c->pipe_cap ? POLLIN : 0) |
+			    (c->up.pending ? POLLOUT : 0));
 }
 
 /* Prime a pipe with bytes the proxy itself produces or already read. */

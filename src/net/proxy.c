@@ -8,7 +8,12 @@
  * name; refusals and events), its bytes are moved in proxy-relay.c, and
  * what the files share is in proxy-internal.h.
  *
- * Every fd lives in one epoll set.  A connection moves through
+ * Every fd is waited for in the supervisor's poll(2) (sbx_proxy_pollfds()
+ * lists them with their interest, sbx_proxy_dispatch() takes the
+ * answers): no epoll set, whose watches the kernel counts per uid
+ * (fs.epoll.max_user_watches) and a payload of the same uid could use up;
+ * with at most MAX_OPEN connections the list stays short.  A connection
+ * moves through
  *   HEAD        reading the request head from the payload
  *   RESOLVING   a helper thread runs getaddrinfo (deadline: resolve_ms)
  *   CONNECTING  non-blocking connect to a checked address (connect_ms)
@@ -24,7 +29,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/epoll.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 
@@ -34,12 +39,6 @@
 
 void proxy_watch(struct conn *c, int which, uint32_t events)
 {
-	int fd = which ? c->upstream : c->client;
-	struct epoll_event ev = { .events = events, .data.ptr = &c->ep[which] };
-
-	if (fd < 0 || c->ev[which] == events)
-		return;
-	epoll_ctl(c->p->ep, EPOLL_CTL_MOD, fd, &ev);
 	c->ev[which] = events;
 }
 
@@ -114,7 +113,6 @@ void proxy_connect_next(struct conn *c)
 		const struct sockaddr_storage *ss = &c->addrs[c->next_addr++];
 		socklen_t len = ss->ss_family == AF_INET ? sizeof(struct sockaddr_in) :
 							   sizeof(struct sockaddr_in6);
-		struct epoll_event ev = { .events = EPOLLOUT, .data.ptr = &c->ep[1] };
 		int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 
 		if (fd < 0)
@@ -129,12 +127,8 @@ void proxy_connect_next(struct conn *c)
 			close(fd);
 			continue;
 		}
-		if (epoll_ctl(p->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
-			close(fd);
-			continue;
-		}
 		c->upstream = fd;
-		c->ev[1] = EPOLLOUT;
+		c->ev[1] = POLLOUT;
 		c->state = C_CONNECTING;
 		c->deadline_ns = sbx_now_mono_ns() + p->connect_ms * 1000000ull;
 		proxy_watch(c, 0, 0);
@@ -232,7 +226,7 @@ static void start_hello(struct conn *c)
 	c->hello_len = extra;
 	c->state = C_HELLO;
 	c->deadline_ns = sbx_now_mono_ns() + c->p->head_ms * 1000000ull;
-	proxy_watch(c, 0, EPOLLIN);
+	proxy_watch(c, 0, POLLIN);
 	proxy_watch(c, 1, 0);
 	if (extra)
 		proxy_check_hello(c);
@@ -244,7 +238,6 @@ static void accept_all(struct sbx_proxy *p)
 {
 	for (;;) {
 		int fd = accept4(p->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		struct epoll_event ev = { .events = EPOLLIN };
 		struct conn *c;
 
 		if (fd < 0)
@@ -270,13 +263,7 @@ static void accept_all(struct sbx_proxy *p)
 			c->refuse_reason = "max_connections reached";
 		else if (p->budget_spent)
 			c->refuse_reason = "max_bytes reached";
-		ev.data.ptr = &c->ep[0];
-		c->ev[0] = EPOLLIN;
-		if (epoll_ctl(p->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
-			close(fd);
-			free(c);
-			continue;
-		}
+		c->ev[0] = POLLIN;
 		c->next = p->conns;
 		if (p->conns)
 			p->conns->prev = c;
@@ -325,7 +312,7 @@ static void handle(struct conn *c, int which, uint32_t events)
 	case C_CONNECTING:
 		if (which == 1) {
 			connect_done(c);
-		} else if (events & (EPOLLHUP | EPOLLERR)) {
+		} else if (events & (POLLHUP | POLLERR)) {
 			c->end_reason = "the client went away";
 			proxy_conn_close(c);
 		}
@@ -338,8 +325,8 @@ static void handle(struct conn *c, int which, uint32_t events)
 		if (before != c->up.bytes + c->down.bytes + c->up.pending + c->down.pending)
 			c->deadline_ns = sbx_now_mono_ns() + c->p->idle_ms * 1000000ull;
 		/* A hang-up or error that moved nothing would be reported
-		 * again at once by the level-triggered set: end it here. */
-		if (c->state == C_RELAY && (events & (EPOLLHUP | EPOLLERR)) &&
+		 * again at once by the next poll: end it here. */
+		if (c->state == C_RELAY && (events & (POLLHUP | POLLERR)) &&
 		    before == c->up.bytes + c->down.bytes + c->up.pending + c->down.pending &&
 		    eofs == (c->up.eof && c->down.eof))
 			proxy_conn_close(c);
@@ -348,7 +335,7 @@ static void handle(struct conn *c, int which, uint32_t events)
 	case C_HELLO:
 		if (which == 0) {
 			read_hello(c);
-		} else if (events & (EPOLLHUP | EPOLLERR)) {
+		} else if (events & (POLLHUP | POLLERR)) {
 			c->end_reason = "upstream connection reset";
 			proxy_conn_close(c);
 		}
@@ -356,7 +343,7 @@ static void handle(struct conn *c, int which, uint32_t events)
 	case C_RESOLVING:
 		/* The client's interest is empty while waiting, but a reset
 		 * is still reported: the payload gave up. */
-		if (which == 0 && (events & (EPOLLHUP | EPOLLERR))) {
+		if (which == 0 && (events & (POLLHUP | POLLERR))) {
 			c->end_reason = "the client went away";
 			proxy_conn_close(c);
 		}
@@ -366,16 +353,46 @@ static void handle(struct conn *c, int which, uint32_t events)
 	}
 }
 
-void sbx_proxy_dispatch(struct sbx_proxy *p)
+_Static_assert(SBX_PROXY_POLL_MAX >= 3 + 2 * MAX_OPEN, "room for every fd of the proxy");
+
+static void add_fd(struct sbx_proxy *p, struct pollfd *pfd, size_t *n, int fd, short events,
+		   struct endpoint *e)
 {
-	struct epoll_event evs[32];
-	int n = epoll_wait(p->ep, evs, ARRAY_SIZE(evs), 0);
+	if (fd < 0)
+		return;
+	/* A socket with no interest still reports a hang-up or an error. */
+	pfd[*n] = (struct pollfd){ .fd = fd, .events = events };
+	p->polled[(*n)++] = e;
+}
 
-	for (int i = 0; i < n; i++) {
-		struct endpoint *e = evs[i].data.ptr;
+size_t sbx_proxy_pollfds(struct sbx_proxy *p, struct pollfd *pfd)
+{
+	size_t n = 0;
 
+	add_fd(p, pfd, &n, p->listen_fd, POLLIN, &p->src[0]);
+	add_fd(p, pfd, &n, p->lookup_rd, POLLIN, &p->src[1]);
+	add_fd(p, pfd, &n, p->timer_fd, POLLIN, &p->src[2]);
+	for (struct conn *c = p->conns; c; c = c->next) {
+		add_fd(p, pfd, &n, c->client, (short)c->ev[0], &c->ep[0]);
+		add_fd(p, pfd, &n, c->upstream, (short)c->ev[1], &c->ep[1]);
+	}
+	p->n_polled = n;
+	return n;
+}
+
+void sbx_proxy_dispatch(struct sbx_proxy *p, const struct pollfd *pfd, size_t n)
+{
+	/* Only what the last sbx_proxy_pollfds() listed: a connection that
+	 * ends in this pass stays in memory (the dead list) until its end. */
+	if (n > p->n_polled)
+		n = p->n_polled;
+	for (size_t i = 0; i < n; i++) {
+		struct endpoint *e = p->polled[i];
+
+		if (!pfd[i].revents)
+			continue;
 		if (e->c) {
-			handle(e->c, e->which, evs[i].events);
+			handle(e->c, e->which, (uint32_t)pfd[i].revents);
 			continue;
 		}
 		if (e->which == SRC_LISTEN) {
@@ -390,16 +407,12 @@ void sbx_proxy_dispatch(struct sbx_proxy *p)
 				proxy_lookup_done(p, l);
 		}
 	}
+	p->n_polled = 0;
 	while (p->dead) {
 		struct conn *c = p->dead;
 		p->dead = c->next;
 		conn_free(c);
 	}
-}
-
-int sbx_proxy_fd(const struct sbx_proxy *p)
-{
-	return p->ep;
 }
 
 void sbx_proxy_set_timeouts(struct sbx_proxy *p, uint64_t resolve_ms, uint64_t connect_ms,
@@ -427,7 +440,7 @@ int sbx_proxy_new(const struct sbx_netprofile *np, int listen_fd,
 	if (hooks)
 		p->hooks = *hooks;
 	p->listen_fd = listen_fd;
-	p->ep = p->timer_fd = p->lookup_rd = p->lookup_wr = -1;
+	p->timer_fd = p->lookup_rd = p->lookup_wr = -1;
 	p->resolve_ms = 5000;
 	p->connect_ms = 10000;
 	p->head_ms = 30000;
@@ -443,21 +456,14 @@ int sbx_proxy_new(const struct sbx_netprofile *np, int listen_fd,
 	p->src[2] = (struct endpoint){ NULL, SRC_TIMER };
 	*out = NULL;
 
-	p->ep = epoll_create1(EPOLL_CLOEXEC);
 	p->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (p->ep < 0 || p->timer_fd < 0 || pipe2(fds, O_CLOEXEC) < 0)
+	if (p->timer_fd < 0 || pipe2(fds, O_CLOEXEC) < 0)
 		goto fail;
 	p->lookup_rd = fds[0];
 	p->lookup_wr = fds[1];
 	fcntl(p->lookup_rd, F_SETFL, O_NONBLOCK);
 	fcntl(p->listen_fd, F_SETFL, O_NONBLOCK);
-	if (timerfd_settime(p->timer_fd, 0, &its, NULL) < 0 ||
-	    epoll_ctl(p->ep, EPOLL_CTL_ADD, p->listen_fd,
-		      &(struct epoll_event){ .events = EPOLLIN, .data.ptr = &p->src[0] }) < 0 ||
-	    epoll_ctl(p->ep, EPOLL_CTL_ADD, p->lookup_rd,
-		      &(struct epoll_event){ .events = EPOLLIN, .data.ptr = &p->src[1] }) < 0 ||
-	    epoll_ctl(p->ep, EPOLL_CTL_ADD, p->timer_fd,
-		      &(struct epoll_event){ .events = EPOLLIN, .data.ptr = &p->src[2] }) < 0)
+	if (timerfd_settime(p->timer_fd, 0, &its, NULL) < 0)
 		goto fail;
 	*out = p;
 	return 0;
@@ -505,7 +511,6 @@ void sbx_proxy_free(struct sbx_proxy *p)
 	close_fd(&p->timer_fd);
 	close_fd(&p->lookup_rd);
 	close_fd(&p->lookup_wr);
-	close_fd(&p->ep);
 	json_decref(p->decisions);
 	sbx_tally_free(&p->refusals);
 	free(p);

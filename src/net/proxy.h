@@ -8,8 +8,9 @@
  * the /work fds.  The broker accepts on it directly: the accepted sockets
  * live in the sandbox's namespace, the upstream sockets the proxy opens
  * live in the broker's, so the payload reaches the outside only through
- * the decisions made here.  One epoll set, no thread per connection; the
- * supervisor's loop watches sbx_proxy_fd() and calls sbx_proxy_dispatch().
+ * the decisions made here.  No thread per connection: the supervisor's
+ * poll(2) waits for the fds of sbx_proxy_pollfds() and hands what is
+ * ready to sbx_proxy_dispatch().
  * Names are resolved on short-lived helper threads (getaddrinfo has no
  * asynchronous form worth its cost), with a timeout.
  *
@@ -26,6 +27,7 @@
 #define SBX_PROXY_H
 
 #include <jansson.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -144,16 +146,22 @@ struct sbx_proxy;
 /*
  * sbx_proxy_new() - a proxy serving @listen_fd (taken; closed by
  * sbx_proxy_free() or on error) under @np, which must outlive it.
- * Errors: SBX_EXIT_SOFTWARE (epoll, timerfd, socketpair).
+ * Errors: SBX_EXIT_SOFTWARE (timerfd, pipe).
  */
 int sbx_proxy_new(const struct sbx_netprofile *np, int listen_fd,
 		  const struct sbx_proxy_hooks *hooks, struct sbx_proxy **out, struct sbx_error *err);
 
-/* The fd to watch for EPOLLIN (an epoll set of its own). */
-int sbx_proxy_fd(const struct sbx_proxy *p);
+/* The most fds sbx_proxy_pollfds() lists. */
+#define SBX_PROXY_POLL_MAX 131
 
-/* Handle whatever is ready, without blocking. */
-void sbx_proxy_dispatch(struct sbx_proxy *p);
+/* sbx_proxy_pollfds() - fill @pfd (room for SBX_PROXY_POLL_MAX) with the
+ * fds to wait for and their events (no epoll set: the kernel counts its
+ * watches per uid); returns how many. */
+size_t sbx_proxy_pollfds(struct sbx_proxy *p, struct pollfd *pfd);
+
+/* sbx_proxy_dispatch() - handle what poll(2) found ready among the @n
+ * entries that the last sbx_proxy_pollfds() filled, without blocking. */
+void sbx_proxy_dispatch(struct sbx_proxy *p, const struct pollfd *pfd, size_t n);
 
 /* Per-connection timeouts: name resolution and connect (ms), and the
  * time a client may take to send its request head.  Defaults 5000,

@@ -15,12 +15,16 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <linux/securebits.h>
+#include <stdlib.h>
+#include <sys/fsuid.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "budgets.h"
 #include "container.h"
 #include "cpus.h"
 #include "json.h"
@@ -421,7 +425,7 @@ int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const s
 		spec->rlimit_fsize = ws << 20;
 	if (out_bytes > spec->rlimit_fsize)
 		spec->rlimit_fsize = out_bytes;
-	spec->rlimit_nofile = 1024;
+	spec->rlimit_nofile = SBX_PAYLOAD_NOFILE;
 	/* nproc counts the same tasks as the pids cgroup (everything in the
 	 * sandbox runs as its user) and is checked earlier in fork: one
 	 * above pids.max keeps it a second line, so the cgroup is the limit
@@ -601,8 +605,90 @@ fail:
 	return 127;
 }
 
+/*
+ * Root's runs: the sandbox's user namespace is made by a process whose
+ * ids are the run's own, so that the namespace's owner is the run's id,
+ * not host root.
+ *
+ * Why: the kernel charges a namespace's inotify instances and watches
+ * (and the other ucounts) to its owner's count in the parent namespace,
+ * against the host's fs.inotify.max_user_instances (128 by default).
+ * Owned by root, every run's instances (up to its kernel_quotas each)
+ * came out of the budget that everything else root runs draws from; a
+ * few concurrent runs could empty it.  Owned by the run's id, they come
+ * out of that id's, which is the run's alone (rootids.c).
+ *
+ * How: for the clone only, the real and effective uid become the run's
+ * id (the saved uid stays 0, to come back), with SECBIT_NO_SETUID_FIXUP
+ * so that the capabilities stay: CLONE_INTO_CGROUP needs the right to
+ * write the cgroup's cgroup.procs, which is root's.  The real uid too,
+ * not only the effective one: an execve whose effective uid differs from
+ * the real one is a set-uid execve to the kernel, which clears the
+ * ambient capabilities that carry the namespace's capabilities into
+ * sbx-init.  So the init starts with every id the run's (the gid stays
+ * 0, with no capability outside its namespace; the init sets its own ids
+ * once the maps are written), where before it started as root's, with
+ * root's access by owner to the host's files until then.
+ *
+ * What owning the namespace gives: a process in the host's namespace
+ * whose effective uid is the owner has every capability in the
+ * namespace and those below it, without being in it.  The only such
+ * processes are the run's own helpers: sbx-extract, which runs as the
+ * id while the sandbox lives, and denies itself ptrace, setns, unshare,
+ * kill, pidfd_* and process_vm_* (its seccomp filter) before it reads
+ * an archive's first byte; and sbx-validate, which runs after the
+ * sandbox is gone, in a user namespace of its own.  No process of
+ * another run or user has the id (rootids.c checks the host's users and
+ * subordinate ranges).  The payload itself is inside the namespace, where
+ * owning it gives nothing.  The maps are still written by the broker as
+ * root, with CAP_SETUID over the parent namespace.
+ */
+struct owner_ids {
+	bool switched;
+	int securebits;
+	int pdeathsig;
+	uid_t fsuid;
+};
+
+static int become_owner(const struct sbx_spawn *sp, struct owner_ids *o, struct sbx_error *err)
+{
+	o->switched = false;
+	if (sp->host_id == (uid_t)-1 || geteuid() != 0)
+		return 0;
+	o->securebits = prctl(PR_GET_SECUREBITS);
+	if (o->securebits < 0 || prctl(PR_GET_PDEATHSIG, &o->pdeathsig) < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "prctl");
+	if (prctl(PR_SET_SECUREBITS, o->securebits | SECBIT_NO_SETUID_FIXUP) < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno,
+				     "prctl(PR_SET_SECUREBITS, SECBIT_NO_SETUID_FIXUP)");
+	o->fsuid = (uid_t)setfsuid((uid_t)-1);
+	if (setresuid(sp->host_id, sp->host_id, (uid_t)-1) < 0) {
+		int e = errno;
+		prctl(PR_SET_SECUREBITS, o->securebits);
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, e, "setresuid to the run's id %u",
+				     (unsigned)sp->host_id);
+	}
+	o->switched = true;
+	return 0;
+}
+
+/* Root again, as before: the saved uid is 0, and no capability was lost.
+ * A change of ids clears the parent-death signal: set again. */
+static void back_to_root(const struct owner_ids *o)
+{
+	if (!o->switched)
+		return;
+	if (setresuid(0, 0, (uid_t)-1) < 0)
+		abort(); /* cannot happen with the saved uid 0; never go on as another */
+	setfsuid(o->fsuid);
+	prctl(PR_SET_SECUREBITS, o->securebits);
+	if (o->pdeathsig)
+		prctl(PR_SET_PDEATHSIG, o->pdeathsig);
+}
+
 int sbx_spawn_start(struct sbx_spawn *sp, struct sbx_error *err)
 {
+	struct owner_ids owner;
 	int sv[2], outp[2], errp[2];
 	struct clone_args args = { 0 };
 	struct init_exec x;
@@ -653,6 +739,10 @@ int sbx_spawn_start(struct sbx_spawn *sp, struct sbx_error *err)
 	 * (a kernel before 5.7, a cgroup this caller may not clone into) is
 	 * left to the attach, which says why with a Hint. */
 	sp->in_cgroup = false;
+	if (become_owner(sp, &owner, err) < 0) {
+		close(sv[0]), close(sv[1]), close(outp[0]), close(outp[1]), close(errp[0]), close(errp[1]);
+		return -1;
+	}
 	if (sp->cgroup_fd >= 0 && !sbx_syscall_forced_enosys("clone_into_cgroup")) {
 		args.flags |= CLONE_INTO_CGROUP;
 		args.cgroup = (uint64_t)sp->cgroup_fd;
@@ -667,10 +757,13 @@ int sbx_spawn_start(struct sbx_spawn *sp, struct sbx_error *err)
 	/* Here the child has exec'd sbx-init or exited: the stack is free. */
 	if (pid < 0) {
 		int e = errno;
+
+		back_to_root(&owner);
 		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, e, "creating the sandbox's namespaces");
 		close(sv[0]), close(sv[1]), close(outp[0]), close(outp[1]), close(errp[0]), close(errp[1]);
 		return userns_refused(sp, SBX_USERNS_CLONE, e, err);
 	}
+	back_to_root(&owner);
 	close(sv[1]);
 	close(outp[1]);
 	close(errp[1]);
@@ -717,6 +810,10 @@ static int report_error(struct sbx_spawn *sp, const struct sbx_report *rep, stru
 		return -1;
 	if (rep->unavailable && rep->stage == SBX_STAGE_IDENTITY && rep->err == EPERM &&
 	    container_hint(SBX_CONTAINER_NAMESPACES, err))
+		return -1;
+	/* The init's fds to the broker (its netlink socket, /work), refused
+	 * for the count of fds in flight that its uid shares (budgets.c). */
+	if (sbx_budget_nofile_hint(rep->err, err))
 		return -1;
 	if (rep->unavailable)
 		sbx_error_hint(err, "this kernel or host configuration cannot provide the isolation the "
@@ -819,7 +916,9 @@ static int init_gone(struct sbx_spawn *sp, int e, const char *what, struct sbx_e
 		if (n != 1)
 			break;
 	}
-	return sbx_error_set(err, SBX_EXIT_SOFTWARE, e, "%s", what);
+	sbx_error_set(err, SBX_EXIT_SOFTWARE, e, "%s", what);
+	sbx_budget_nofile_hint(e, err); /* the go-ahead carries the spec's fd */
+	return -1;
 }
 
 /* The go-ahead: one byte, with the sealed spec attached. */
@@ -832,10 +931,54 @@ static int send_go(struct sbx_spawn *sp)
 	return 0;
 }
 
+/*
+ * vm.memfd_noexec 2 (no memfd can be executed) for a root's run's pid
+ * namespace.  The kernel lets only a writer whose effective uid is host
+ * root write it, and only for the writer's own pid namespace; the init
+ * did it itself while it started as root's, and no longer can now that it
+ * starts with the run's ids (become_owner()).  So a child of the broker
+ * joins the namespace (for its children) and its child, host root in the
+ * run's pid namespace, writes it, before the go-ahead: the payload does
+ * not exist yet, and the init reads the value after the go-ahead.  Best
+ * effort, as the init's own write was: the manifest reports the value
+ * the run has (a kernel before 6.3 has none).
+ */
+static void raise_memfd_noexec(const struct sbx_spawn *sp)
+{
+	char path[64];
+	int st;
+	pid_t c;
+
+	if (sp->host_id == (uid_t)-1 || geteuid() != 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", sp->pid);
+	c = fork();
+	if (c == 0) {
+		int ns = open(path, O_RDONLY | O_CLOEXEC);
+		pid_t g;
+
+		if (ns < 0 || setns(ns, CLONE_NEWPID) < 0)
+			_exit(1);
+		g = fork();
+		if (g == 0) {
+			int fd = open("/proc/sys/vm/memfd_noexec", O_WRONLY | O_CLOEXEC);
+			_exit(fd >= 0 && write(fd, "2", 1) == 1 ? 0 : 1);
+		}
+		if (g < 0)
+			_exit(1);
+		while (waitpid(g, &st, 0) < 0 && errno == EINTR)
+			;
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
+	}
+	while (c > 0 && waitpid(c, &st, 0) < 0 && errno == EINTR)
+		;
+}
+
 int sbx_spawn_release(struct sbx_spawn *sp, struct sbx_error *err)
 {
 	if (write_id_maps(sp, err) < 0)
 		return -1;
+	raise_memfd_noexec(sp);
 	if (send_go(sp) < 0)
 		return init_gone(sp, errno, "releasing the sandbox init", err);
 	return bring_up_lo(sp, err);

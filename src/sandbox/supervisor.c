@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * supervisor.c - wait for the payload without sleeping or polling.
+ * supervisor.c - wait for the payload without sleeping or busy polling.
  *
- * One epoll set holds: the init's pidfd (readable when it has exited),
+ * One poll(2) waits on: the init's pidfd (readable when it has exited),
  * the report socket (started / exited / a setup failure), the payload's
  * stdout and stderr pipes, a signalfd (SIGINT, SIGTERM, SIGHUP to sbx:
  * cancellation) and three timerfds (soft deadline, hard deadline, end of
  * the grace period), plus an optional periodic tick for a live status
- * line.  Timeout and cancellation share one termination path:
+ * line, and the egress proxy's fds when there is one.  poll, not epoll:
+ * the kernel counts epoll watches per uid (fs.epoll.max_user_watches),
+ * and a payload of the same uid (an unprivileged caller's) could use
+ * them all up; poll has no such budget, and with about ten fds costs
+ * the same.  Timeout and cancellation share one termination path:
  * SIGTERM to the init, which forwards it to every process in the sandbox,
  * then SIGKILL when the grace period ends.  The first reason recorded is
  * the one reported.
@@ -17,9 +21,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <nettle/sha2.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/pidfd.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
@@ -27,6 +31,8 @@
 
 #include "supervisor.h"
 
+/* The sources, in the order a wake-up handles them; SRC_NET counts them
+ * (the proxy's fds follow them in the wait). */
 enum { SRC_PIDFD, SRC_SOCK, SRC_OUT, SRC_ERR, SRC_SIGNAL, SRC_SOFT, SRC_HARD, SRC_GRACE, SRC_TICK,
        SRC_NET };
 
@@ -51,11 +57,6 @@ static int arm_timer(uint64_t ms, uint64_t interval_ms)
 	return fd;
 }
 
-static int watch(int ep, int fd, int src)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)src };
-	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
-}
 
 static void stream_init(struct sbx_stream *s, size_t cap)
 {
@@ -111,7 +112,7 @@ static void emit(const struct sbx_supervise_opts *o, const char *name, const cha
 }
 
 static void terminate(struct sbx_spawn *sp, const struct sbx_supervise_opts *o,
-		      struct sbx_outcome *out, enum sbx_termination why, int ep, int *grace_fd)
+		      struct sbx_outcome *out, enum sbx_termination why, int *fds, int *grace_fd)
 {
 	if (out->term != SBX_TERM_NONE)
 		return;
@@ -121,8 +122,7 @@ static void terminate(struct sbx_spawn *sp, const struct sbx_supervise_opts *o,
 	/* The init forwards SIGTERM to every process of the namespace. */
 	pidfd_send_signal(sp->pidfd, SIGTERM, NULL, 0);
 	*grace_fd = arm_timer(o->grace_ms, 0);
-	if (*grace_fd >= 0)
-		watch(ep, *grace_fd, SRC_GRACE);
+	fds[SRC_GRACE] = *grace_fd;
 }
 
 static void kill_now(struct sbx_spawn *sp, const struct sbx_supervise_opts *o,
@@ -145,8 +145,10 @@ static int memfd_noexec_of(const struct sbx_report *rep)
 int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, struct sbx_outcome *out,
 		  struct sbx_error *err)
 {
-	_cleanup_close_ int ep = -1, soft_fd = -1, hard_fd = -1, grace_fd = -1, tick_fd = -1;
+	_cleanup_close_ int soft_fd = -1, hard_fd = -1, grace_fd = -1, tick_fd = -1;
 	bool init_gone = false, out_open = true, err_open = true, sock_open = true;
+	/* The fd of each source, -1 once it is done with (or absent). */
+	int fds[SRC_NET];
 	int r = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -154,9 +156,6 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 	stream_init(&out->err, o->stream_cap);
 	out->t_started_ns = sbx_now_mono_ns();
 
-	ep = epoll_create1(EPOLL_CLOEXEC);
-	if (ep < 0)
-		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "epoll_create1");
 	hard_fd = arm_timer(o->wall_ms, 0);
 	if (o->soft_ms && o->soft_ms < o->wall_ms)
 		soft_fd = arm_timer(o->soft_ms, 0);
@@ -164,44 +163,54 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "timerfd");
 	fcntl(sp->out_rd, F_SETFL, O_NONBLOCK);
 	fcntl(sp->err_rd, F_SETFL, O_NONBLOCK);
-	if (watch(ep, sp->pidfd, SRC_PIDFD) < 0 || watch(ep, sp->sock, SRC_SOCK) < 0 ||
-	    watch(ep, sp->out_rd, SRC_OUT) < 0 || watch(ep, sp->err_rd, SRC_ERR) < 0 ||
-	    watch(ep, hard_fd, SRC_HARD) < 0 || (soft_fd >= 0 && watch(ep, soft_fd, SRC_SOFT) < 0) ||
-	    (o->signal_fd >= 0 && watch(ep, o->signal_fd, SRC_SIGNAL) < 0))
-		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "epoll_ctl");
-	if (o->net_ready && watch(ep, o->net_fd, SRC_NET) < 0)
-		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "epoll_ctl");
 	/* The tick is cosmetic: without a timer there is just no redraw. */
-	if (o->tick && o->tick_ms) {
+	if (o->tick && o->tick_ms)
 		tick_fd = arm_timer(o->tick_ms, o->tick_ms);
-		if (tick_fd >= 0)
-			watch(ep, tick_fd, SRC_TICK);
-	}
+	fds[SRC_PIDFD] = sp->pidfd;
+	fds[SRC_SOCK] = sp->sock;
+	fds[SRC_OUT] = sp->out_rd;
+	fds[SRC_ERR] = sp->err_rd;
+	fds[SRC_SIGNAL] = o->signal_fd;
+	fds[SRC_SOFT] = soft_fd;
+	fds[SRC_HARD] = hard_fd;
+	fds[SRC_GRACE] = -1;
+	fds[SRC_TICK] = tick_fd;
 
 	/* Run until the init is gone and both pipes are at EOF (every writer
 	 * lived inside the namespace, so EOF follows the init's death). */
 	while (!init_gone || out_open || err_open || sock_open) {
-		struct epoll_event evs[8];
-		int n = epoll_wait(ep, evs, ARRAY_SIZE(evs), -1);
+		struct pollfd pfd[SRC_NET + SBX_SUPERVISE_NET_MAX];
+		int src[SRC_NET];
+		size_t n = 0, n_net = 0;
 
-		if (n < 0) {
+		for (int s = 0; s < SRC_NET; s++) {
+			if (fds[s] < 0)
+				continue;
+			pfd[n] = (struct pollfd){ .fd = fds[s], .events = POLLIN };
+			src[n++] = s;
+		}
+		if (o->net_ready)
+			n_net = o->net_fds(o->ud, pfd + n, SBX_SUPERVISE_NET_MAX);
+		if (poll(pfd, (nfds_t)(n + n_net), -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "epoll_wait");
+			return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "poll");
 		}
-		for (int i = 0; i < n; i++) {
+		for (size_t i = 0; i < n; i++) {
 			uint64_t ticks;
 
-			switch (evs[i].data.u32) {
+			if (!pfd[i].revents || fds[src[i]] != pfd[i].fd)
+				continue; /* not ready, or done with in this pass */
+			switch (src[i]) {
 			case SRC_OUT:
 				if (!drain(sp->out_rd, &out->out)) {
-					epoll_ctl(ep, EPOLL_CTL_DEL, sp->out_rd, NULL);
+					fds[SRC_OUT] = -1;
 					out_open = false;
 				}
 				break;
 			case SRC_ERR:
 				if (!drain(sp->err_rd, &out->err)) {
-					epoll_ctl(ep, EPOLL_CTL_DEL, sp->err_rd, NULL);
+					fds[SRC_ERR] = -1;
 					err_open = false;
 				}
 				break;
@@ -210,7 +219,7 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 				int k = sbx_spawn_recv_report(sp->sock, &rep, NULL, 0);
 
 				if (k <= 0) {
-					epoll_ctl(ep, EPOLL_CTL_DEL, sp->sock, NULL);
+					fds[SRC_SOCK] = -1;
 					sock_open = false;
 				} else if (k == (int)sizeof(rep) && rep.kind == SBX_REPORT_STARTED) {
 					out->started = true;
@@ -235,7 +244,7 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 					init_gone = true;
 					out->init_sigkilled = si.si_code == CLD_KILLED &&
 							      si.si_status == SIGKILL;
-					epoll_ctl(ep, EPOLL_CTL_DEL, sp->pidfd, NULL);
+					fds[SRC_PIDFD] = -1;
 					close(sp->pidfd);
 					sp->pidfd = -1;
 					if (!out->t_end_ns)
@@ -249,13 +258,13 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 					if (out->term == SBX_TERM_CANCEL && !out->killed)
 						kill_now(sp, o, out); /* asked twice */
 					else
-						terminate(sp, o, out, SBX_TERM_CANCEL, ep, &grace_fd);
+						terminate(sp, o, out, SBX_TERM_CANCEL, fds, &grace_fd);
 				}
 				break;
 			}
 			case SRC_SOFT:
 				(void)!read(soft_fd, &ticks, sizeof(ticks));
-				epoll_ctl(ep, EPOLL_CTL_DEL, soft_fd, NULL);
+				fds[SRC_SOFT] = -1;
 				if (!init_gone && !out->exited) {
 					out->soft_fired = true;
 					emit(o, "soft_timeout", NULL);
@@ -263,14 +272,11 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 				break;
 			case SRC_HARD:
 				(void)!read(hard_fd, &ticks, sizeof(ticks));
-				epoll_ctl(ep, EPOLL_CTL_DEL, hard_fd, NULL);
+				fds[SRC_HARD] = -1;
 				/* A payload that already exited is not timed out:
 				 * the init is only finishing its clean-up. */
 				if (!init_gone && !out->exited)
-					terminate(sp, o, out, SBX_TERM_TIMEOUT, ep, &grace_fd);
-				break;
-			case SRC_NET:
-				o->net_ready(o->ud);
+					terminate(sp, o, out, SBX_TERM_TIMEOUT, fds, &grace_fd);
 				break;
 			case SRC_TICK:
 				(void)!read(tick_fd, &ticks, sizeof(ticks));
@@ -278,12 +284,14 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 				break;
 			case SRC_GRACE:
 				(void)!read(grace_fd, &ticks, sizeof(ticks));
-				epoll_ctl(ep, EPOLL_CTL_DEL, grace_fd, NULL);
+				fds[SRC_GRACE] = -1;
 				if (!init_gone)
 					kill_now(sp, o, out);
 				break;
 			}
 		}
+		if (n_net)
+			o->net_ready(o->ud, pfd + n, n_net);
 		/* A payload's leftover child could keep a pipe open only while
 		 * the namespace lives; once the init is gone nothing can write. */
 		if (init_gone && (out_open || err_open)) {

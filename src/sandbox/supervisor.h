@@ -6,6 +6,7 @@
 #ifndef SBX_SUPERVISOR_H
 #define SBX_SUPERVISOR_H
 
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -28,6 +29,9 @@ struct sbx_stream {
 
 /* Why the broker ended the run early.  The first one wins: a late exit
  * or a second signal never overwrites it. */
+/* The most fds opts.net_fds may add to the wait (the proxy's, at most). */
+#define SBX_SUPERVISE_NET_MAX 160
+
 enum sbx_termination {
 	SBX_TERM_NONE,
 	SBX_TERM_TIMEOUT,
@@ -69,10 +73,11 @@ struct sbx_supervise_opts {
 	 * status line); NULL or 0: no tick. */
 	void (*tick)(void *ud);
 	uint64_t tick_ms;
-	/* An extra fd to watch for EPOLLIN (the egress proxy's epoll set),
-	 * and what to call when it is ready; unused when @net_ready is NULL. */
-	int net_fd;
-	void (*net_ready)(void *ud);
+	/* The egress proxy's fds: @net_fds fills at most @max pollfds (fd
+	 * and events) before each wait, and @net_ready gets them back with
+	 * their revents after it; unused when @net_ready is NULL. */
+	size_t (*net_fds)(void *ud, struct pollfd *pfd, size_t max);
+	void (*net_ready)(void *ud, const struct pollfd *pfd, size_t n);
 	void *ud;
 };
 

@@ -175,15 +175,19 @@ static void run_until_done(struct sbx_proxy *p, struct exchange *x)
 {
 	uint64_t deadline = sbx_now_mono_ns() + 10ull * 1000000000ull;
 
-	while (!__atomic_load_n(&x->done, __ATOMIC_ACQUIRE)) {
-		struct pollfd pfd = { .fd = sbx_proxy_fd(p), .events = POLLIN };
+	struct pollfd pfd[SBX_PROXY_POLL_MAX];
+	size_t n;
 
+	while (!__atomic_load_n(&x->done, __ATOMIC_ACQUIRE)) {
 		assert_true(sbx_now_mono_ns() < deadline);
-		if (poll(&pfd, 1, 50) > 0)
-			sbx_proxy_dispatch(p);
+		n = sbx_proxy_pollfds(p, pfd);
+		if (poll(pfd, n, 50) > 0)
+			sbx_proxy_dispatch(p, pfd, n);
 	}
 	pthread_join(x->t, NULL);
-	sbx_proxy_dispatch(p);
+	n = sbx_proxy_pollfds(p, pfd);
+	if (poll(pfd, n, 0) > 0)
+		sbx_proxy_dispatch(p, pfd, n);
 }
 
 static void exchange(struct sbx_proxy *p, uint16_t proxy_port, const char *req,
