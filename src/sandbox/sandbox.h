@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "subids.h"
+
 #include "catalog.h"
 #include "error.h"
 #include "spec.h"
@@ -93,6 +95,9 @@ struct sbx_spawn {
 	 * init lives, for the opener that reads the payload's outputs
 	 * (opener.h); -1 otherwise. */
 	int userns_fd;
+	/* Subordinate ids: newuidmap and newgidmap, started right after the
+	 * clone and waited for just before the go-ahead. */
+	struct sbx_sub_ids_maps maps;
 	/* The state dir, where compiled seccomp programs are kept between
 	 * runs (seccomp-cache.c); NULL compiles every time. */
 	const char *state_dir;
@@ -102,7 +107,8 @@ struct sbx_spawn {
 #define SBX_SPAWN_INIT { .pid = -1, .pidfd = -1, .sock = -1, .out_rd = -1, .err_rd = -1, \
 			 .in_fd = -1, .outroot_fd = -1, .proxy_fd = -1, .spec_fd = -1, .init_fd = -1, \
 			 .cgroup_fd = -1, .host_id = (uid_t)-1, \
-			 .sub_uid = (uid_t)-1, .sub_gid = (gid_t)-1, .userns_fd = -1 }
+			 .sub_uid = (uid_t)-1, .sub_gid = (gid_t)-1, .userns_fd = -1, \
+			 .maps = SBX_SUB_IDS_MAPS_INIT }
 
 /*
  * sbx_profile_host_check() - what a profile needs of this host: its

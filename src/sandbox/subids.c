@@ -211,13 +211,7 @@ int sbx_sub_ids_lookup(struct sbx_sub_ids *ids, struct sbx_error *err)
 }
 
 /* A helper being run: its pid and the read end of its stdout/stderr. */
-struct helper_run {
-	const char *path;
-	pid_t pid;
-	int out;
-};
-
-static int spawn_helper(struct helper_run *h, char *const argv[], struct sbx_error *err)
+static int spawn_helper(struct sbx_helper_run *h, char *const argv[], struct sbx_error *err)
 {
 	char *const envp[] = { NULL };
 	posix_spawn_file_actions_t fa;
@@ -257,7 +251,7 @@ static int spawn_helper(struct helper_run *h, char *const argv[], struct sbx_err
 
 /* Wait for @h; 0 when it exited 0, else -1 with its first line of output
  * (escaped: it may quote the files) in @err. */
-static int finish_helper(struct helper_run *h, struct sbx_error *err)
+static int finish_helper(struct sbx_helper_run *h, struct sbx_error *err)
 {
 	char buf[256] = "", clean[256 * 4 + 4];
 	ssize_t n = 0;
@@ -285,16 +279,15 @@ static int finish_helper(struct helper_run *h, struct sbx_error *err)
 	return -1;
 }
 
-int sbx_sub_ids_map(pid_t pid, uid_t sandbox_uid, gid_t sandbox_gid, uid_t host_uid,
-		    gid_t host_gid, struct sbx_error *err)
+int sbx_sub_ids_map_start(struct sbx_sub_ids_maps *m, pid_t pid, uid_t sandbox_uid,
+			  gid_t sandbox_gid, uid_t host_uid, gid_t host_gid, struct sbx_error *err)
 {
 	char a[7][16], b[7][16];
 	char *uargv[9], *gargv[9];
-	struct helper_run hu = { .path = SBX_NEWUIDMAP }, hg = { .path = SBX_NEWGIDMAP };
-	struct sbx_error e2 = { 0 };
 	int forced = sbx_test_forced_errno("newuidmap");
-	int ru, rg;
 
+	m->u = (struct sbx_helper_run){ .path = SBX_NEWUIDMAP, .pid = -1, .out = -1 };
+	m->g = (struct sbx_helper_run){ .path = SBX_NEWGIDMAP, .pid = -1, .out = -1 };
 	/* "PID 0 CALLER 1 SANDBOX HOST 1": the caller as the namespace's root
 	 * (newuidmap lets a user map its own id), which is what the broker
 	 * writes the inputs as, and the sandbox user as the run's own id. */
@@ -324,12 +317,28 @@ int sbx_sub_ids_map(pid_t pid, uid_t sandbox_uid, gid_t sandbox_gid, uid_t host_
 		return -1;
 	}
 	/* Both at once: each is a setuid exec that reads the account files
-	 * (~1 ms), and they write different files. */
-	ru = spawn_helper(&hu, uargv, err);
-	rg = spawn_helper(&hg, gargv, ru < 0 ? &e2 : err);
-	if (ru == 0)
-		ru = finish_helper(&hu, err);
-	if (rg == 0)
-		rg = finish_helper(&hg, ru < 0 ? &e2 : err);
+	 * (~1 ms quiet, far more on a loaded host), and they write different
+	 * files. */
+	if (spawn_helper(&m->u, uargv, err) < 0)
+		return -1;
+	if (spawn_helper(&m->g, gargv, err) < 0) {
+		struct sbx_error ignored = { 0 };
+
+		finish_helper(&m->u, &ignored);
+		return -1;
+	}
+	return 0;
+}
+
+int sbx_sub_ids_map_finish(struct sbx_sub_ids_maps *m, struct sbx_error *err)
+{
+	struct sbx_error e2 = { 0 };
+	int ru, rg;
+
+	if (m->u.pid < 0 && m->g.pid < 0)
+		return 0;
+	ru = finish_helper(&m->u, err);
+	rg = finish_helper(&m->g, ru < 0 ? &e2 : err);
+	m->u.pid = m->g.pid = -1;
 	return ru < 0 || rg < 0 ? -1 : 0;
 }

@@ -80,15 +80,39 @@ int sbx_sub_ids_helpers_usable(struct sbx_error *err);
  */
 int sbx_sub_ids_lookup(struct sbx_sub_ids *ids, struct sbx_error *err);
 
+/* A map helper under way: its pid and the read end of its output. */
+struct sbx_helper_run {
+	const char *path;
+	pid_t pid;
+	int out;
+};
+
+/* newuidmap and newgidmap of one run, started and not yet waited for. */
+struct sbx_sub_ids_maps {
+	struct sbx_helper_run u, g;
+};
+
+#define SBX_SUB_IDS_MAPS_INIT { .u = { .pid = -1, .out = -1 }, .g = { .pid = -1, .out = -1 } }
+
 /*
- * sbx_sub_ids_map() - write the user namespace maps of @pid (the sandbox's
- * init, which has not set any map yet) with the helpers: the caller's own
- * uid and gid as the namespace's 0, and @sandbox_uid/@sandbox_gid (the
- * sandbox user, inside) as @host_uid/@host_gid.  The helpers are run by
- * absolute path with an empty environment; their first line on stderr
- * becomes the message.  Return: 0, or -1 with 69 and a Hint.
+ * sbx_sub_ids_map_start() - start writing the user namespace maps of @pid
+ * (the sandbox's init, which has not set any map yet) with the helpers:
+ * the caller's own uid and gid as the namespace's 0, and
+ * @sandbox_uid/@sandbox_gid (the sandbox user, inside) as
+ * @host_uid/@host_gid.  The helpers are run by absolute path with an
+ * empty environment, and are left running: the broker goes on with the
+ * run's set-up meanwhile (two setuid execs cost 10 ms and more on a
+ * loaded host).  Return: 0, or -1 with 69 and a Hint (nothing left
+ * running).
  */
-int sbx_sub_ids_map(pid_t pid, uid_t sandbox_uid, gid_t sandbox_gid, uid_t host_uid,
-		    gid_t host_gid, struct sbx_error *err);
+int sbx_sub_ids_map_start(struct sbx_sub_ids_maps *m, pid_t pid, uid_t sandbox_uid,
+			  gid_t sandbox_gid, uid_t host_uid, gid_t host_gid, struct sbx_error *err);
+
+/*
+ * sbx_sub_ids_map_finish() - wait for the helpers of @m; their first line
+ * of output becomes the message of a failure.  Idempotent.  Return: 0, or
+ * -1 with 69 and a Hint.
+ */
+int sbx_sub_ids_map_finish(struct sbx_sub_ids_maps *m, struct sbx_error *err);
 
 #endif
