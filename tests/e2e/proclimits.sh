@@ -27,7 +27,7 @@
 . "$SBX_SRCDIR/tests/e2e/lib.sh"
 need prlimit
 
-plan 23
+plan 25
 
 # A forker that counts: each line of stdout is one fork made.
 FORKER='n=0; while :; do sleep 30 & n=$((n + 1)); echo $n; done'
