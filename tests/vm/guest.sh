@@ -271,12 +271,19 @@ scenario_parent() {
 	out=$(in_parent "$P-alone/sbx.supervisor" $u "$SBX" run --config "$O/p/sbx-vm-parent-alone.json" --key "$O/p/key" --store "$O/p/store" "$O/p/job.json" 2>&1 >/dev/null; echo rc=$?)
 	check "parent: ... the next run, started in that leaf, succeeds" eval 'echo "$out" | grep -q "^rc=0"'
 
-	# Two at once, both alone in the same parent: both run.
+	# Two at once, both alone in the same parent: both run.  Each waits on
+	# the fifo, which this shell holds open (so no open blocks), for its
+	# line, then execs sbx.
+	exec 5<>"$O/p/fifo"
 	( in_parent "$P-twice" $u sh -c 'read x < "$0"; exec "$@"' "$O/p/fifo" "$SBX" run --config "$O/p/sbx-vm-parent-twice.json" --key "$O/p/key" --store "$O/p/store" "$O/p/job.json" >/dev/null 2>"$O/p/twice1.err"; echo $? > "$O/p/twice1.rc" ) &
+	t1=$!
 	( in_parent "$P-twice" $u sh -c 'read x < "$0"; exec "$@"' "$O/p/fifo" "$SBX" run --config "$O/p/sbx-vm-parent-twice.json" --key "$O/p/key" --store "$O/p/store" "$O/p/job.json" >/dev/null 2>"$O/p/twice2.err"; echo $? > "$O/p/twice2.rc" ) &
+	t2=$!
 	for d in $(seq 100); do [ "$(wc -l < "$P-twice/cgroup.procs")" -ge 2 ] && break; sleep 0.1; done
-	printf 'go\ngo\n' > "$O/p/fifo"
-	wait
+	sleep 1
+	printf 'go\ngo\n' >&5
+	wait $t1 $t2
+	exec 5>&-
 	diag "parent, twice: rc $(cat "$O/p/twice1.rc") $(cat "$O/p/twice2.rc"); $(cat "$O/p/twice1.err" "$O/p/twice2.err" | tr '\n' ' ' | head -c 600)"
 	check "parent: two sbx started at once, alone together in one cgroup_parent: both succeed" \
 		eval '[ "$(cat "$O/p/twice1.rc") $(cat "$O/p/twice2.rc")" = "0 0" ]'
