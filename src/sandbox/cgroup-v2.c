@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -128,9 +129,22 @@ static bool ours(pid_t pid)
 	return pp && (pid_t)strtol(pp + 7, NULL, 10) == getpid();
 }
 
+/* Is @pid running this same sbx binary (another run starting up, which
+ * will move itself)?  Unreadable (another user's): no. */
+static bool kin(pid_t pid)
+{
+	char path[64];
+	struct stat a, b;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	return stat(path, &a) == 0 && stat("/proc/self/exe", &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
 struct own_move {
 	struct leaf_move m;
 	int others;     /* processes of P that are not ours */
+	int kin;        /* ... of which other sbx processes */
 	pid_t an_other; /* one of them, for the message */
 };
 
@@ -143,6 +157,8 @@ static int move_own(pid_t pid, void *data)
 	if (!o->an_other)
 		o->an_other = pid;
 	o->others++;
+	if (kin(pid))
+		o->kin++;
 	return 0;
 }
 
@@ -182,8 +198,10 @@ static void move_own_back(const struct sbx_cgroup_host *h)
  * Several sbx may be started in P at the same moment: each moves itself
  * into the same leaf (made by the first, EEXIST for the others), and the
  * last one out of P enables the controllers; the others find them
- * enabled.  Another sbx that has not moved yet looks like any other
- * process, so the check is repeated for about a second before refusing.
+ * enabled.  Another process of the same sbx binary (/proc/PID/exe) is a
+ * run that has not moved yet: sbx waits for it, up to 10 s; any other
+ * process gets about a second (it may be about to exec sbx) before sbx
+ * refuses.
  * The leaf stays after the run, empty once sbx exits, and is reused by the
  * next: P cannot take processes any more once its controllers are on, so a
  * later sbx is started in the leaf (or another leaf of P).  On refusal sbx
@@ -196,7 +214,9 @@ static int move_own_to_leaf(const struct sbx_cgroup_host *h, const char *add,
 	struct own_move o = { .m = { .leaf = leaf, .err = err } };
 	int wrote = -1, e = EBUSY;
 
-	for (int round = 0; round < 20; round++) {
+	/* 20 rounds of 50 ms for a stranger; while the only others are sbx
+	 * itself, starting up (slow on a loaded host), up to 10 s. */
+	for (int round = 0; round < 200 && (round < 20 || o.others == o.kin); round++) {
 		_cleanup_close_ int fd = sbx_cgroup_mkdir(h, h->v2_fd, "unified", "sbx.supervisor");
 
 		if (fd < 0 && errno == EEXIST)
@@ -210,6 +230,7 @@ static int move_own_to_leaf(const struct sbx_cgroup_host *h, const char *add,
 		}
 		o.m.leaf_fd = fd;
 		o.others = 0;
+		o.kin = 0;
 		o.an_other = 0;
 		if (sbx_cgroup_for_each_pid(h->v2_fd, move_own, &o) < 0) {
 			/* The leaf removed under us by another sbx that gave

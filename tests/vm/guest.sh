@@ -248,6 +248,8 @@ scenario_parent() {
 		mkdir -p "$P-$d" && chown -R $u "$P-$d" && cfg "sbx-vm-parent-$d"
 	done
 
+	# The user's runs keep their results under the working directory.
+	cd "$O/p" || return
 	# Beside another process (the test's sleep): refused, nothing left.
 	sleep 120 & sleeper=$!
 	echo $sleeper > "$P-busy/cgroup.procs"
@@ -298,6 +300,7 @@ scenario_parent() {
 		eval '[ -z "$(ls -d "$P"-*/sbx-*/ 2>/dev/null)" ]'
 	for d in busy alone twice root; do rmdir "$P-$d"/*/ "$P-$d" 2>/dev/null; done
 
+	cd /
 	# The process limits on v2, as root-cgroup runs its scripts.
 	echo $$ > /sys/fs/cgroup/cgroup.procs
 	SBX_TEST_USER=sbxvm1 tap parent proclimits.sh
