@@ -62,6 +62,7 @@
 #include "digest.h"
 #include "events.h"
 #include "hold.h"
+#include "nproc.h"
 #include "passwd.h"
 #include "prepare.h"
 #include "proxy.h"
@@ -305,6 +306,37 @@ static bool output_root_full(int fd)
 	return fstatfs(fd, &sf) == 0 && (sf.f_bfree == 0 || sf.f_ffree == 0);
 }
 
+/* The sandbox's most tasks at once: pids.peak, else its limit. */
+static uint64_t nproc_peak(const struct sbx_run *run)
+{
+	return run->have_stats && run->stats.has_pids_peak ? run->stats.pids_peak :
+							     run->plan.limits.v[SBX_LIMIT_PIDS];
+}
+
+/*
+ * A payload that failed without a fork refused by pids.max may have had
+ * one refused by the caller's RLIMIT_NPROC instead, which also counts the
+ * caller's processes outside the sandbox (nproc.c).  No counter records
+ * that refusal, so it is judged from the counts: the caller's tasks now
+ * (the sandbox's are gone with its init), the sandbox's peak and the
+ * refused fork together at the cap.  Only then is the limit named; a
+ * payload that failed with room to spare failed on its own.
+ */
+static void check_nproc(struct sbx_run *run)
+{
+	const struct sbx_outcome *o = &run->outcome;
+
+	if (run->nproc_budget == RLIM_INFINITY || !o->exited || o->term != SBX_TERM_NONE ||
+	    (WIFEXITED(o->wait_status) && WEXITSTATUS(o->wait_status) == 0) ||
+	    (run->have_stats && (run->stats.pids_events_max > 0 || run->stats.oom_kills > 0)))
+		return;
+	if (sbx_nproc_count(getuid(), &run->nproc_count) < 0)
+		return;
+	/* Slack: the broker's helper threads and processes that came and
+	 * went between the refused fork and the count. */
+	run->nproc_hit = sbx_nproc_exhausted(run->nproc_count, nproc_peak(run), run->nproc_budget, 2);
+}
+
 static void decide_status(struct sbx_run *run)
 {
 	const struct sbx_outcome *o = &run->outcome;
@@ -364,6 +396,19 @@ static void decide_status(struct sbx_run *run)
 				 pids ? "pids: fork failed at the pids limit" :
 					"output: the output quota (output_bytes/output_files) was exhausted");
 			run->reason_code = pids ? "pids_limit" : "output_quota";
+			return;
+		}
+		if (run->nproc_hit) {
+			run->status = SBX_STATUS_LIMIT_EXCEEDED;
+			snprintf(run->reason, sizeof(run->reason),
+				 "nproc: fork failed at the caller's RLIMIT_NPROC %llu, which counts "
+				 "every process of uid %u on the host (%llu outside the sandbox, "
+				 "%llu in it at the peak; pids %llu not reached)",
+				 (unsigned long long)run->nproc_budget, (unsigned)getuid(),
+				 (unsigned long long)run->nproc_count,
+				 (unsigned long long)nproc_peak(run),
+				 (unsigned long long)run->plan.limits.v[SBX_LIMIT_PIDS]);
+			run->reason_code = "nproc_limit";
 			return;
 		}
 		/* A payload that ran to its own end is complete, only
@@ -772,14 +817,20 @@ static int execute(struct sbx_run *run, int sfd)
 	 * cgroup's detection, done first, is reported where it was). */
 	struct sbx_error spawn_err = { 0 }, detect_err = { 0 };
 	int detected;
+	bool born_in_cgroup;
+	int spawned;
 
 	/* Before the clone: root's run's id owns its namespace (sandbox.c). */
 	sp.host_id = run->host_id;
 	sp.sub_uid = run->sub_uid;
 	sp.sub_gid = run->sub_gid;
+	/* Before the sandbox's user namespace is made: its processes are
+	 * the caller's too, capped at the soft limit of this moment. */
+	if (sbx_nproc_raise(&run->nproc_budget, &run->err) < 0)
+		goto out;
 	detected = sbx_cgroup_detect(&run->cg_host, &copts, &detect_err);
-	bool born_in_cgroup = detected == 0 && run->cg_host.version == 2;
-	int spawned = born_in_cgroup ? 0 : sbx_spawn_start(&sp, &spawn_err);
+	born_in_cgroup = detected == 0 && run->cg_host.version == 2;
+	spawned = born_in_cgroup ? 0 : sbx_spawn_start(&sp, &spawn_err);
 
 	/* The run's private temp dir (for the quarantine), known to gc by
 	 * its name and recorded before it exists, so a crash leaves nothing
@@ -884,6 +935,7 @@ static int execute(struct sbx_run *run, int sfd)
 	/* Before the status: a failing payload that filled the output root
 	 * is limit_exceeded, not failed. */
 	run->output_quota_hit = output_root_full(sp.outroot_fd);
+	check_nproc(run);
 	decide_status(run);
 	if (run->opts->prepare) {
 		/* sbx prepare: the output root is the prepared tree, taken once

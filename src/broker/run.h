@@ -7,6 +7,7 @@
 #define SBX_RUN_H
 
 #include <jansson.h>
+#include <sys/resource.h>
 
 #include "catalog.h"
 #include "cgroup.h"
@@ -74,6 +75,11 @@ struct sbx_run {
 	struct sbx_cgroup_stats stats;
 	bool have_stats;
 	bool output_quota_hit;
+	/* The cap the kernel puts on the caller's processes, the sandbox's
+	 * included (nproc.h); RLIM_INFINITY for host root. */
+	rlim_t nproc_budget;
+	bool nproc_hit;           /* a fork was refused by it, not by pids */
+	uint64_t nproc_count;     /* the caller's other tasks, when counted */
 	bool validated;           /* the validator ran: validate_ms is its time */
 	uint64_t validate_ms;     /* wall time of validation (timing.validate_ms) */
 

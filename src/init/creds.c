@@ -195,7 +195,10 @@ void setup_rlimits(const struct sbx_spec *spec)
 	set_rlimit(RLIMIT_CORE, 0, "core");
 	set_rlimit(RLIMIT_NOFILE, spec->rlimit_nofile, "nofile");
 	set_rlimit(RLIMIT_FSIZE, spec->rlimit_fsize, "fsize");
-	set_rlimit(RLIMIT_NPROC, spec->rlimit_nproc, "nproc");
+	/* A caller's hard limit below it is the tighter bound anyway: the
+	 * kernel also counts the sandbox's tasks as the caller's, against
+	 * its limit (the broker's nproc.c). */
+	lower_rlimit(RLIMIT_NPROC, spec->rlimit_nproc, "nproc");
 	/* Charged to the caller as well as to the payload (see
 	 * setup_user_quotas): the profile's kernel_quotas.  sigpending also
 	 * bounds POSIX timers, each of which holds a queued signal; the

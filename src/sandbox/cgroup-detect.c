@@ -279,6 +279,7 @@ static int try_v2(struct detect_ctx *c, struct sbx_cgroup_host *h)
 						       m->point, strcmp(rel, "/") == 0 ? "" : rel);
 			h->v2_self_outside_parent =
 				!path_has_prefix(h->v2_own_path, h->v2_path, &rel);
+			h->v2_in_parent = !h->v2_self_outside_parent && strcmp(rel, "") == 0;
 		}
 		return 0;
 	}

@@ -8,7 +8,10 @@
  *   P/sbx.supervisor/          made, and every pid of P (sbx, its init, what
  *                              started sbx in the same unit) moved into it,
  *                              only when P is our own cgroup and the kernel
- *                              refuses controllers because processes live in it
+ *                              refuses controllers because processes live in it;
+ *                              when P is the configured cgroup_parent and sbx
+ *                              was started in it, only sbx and its children
+ *                              (a process of someone else there: refused)
  *   R/memory.max               bytes (socket buffers included: v2 charges
  *                              them to memory.current with every other
  *                              page, so nothing like v1's
@@ -31,7 +34,10 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cgroup.h"
 
@@ -99,6 +105,183 @@ static int move_self_to_leaf(const struct sbx_cgroup_host *h, struct sbx_error *
 	return 0;
 }
 
+/* Is @pid sbx itself or a child of it (sbx check's waiting child)?  A
+ * pid whose status cannot be read is gone, or not ours. */
+static bool ours(pid_t pid)
+{
+	char path[64], buf[2048];
+	const char *pp;
+	ssize_t n;
+	int fd;
+
+	if (pid == getpid())
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	pp = strstr(buf, "\nPPid:");
+	return pp && (pid_t)strtol(pp + 7, NULL, 10) == getpid();
+}
+
+/* Is @pid running this same sbx binary (another run starting up, which
+ * will move itself)?  Unreadable (another user's): no. */
+static bool kin(pid_t pid)
+{
+	char path[64];
+	struct stat a, b;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	return stat(path, &a) == 0 && stat("/proc/self/exe", &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+struct own_move {
+	struct leaf_move m;
+	int others;     /* processes of P that are not ours */
+	int kin;        /* ... of which other sbx processes */
+	pid_t an_other; /* one of them, for the message */
+};
+
+static int move_own(pid_t pid, void *data)
+{
+	struct own_move *o = data;
+
+	if (ours(pid))
+		return move_one(pid, &o->m);
+	if (!o->an_other)
+		o->an_other = pid;
+	o->others++;
+	if (kin(pid))
+		o->kin++;
+	return 0;
+}
+
+static int move_back_one(pid_t pid, void *data)
+{
+	const struct sbx_cgroup_host *h = data;
+	char v[32];
+
+	snprintf(v, sizeof(v), "%d", (int)pid);
+	if (ours(pid))
+		(void)sbx_cgroup_write(h->v2_fd, h->v2_path, "cgroup.procs", v, 0, NULL);
+	return 0;
+}
+
+/* Back into P (which has no controllers enabled, so it may hold
+ * processes), and the leaf removed unless another sbx is in it: a refusal
+ * leaves P as it was. */
+static void move_own_back(const struct sbx_cgroup_host *h)
+{
+	_cleanup_close_ int fd = openat(h->v2_fd, "sbx.supervisor",
+					O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		return;
+	(void)sbx_cgroup_for_each_pid(fd, move_back_one, (void *)h);
+	sbx_cgroup_test_event(h, SBX_CGROUP_TEST_RMDIR, h->v2_fd, "unified", "sbx.supervisor");
+	(void)unlinkat(h->v2_fd, "sbx.supervisor", AT_REMOVEDIR);
+}
+
+/*
+ * sbx was started in its configured cgroup_parent P itself, and P holds
+ * processes, so the kernel refuses P's controllers (EBUSY).  That cgroup
+ * is the administrator's, not a unit delegated to sbx alone: sbx moves
+ * only itself and its children into the leaf "sbx.supervisor", and when
+ * other processes stay in P it refuses rather than move them.
+ *
+ * Several sbx may be started in P at the same moment: each moves itself
+ * into the same leaf (made by the first, EEXIST for the others), and the
+ * last one out of P enables the controllers; the others find them
+ * enabled.  Another process of the same sbx binary (/proc/PID/exe) is a
+ * run that has not moved yet: sbx waits for it, up to 10 s; any other
+ * process gets about a second (it may be about to exec sbx) before sbx
+ * refuses.
+ * The leaf stays after the run, empty once sbx exits, and is reused by the
+ * next: P cannot take processes any more once its controllers are on, so a
+ * later sbx is started in the leaf (or another leaf of P).  On refusal sbx
+ * moves back into P and removes the leaf if no other sbx is in it.
+ */
+static int move_own_to_leaf(const struct sbx_cgroup_host *h, const char *add,
+			    struct sbx_error *err)
+{
+	_cleanup_free_ char *leaf = sbx_xasprintf("%s/sbx.supervisor", h->v2_path);
+	struct own_move o = { .m = { .leaf = leaf, .err = err } };
+	int wrote = -1, e = EBUSY;
+
+	/* 20 rounds of 50 ms for a stranger; while the only others are sbx
+	 * itself, starting up (slow on a loaded host), up to 10 s. */
+	for (int round = 0; round < 200 && (round < 20 || o.others == o.kin); round++) {
+		_cleanup_close_ int fd = sbx_cgroup_mkdir(h, h->v2_fd, "unified", "sbx.supervisor");
+
+		if (fd < 0 && errno == EEXIST)
+			fd = openat(h->v2_fd, "sbx.supervisor",
+				    O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0) {
+			sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "cgroup: %s: cannot create",
+				      leaf);
+			sbx_cgroup_hint_set(err, NULL, 2, NULL, NULL);
+			return -1;
+		}
+		o.m.leaf_fd = fd;
+		o.others = 0;
+		o.kin = 0;
+		o.an_other = 0;
+		if (sbx_cgroup_for_each_pid(h->v2_fd, move_own, &o) < 0) {
+			/* The leaf removed under us by another sbx that gave
+			 * up: make it again. */
+			if (errno == ENOENT || errno == ENODEV) {
+				*err = (struct sbx_error){ 0 };
+				continue;
+			}
+			if (!err->msg[0])
+				sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno,
+					      "cgroup: %s/cgroup.procs: cannot read", h->v2_path);
+			return -1;
+		}
+		wrote = sbx_cgroup_write(h->v2_fd, h->v2_path, "cgroup.subtree_control", add, 0,
+					 NULL);
+		e = errno;
+		if (wrote == 0 || e != EBUSY)
+			break;
+		/* Enabled meanwhile by another sbx in the same leaf. */
+		if (sbx_cgroup_write(h->v2_fd, h->v2_path, "cgroup.subtree_control", add, 0,
+				     NULL) == 0) {
+			wrote = 0;
+			break;
+		}
+		sbx_cgroup_pause_ms(50);
+	}
+	if (wrote == 0)
+		return 0;
+	move_own_back(h);
+	if (e != EBUSY || o.others == 0) {
+		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, e,
+			      "cgroup: %s/cgroup.subtree_control: cannot write \"%s\"", h->v2_path,
+			      add);
+		sbx_cgroup_hint_set(err, NULL, 2, NULL, NULL);
+		return -1;
+	}
+	sbx_error_set(err, SBX_EXIT_UNAVAILABLE, EBUSY,
+		      "cgroup: %s: sbx was started in its cgroup_parent, which holds other "
+		      "processes, so it cannot enable controllers for its runs there", h->v2_path);
+	sbx_error_hint(err,
+		       "cgroup_parent %s holds %d other process%s (pid %d) beside sbx; on cgroup v2 "
+		       "a cgroup that holds processes gives its children no controllers, and sbx "
+		       "moves only its own: start sbx alone there, or from a leaf below it (as "
+		       "root, write the starting shell's pid to %s/<leaf>/cgroup.procs)%s",
+		       h->v2_path, o.others, o.others == 1 ? "" : "es", (int)o.an_other, h->v2_path,
+		       sbx_cgroup_systemd_booted(NULL) ?
+			       ", or drop cgroup_parent and use systemd-run --scope -p Delegate=yes "
+			       "sbx run ..." : "");
+	return -1;
+}
+
 /*
  * Children only get a controller's files when the parent lists it in
  * cgroup.subtree_control.  The kernel refuses (EBUSY) while the parent
@@ -135,6 +318,8 @@ static int enable_controllers(const struct sbx_cgroup_host *h, struct sbx_error 
 		return 0;
 	if (sbx_cgroup_write(h->v2_fd, h->v2_path, "cgroup.subtree_control", add, 0, NULL) == 0)
 		return 0;
+	if (errno == EBUSY && h->v2_in_parent)
+		return move_own_to_leaf(h, add, err);
 	if (errno != EBUSY || !h->v2_parent_is_self) {
 		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno,
 			      "cgroup: %s/cgroup.subtree_control: cannot write \"%s\"", h->v2_path,

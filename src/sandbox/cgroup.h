@@ -80,6 +80,10 @@ struct sbx_cgroup_host {
 	 * moves itself into a leaf beside the runs before enabling
 	 * controllers (the "no internal processes" rule). */
 	bool v2_parent_is_self;
+	/* sbx was started in the configured cgroup_parent itself: on EBUSY
+	 * it moves its own processes (only) into the leaf, and refuses when
+	 * others stay (cgroup-v2.c, move_own_to_leaf). */
+	bool v2_in_parent;
 	/* A configured parent that does not contain our own cgroup: moving the
 	 * init into a run's cgroup then needs write access to cgroup.procs of
 	 * their common ancestor (v2's rule for moves), which a user seldom

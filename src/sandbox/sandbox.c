@@ -427,10 +427,15 @@ int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const s
 		spec->rlimit_fsize = out_bytes;
 	spec->rlimit_nofile = SBX_PAYLOAD_NOFILE;
 	/* nproc counts the same tasks as the pids cgroup (everything in the
-	 * sandbox runs as its user) and is checked earlier in fork: one
-	 * above pids.max keeps it a second line, so the cgroup is the limit
-	 * that refuses the fork and records it in pids.events. */
-	spec->rlimit_nproc = plan->limits.v[SBX_LIMIT_PIDS] + 1;
+	 * sandbox runs as its user) but is checked earlier in fork, against
+	 * a count that already holds every fork in flight: forks that the
+	 * cgroup is about to refuse still count there.  Each of at most
+	 * pids tasks has at most one fork in flight, so twice pids (plus the
+	 * new one) is never reached before pids.max: the cgroup is the limit
+	 * that refuses the fork and records it in pids.events, and nproc
+	 * stays a second line.  (One above pids.max let a fork bomb's racing
+	 * forks be refused by nproc, unrecorded, and the run end "failed".) */
+	spec->rlimit_nproc = 2 * plan->limits.v[SBX_LIMIT_PIDS] + 1;
 	spec->quotas = p->quotas;
 	spec->workspace_exec = p->workspace_exec;
 	spec->n_cpus = sbx_cpus_for_run(plan->limits.v[SBX_LIMIT_CPU_MILLICORES]);

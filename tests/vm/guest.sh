@@ -18,6 +18,10 @@
 #                User= and Delegate=yes (the cron/batch case)
 #   host         one-off checks: a login session without delegation, a
 #                parent lacking a controller, a parent with other processes
+#   parent       sbx started inside its configured cgroup_parent: alone
+#                (it moves itself into a leaf), beside another process
+#                (refused with a Hint), two at once; proclimits.sh as in
+#                root-cgroup
 #   container    sbx inside podman containers, rootful and rootless, with
 #                crun (tests/vm/container.sh, on the image vm.sh built)
 #   extract      (not by default) extract.sh's cgroup checks, as
@@ -205,6 +209,104 @@ scenario_host() {
 		eval 'echo "$out" | grep -q "^rc=0" && echo "$out" | grep -q "/sbx.supervisor$"'
 }
 
+# in_parent DIR USER CMD...: CMD started alone in cgroup DIR (a shell put
+# there by root execs it), as USER (root: no change of ids).
+in_parent() {
+	local d=$1 u=$2; shift 2
+	if [ "$u" = root ]; then
+		sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$d" "$@"
+	else
+		sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$d" \
+			setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups "$@"
+	fi
+}
+
+# sbx started inside the directory that is its cgroup_parent.  On v2 that
+# directory cannot enable controllers for the runs while it holds
+# processes ("no internal processes"): alone there, sbx moves itself into
+# the leaf sbx.supervisor first, as in a delegated scope; beside a process
+# that is not its own it refuses (69) with a Hint that says so, and leaves
+# nothing.
+scenario_parent() {
+	local u=sbxvm5 P=/sys/fs/cgroup/sbx-vm-parent out rc d sleeper
+	one_off_setup
+	id $u >/dev/null 2>&1 || useradd --system --create-home --shell /bin/sh $u
+	mkdir -p "$O/p/store/$u" "$O/p/state" && chmod 0700 "$O/p/state"
+	cp "$O/job.json" "$O/p/" && chown -R $u "$O/p"
+	runuser -u $u -- "$SBX" keygen -o "$O/p/key" 2>/dev/null
+	rm -rf "$O/p/fifo" && mkfifo -m 0644 "$O/p/fifo"
+	# cfg NAME: a config naming /NAME as cgroup_parent, the user's state.
+	cfg() {
+		printf '{"state_dir":"%s","policy":"%s","cgroup_parent":"/%s"}\n' "$O/p/state" "$SBX_SRCDIR/policy" "$1" > "$O/p/$1.json"
+		chown $u "$O/p/$1.json"
+	}
+	prun() { # DIR NAME: the user's sbx alone in DIR, for cgroup_parent /NAME
+		in_parent "$1" $u "$SBX" run --config "$O/p/$2.json" --key "$O/p/key" --store "$O/p/store" "$O/p/job.json"
+	}
+	for d in busy alone twice; do
+		rmdir "$P-$d"/*/ "$P-$d" 2>/dev/null
+		mkdir -p "$P-$d" && chown -R $u "$P-$d" && cfg "sbx-vm-parent-$d"
+	done
+
+	# The user's runs keep their results under the working directory.
+	cd "$O/p" || return
+	# Beside another process (the test's sleep): refused, nothing left.
+	sleep 120 & sleeper=$!
+	echo $sleeper > "$P-busy/cgroup.procs"
+	out=$(prun "$P-busy" sbx-vm-parent-busy 2>&1 >"$O/p/busy.json"; echo rc=$?)
+	diag "parent, busy: $(echo "$out" | tr '\n' ' ' | head -c 900)"
+	check "parent: beside another process in cgroup_parent: 69, the Hint names it and says sbx must be alone there" \
+		eval 'echo "$out" | grep -q "^rc=69" && echo "$out" | grep -q "Hint: .*$P-busy.*1 other process.*alone"'
+	check "parent: ... refused as isolation_unavailable in the manifest" \
+		eval '[ "$(jq -r .status "$O/p/busy.json")" = isolation_unavailable ]'
+	check "parent: ... nothing left in it: no leaf, no run cgroup, the sleep still there" \
+		eval '[ -z "$(ls -d "$P-busy"/*/ 2>/dev/null)" ] && [ "$(cat "$P-busy/cgroup.procs")" = "$sleeper" ]'
+	kill $sleeper; wait $sleeper 2>/dev/null
+
+	# Alone: it moves itself into the leaf and runs.
+	out=$(prun "$P-alone" sbx-vm-parent-alone 2>&1 >"$O/p/alone.json"; echo rc=$?)
+	diag "parent, alone: $(echo "$out" | tr '\n' ' ' | head -c 900)"
+	check "parent: the user's sbx alone in its cgroup_parent: the run succeeds" \
+		eval 'echo "$out" | grep -q "^rc=0" && [ "$(jq -r .status "$O/p/alone.json")" = succeeded ]'
+	check "parent: ... what is left is the empty leaf sbx.supervisor, no run cgroup" \
+		eval '[ "$(cd "$P-alone" && ls -d */)" = "sbx.supervisor/" ] && [ -z "$(cat "$P-alone/sbx.supervisor/cgroup.procs")" ]'
+	out=$(in_parent "$P-alone/sbx.supervisor" $u "$SBX" run --config "$O/p/sbx-vm-parent-alone.json" --key "$O/p/key" --store "$O/p/store" "$O/p/job.json" 2>&1 >/dev/null; echo rc=$?)
+	check "parent: ... the next run, started in that leaf, succeeds" eval 'echo "$out" | grep -q "^rc=0"'
+
+	# Two at once, both alone in the same parent: both run.  Each waits on
+	# the fifo, which this shell holds open (so no open blocks), for its
+	# line, then execs sbx.
+	exec 5<>"$O/p/fifo"
+	( in_parent "$P-twice" $u sh -c 'read x < "$0"; exec "$@"' "$O/p/fifo" "$SBX" run --config "$O/p/sbx-vm-parent-twice.json" --key "$O/p/key" --store "$O/p/store" "$O/p/job.json" >/dev/null 2>"$O/p/twice1.err"; echo $? > "$O/p/twice1.rc" ) &
+	t1=$!
+	( in_parent "$P-twice" $u sh -c 'read x < "$0"; exec "$@"' "$O/p/fifo" "$SBX" run --config "$O/p/sbx-vm-parent-twice.json" --key "$O/p/key" --store "$O/p/store" "$O/p/job.json" >/dev/null 2>"$O/p/twice2.err"; echo $? > "$O/p/twice2.rc" ) &
+	t2=$!
+	for d in $(seq 100); do [ "$(wc -l < "$P-twice/cgroup.procs")" -ge 2 ] && break; sleep 0.1; done
+	sleep 1
+	printf 'go\ngo\n' >&5
+	wait $t1 $t2
+	exec 5>&-
+	diag "parent, twice: rc $(cat "$O/p/twice1.rc") $(cat "$O/p/twice2.rc"); $(cat "$O/p/twice1.err" "$O/p/twice2.err" | tr '\n' ' ' | head -c 600)"
+	check "parent: two sbx started at once, alone together in one cgroup_parent: both succeed" \
+		eval '[ "$(cat "$O/p/twice1.rc") $(cat "$O/p/twice2.rc")" = "0 0" ]'
+
+	# Root, alone in its cgroup_parent, the same.
+	rmdir "$P-root"/*/ "$P-root" 2>/dev/null; mkdir -p "$P-root"
+	printf '{"state_dir":"%s","policy":"%s","cgroup_parent":"/sbx-vm-parent-root"}\n' "$O/state" "$SBX_SRCDIR/policy" > "$O/root-parent.json"
+	out=$(in_parent "$P-root" root "$SBX" run --config "$O/root-parent.json" --key "$O/key" --store "$O/store" "$O/job.json" 2>&1 >/dev/null; echo rc=$?)
+	diag "parent, root: $(echo "$out" | tr '\n' ' ' | head -c 600)"
+	check "parent: root's sbx alone in its cgroup_parent: the run succeeds" eval 'echo "$out" | grep -q "^rc=0"'
+	check "parent: no run cgroup left in any of the parents" \
+		eval '[ -z "$(ls -d "$P"-*/sbx-*/ 2>/dev/null)" ]'
+	for d in busy alone twice root; do rmdir "$P-$d"/*/ "$P-$d" 2>/dev/null; done
+
+	cd /
+	# The process limits on v2, as root-cgroup runs its scripts.
+	echo $$ > /sys/fs/cgroup/cgroup.procs
+	SBX_TEST_USER=sbxvm1 tap parent proclimits.sh
+	back_home
+}
+
 scenario_container() {
 	tap container tests/vm/container.sh
 }
@@ -250,6 +352,7 @@ for sc in $scenarios; do
 	service) scenario_service ;;
 	host) scenario_host ;;
 	container) scenario_container ;;
+	parent) scenario_parent ;;
 	bench) scenario_bench ;;
 	extract) scenario_extract ;;
 	*) not_ok "unknown scenario $sc" ;;

@@ -36,7 +36,7 @@ vmdir=${SBX_VM_DIR:-$bld/vm}
 timeout=${SBX_VM_TIMEOUT:-3000}
 stall=${SBX_VM_STALL:-240}
 # The default list; guest.sh runs the list it is given.
-scenarios=${SBX_VM_SCENARIOS:-root-cgroup scope service host container}
+scenarios=${SBX_VM_SCENARIOS:-root-cgroup scope service host parent container}
 
 bail() { echo "Bail out! $*"; exit 1; }
 note() { echo "# $*"; }
