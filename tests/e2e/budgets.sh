@@ -71,28 +71,6 @@ start_bg() {
 	BG_PID=$!
 }
 
-children() { cat /proc/"$1"/task/*/children 2>/dev/null; }
-
-# wait_payload COMM: the init among the children of $BG_PID and its child
-# named COMM (a pattern); sets INIT_PID and PAYLOAD_PID.  At most 30 s.
-wait_payload() {
-	local want=$1 i c p
-	INIT_PID= PAYLOAD_PID=
-	for i in $(seq 300); do
-		kill -0 "$BG_PID" 2>/dev/null || return 1
-		for c in $(children "$BG_PID"); do
-			[ "$(cat /proc/"$c"/comm 2>/dev/null)" = sbx-init ] || continue
-			for p in $(children "$c"); do
-				if [[ "$(cat /proc/"$p"/comm 2>/dev/null)" == $want ]]; then
-					INIT_PID=$c PAYLOAD_PID=$p
-					return 0
-				fi
-			done
-		done
-		sleep 0.1
-	done
-	return 1
-}
 
 # wait_ready: the payload's /tmp/ready (seen through its root), at most 30 s.
 wait_ready() {

@@ -34,31 +34,6 @@ start_bg() {
 	BG_PID=$!
 }
 
-# children PID: the child pids of a process this test started.
-children() { cat /proc/"$1"/task/*/children 2>/dev/null; }
-
-# wait_payload COMM: find the sandbox's init among the children of $BG_PID
-# (sbx, started by start_bg) and wait until the init has a child named
-# COMM (the payload has started).  Sets INIT_PID and PAYLOAD_PID.  Polls
-# without a deadline of its own beyond 30 s; sbx's end stops it at once.
-wait_payload() {
-	local want=$1 i c p
-	INIT_PID= PAYLOAD_PID=
-	for i in $(seq 300); do
-		kill -0 "$BG_PID" 2>/dev/null || return 1
-		for c in $(children "$BG_PID"); do
-			[ "$(cat /proc/"$c"/comm 2>/dev/null)" = sbx-init ] || continue
-			for p in $(children "$c"); do
-				if [ "$(cat /proc/"$p"/comm 2>/dev/null)" = "$want" ]; then
-					INIT_PID=$c PAYLOAD_PID=$p
-					return 0
-				fi
-			done
-		done
-		sleep 0.1
-	done
-	return 1
-}
 
 # stop_bg: cancel the background run (SIGTERM to our own sbx) and reap it.
 stop_bg() {

@@ -18,7 +18,6 @@ need timeout setpriv
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # children PID: the pids of PID's children, one per line.
-children() { cat /proc/"$1"/task/*/children 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9]+$'; }
 
 # payload_of SBXPID: the payload (the init's child) of the run that sbx
 # process SBXPID supervises, once it exists (bounded wait).
@@ -38,12 +37,7 @@ payload_of() {
 	return 1
 }
 
-# ids PID: "real effective saved fs" uid, then the same for gid.
-ids() { awk '/^Uid:/ { u = $2 " " $3 " " $4 " " $5 } /^Gid:/ { g = $2 " " $3 " " $4 " " $5 } END { print u "/" g }' /proc/"$1"/status 2>/dev/null; }
 
-# one_id IDS: the four uids agree, and the four gids (a setuid-free
-# sandbox has no saved or fs id of another user).
-one_id() { awk -v s="$1" 'BEGIN { if (split(s, a, /[ \/]/) != 8) exit 1; for (i = 2; i <= 4; i++) if (a[i] != a[1] || a[i + 4] != a[5]) exit 1 }'; }
 
 # start TAG JOB: sbx run in the background, with its pid in $BG (the env
 # below execs sbx, so $! is sbx itself).

@@ -315,3 +315,40 @@ make_probe_catalog() {
 		"$SBX_SRCDIR/policy/profiles/shell.json" > "$POLICY/profiles/probe.json"
 	chmod -R a+rX "$T"
 }
+
+# --- processes this test started ----------------------------------------
+
+# children PID: the child pids of PID (a process this test started), one
+# a line.
+children() { cat /proc/"$1"/task/*/children 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9]+$'; }
+
+# wait_payload COMM: find the sandbox's init among the children of $BG_PID
+# (the sbx this test started in the background) and wait until the init
+# has a child whose name matches COMM (a pattern): the payload has
+# started.  Sets INIT_PID and PAYLOAD_PID.  At most 30 s; sbx's end stops
+# it at once.
+wait_payload() {
+	local want=$1 i c p
+	INIT_PID= PAYLOAD_PID=
+	for i in $(seq 300); do
+		kill -0 "$BG_PID" 2>/dev/null || return 1
+		for c in $(children "$BG_PID"); do
+			[ "$(cat /proc/"$c"/comm 2>/dev/null)" = sbx-init ] || continue
+			for p in $(children "$c"); do
+				if [[ "$(cat /proc/"$p"/comm 2>/dev/null)" == $want ]]; then
+					INIT_PID=$c PAYLOAD_PID=$p
+					return 0
+				fi
+			done
+		done
+		sleep 0.1
+	done
+	return 1
+}
+
+# ids PID: "real effective saved fs" uid, then the same for gid.
+ids() { awk '/^Uid:/ { u = $2 " " $3 " " $4 " " $5 } /^Gid:/ { g = $2 " " $3 " " $4 " " $5 } END { print u "/" g }' /proc/"$1"/status 2>/dev/null; }
+
+# one_id IDS: the four uids agree, and the four gids (a setuid-free
+# sandbox has no saved or fs id of another user).
+one_id() { awk -v s="$1" 'BEGIN { if (split(s, a, /[ \/]/) != 8) exit 1; for (i = 2; i <= 4; i++) if (a[i] != a[1] || a[i + 4] != a[5]) exit 1 }'; }

@@ -43,7 +43,6 @@ set_range /etc/subuid $SUB_COUNT
 set_range /etc/subgid $SUB_COUNT
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
-children() { cat /proc/"$1"/task/*/children 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9]+$'; }
 
 # payload_of PID COMM: the payload (the init's child named COMM) of the
 # run that sbx process PID (or PID's child: the background job of a shell
@@ -62,9 +61,6 @@ payload_of() {
 	return 1
 }
 
-# ids PID: "real effective saved fs" uid, then the same for gid.
-ids() { awk '/^Uid:/ { u = $2 " " $3 " " $4 " " $5 } /^Gid:/ { g = $2 " " $3 " " $4 " " $5 } END { print u "/" g }' /proc/"$1"/status 2>/dev/null; }
-one_id() { awk -v s="$1" 'BEGIN { if (split(s, a, /[ \/]/) != 8) exit 1; for (i = 2; i <= 4; i++) if (a[i] != a[1] || a[i + 4] != a[5]) exit 1 }'; }
 
 # as_caller CMD...: CMD as this mode's caller, with the soft RLIMIT_NOFILE
 # most callers have (1024): the bound of the fds-in-flight check.
