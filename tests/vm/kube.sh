@@ -1,0 +1,214 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# kube.sh - deploy/kubernetes/ run by a real engine: `podman kube play`
+# of job.yaml and worker.yaml, as shipped but for the image name, in the
+# cgroup v2 VM, rootful.  Sourced by tests/vm/container.sh after its
+# rootful part (its check/diag/bail, $SBX, $PROBE, $D and the image
+# localhost/sbx:vm); prints TAP through them.
+#
+# 1. The node's profiles: deploy/container/apparmor-profile loads
+#    (apparmor_parser -r; AppArmor 3 takes it with <abi/3.0> and without
+#    the userns rule) and the kernel lists sbx-container in enforce mode;
+#    deploy/container/seccomp-profile is the Localhost seccomp profile.
+# 2. podman run with those two profiles (--security-opt seccomp=FILE
+#    --security-opt apparmor=sbx-container) and the other settings of
+#    docs/container.md: the example job succeeds, and sbx and the payload
+#    inside the sandbox both run confined by sbx-container.
+# 3. podman kube play of the Job's pod (podman has no Job kind: the Job's
+#    pod template, as a Pod) and of the worker Deployment, with the
+#    ConfigMaps of config.yaml and job.yaml, a Secret with the key, and
+#    named volumes for the claims.  What podman makes of each securityContext
+#    field is read from the running container (/proc/PID/...): hostUsers,
+#    procMount, allowPrivilegeEscalation, capabilities, runAsUser and
+#    readOnlyRootFilesystem are honoured, seccompProfile and appArmorProfile
+#    are not (podman reads neither field); as shipped, the run then fails
+#    closed (69).  With podman's own engine-wide defaults naming the same
+#    two profiles (containers.conf seccomp_profile, apparmor_profile) the
+#    Job's run succeeds with a signed manifest and its artifact on the
+#    artifacts claim, and the worker runs a task from the queue claim.
+#    `podman kube down` removes each.
+
+K=/tmp/sbx-ctr-kube
+rm -rf "$K" && mkdir -p "$K/seccomp" || bail "cannot create $K"
+diag "kube: $(podman --version), crun $(crun --version 2>/dev/null | sed -n 's/^crun version //p')"
+
+# --- 1. the node's profiles --------------------------------------------------
+"$SBX_SRCDIR/deploy/container/seccomp-profile" > "$K/seccomp/sbx-seccomp.json" ||
+	bail "deploy/container/seccomp-profile failed"
+aa_on=$(cat /sys/module/apparmor/parameters/enabled 2>/dev/null)
+diag "kube: AppArmor enabled in the guest kernel: ${aa_on:-no such parameter}; parser $(apparmor_parser --version 2>/dev/null | head -n1)"
+check "kube: the guest kernel has AppArmor on" eval '[ "$aa_on" = Y ]'
+if [ -e /etc/apparmor.d/abi/4.0 ]; then
+	cp "$SBX_SRCDIR/deploy/container/apparmor-profile" "$K/sbx-container"
+else
+	sed -e 's|<abi/4.0>|<abi/3.0>|' -e '/^  userns,$/d' "$SBX_SRCDIR/deploy/container/apparmor-profile" > "$K/sbx-container"
+fi
+check "kube: apparmor_parser -r loads deploy/container/apparmor-profile" \
+	eval 'apparmor_parser -r -W "$K/sbx-container" >"$K/aa.log" 2>&1' || diag "$(head -c 800 "$K/aa.log")"
+check "kube: the kernel lists sbx-container in enforce mode" \
+	grep -qx "sbx-container (enforce)" /sys/kernel/security/apparmor/profiles
+
+# --- 2. podman run with the two profiles ----------------------------------------
+# The job prints its own AppArmor label from inside the sandbox.
+jq -n '{runtime_profile: "shell", code: "cat /proc/self/attr/current; echo"}' > "$D/jobs/label.json"
+PROFILES="--security-opt seccomp=$K/seccomp/sbx-seccomp.json --security-opt apparmor=sbx-container"
+out=$(timeout 300 podman run --rm --init --pull=never --network=none $PROFILES $SETTINGS_PROC $SETTINGS_CG \
+	--secret sbx-signing-key,mode=0400 -v "$D/jobs:/jobs:ro" -v "$D/policy:/etc/sbx/policy:ro" \
+	--entrypoint /bin/sh localhost/sbx:vm -c \
+	'echo "label: $(cat /proc/self/attr/current)"; sbx run /jobs/label.json >/tmp/m 2>/tmp/e; echo "rc=$?"
+	 echo "manifest: $(cat /tmp/m)"; head -c 600 /tmp/e' 2>&1)
+sed -n 's/^manifest: //p' <<<"$out" > "$K/label.manifest"
+diag "kube: podman run $PROFILES: $(grep -v '^manifest: ' <<<"$out" | tr '\n' ' ')"
+check "kube: podman run with the Localhost seccomp and AppArmor profiles: sbx runs confined by sbx-container" \
+	eval 'grep -qx "label: sbx-container (enforce)" <<<"$out"'
+check "kube: ... and its run succeeds, the payload confined by sbx-container too" \
+	eval 'grep -qx "rc=0" <<<"$out" && [ "$(jq -r .status "$K/label.manifest")" = succeeded ] &&
+	      [ "$(jq -r .stdout.excerpt "$K/label.manifest")" = "sbx-container (enforce)" ]' ||
+	diag "payload said: $(jq -r .stdout.excerpt "$K/label.manifest" 2>/dev/null)"
+
+# --- 3. podman kube play ---------------------------------------------------------
+# The manifests for podman: the image name, the Job's pod template as a
+# Pod, one worker replica; nothing else changes.  ConfigMaps go to their
+# own file (--configmap).
+python3 - "$SBX_SRCDIR/deploy/kubernetes" "$K" <<'E' || bail "cannot convert the manifests"
+import sys, yaml
+src, out = sys.argv[1], sys.argv[2]
+def load(name):
+    with open(f"{src}/{name}") as f:
+        return [d for d in yaml.safe_load_all(f) if d]
+def image(pod):
+    for c in pod["containers"]:
+        c["image"] = "localhost/sbx:vm"
+        c["imagePullPolicy"] = "Never"
+cms = [d for n in ("config.yaml", "job.yaml") for d in load(n) if d["kind"] == "ConfigMap"]
+with open(f"{out}/configmaps.yaml", "w") as f:
+    yaml.safe_dump_all(cms, f)
+job = next(d for d in load("job.yaml") if d["kind"] == "Job")
+t = job["spec"]["template"]
+pod = {"apiVersion": "v1", "kind": "Pod",
+       "metadata": dict(t["metadata"], name=job["metadata"]["name"]), "spec": t["spec"]}
+image(pod["spec"])
+with open(f"{out}/job-pod.yaml", "w") as f:
+    yaml.safe_dump(pod, f)
+dep = next(d for d in load("worker.yaml") if d["kind"] == "Deployment")
+dep["spec"]["replicas"] = 1
+image(dep["spec"]["template"]["spec"])
+with open(f"{out}/worker.yaml", "w") as f:
+    yaml.safe_dump(dep, f)
+E
+# The Secret as podman keeps it for kube play (a Secret object's YAML),
+# the claims as named volumes, and ids for hostUsers: false, which podman
+# turns into --userns=auto (the range of the user "containers").
+printf 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: sbx-signing-key\ndata:\n  signing.key: %s\n' \
+	"$(base64 -w0 < "$D/key")" > "$K/secret.yaml"
+for f in /etc/subuid /etc/subgid; do
+	grep -q '^containers:' $f 2>/dev/null || echo "containers:1000000:1000000" >> $f
+done
+# The engine-wide defaults that stand in for the two fields podman does
+# not read: the same Localhost profiles.
+printf '[containers]\nseccomp_profile = "%s"\napparmor_profile = "sbx-container"\n' \
+	"$K/seccomp/sbx-seccomp.json" > "$K/containers.conf"
+
+# kube_fresh: no pod, volume or secret of an earlier play.
+kube_fresh() {
+	timeout 120 podman kube down "$K/job-pod.yaml" >/dev/null 2>&1
+	timeout 120 podman kube down "$K/worker.yaml" >/dev/null 2>&1
+	timeout 60 podman secret rm sbx-signing-key >/dev/null 2>&1
+	for v in $(podman volume ls -q); do timeout 60 podman volume rm -f "$v" >/dev/null 2>&1; done
+	timeout 60 podman secret create sbx-signing-key "$K/secret.yaml" >/dev/null &&
+		timeout 60 podman volume create sbx-store >/dev/null &&
+		timeout 60 podman volume create sbx-artifacts >/dev/null &&
+		timeout 60 podman volume create sbx-queue >/dev/null
+}
+vol() { podman volume inspect --format '{{.Mountpoint}}' "$1"; }
+# facts PID: what the container's process got, as the kernel says.
+facts() {
+	local p=$1
+	echo "uid_map: $(head -n1 /proc/$p/uid_map | tr -s ' ' | sed 's/^ //')"
+	echo "label: $(cat /proc/$p/attr/current 2>/dev/null)"
+	echo "seccomp: $(sed -n 's/^Seccomp:\t*//p' /proc/$p/status)"
+	echo "no_new_privs: $(sed -n 's/^NoNewPrivs:\t*//p' /proc/$p/status)"
+	echo "cap_eff: $(sed -n 's/^CapEff:\t*//p' /proc/$p/status)"
+	echo "proc_masked: $(awk '$2 ~ "^/proc/(kcore|keys|timer_list)$" {n++} END {print n + 0}' /proc/$p/mounts)"
+	echo "cgroup_rw: $(awk '$2 == "/sys/fs/cgroup" {split($4, o, ","); print o[1]}' /proc/$p/mounts)"
+	echo "root_ro: $(awk '$2 == "/" {split($4, o, ","); print o[1]}' /proc/$p/mounts)"
+}
+# play FILE [ENV...]: podman kube play, bounded; the pod's container is
+# $CTR, its pid $CPID once it runs.
+play() {
+	local f=$1 i
+	shift
+	env "$@" timeout 300 podman kube play --network none --configmap "$K/configmaps.yaml" "$f" >"$K/play.log" 2>&1
+	PLAY_RC=$?
+	CTR=$(podman ps -a --format '{{.Names}}' | grep -- '-sbx$' | head -n1)
+	CPID=
+	for i in $(seq 100); do
+		CPID=$(podman inspect --format '{{.State.Pid}}' "$CTR" 2>/dev/null)
+		[ -n "$CPID" ] && [ "$CPID" != 0 ] && break
+		[ "$(podman inspect --format '{{.State.Status}}' "$CTR" 2>/dev/null)" = exited ] && break
+		sleep 0.2
+	done
+}
+# ctr_rc: the container's exit code once it has exited (bounded).
+ctr_rc() {
+	timeout 300 podman wait "$CTR" 2>/dev/null
+}
+
+# 3a. As shipped.
+kube_fresh || bail "cannot make the secret and volumes for kube play"
+play "$K/job-pod.yaml"
+facts "$CPID" > "$K/facts-shipped" 2>/dev/null
+rc=$(ctr_rc)
+podman logs "$CTR" >"$K/shipped.out" 2>"$K/shipped.err"
+diag "kube: play as shipped (rc $PLAY_RC): $(head -c 400 "$K/play.log" | tr '\n' ' ')"
+diag "kube: as shipped, the container got: $(tr '\n' ';' < "$K/facts-shipped")"
+check "kube: hostUsers: false honoured (a user namespace: uid 0 is not the host's)" \
+	eval '! grep -qx "uid_map: 0 0 4294967295" "$K/facts-shipped" && grep -q "^uid_map: 0 [1-9]" "$K/facts-shipped"'
+check "kube: procMount: Unmasked honoured (nothing masked in /proc, /sys/fs/cgroup writable)" \
+	eval 'grep -qx "proc_masked: 0" "$K/facts-shipped" && grep -qx "cgroup_rw: rw" "$K/facts-shipped"'
+check "kube: allowPrivilegeEscalation: false, capabilities and readOnlyRootFilesystem honoured" \
+	eval 'grep -qx "no_new_privs: 1" "$K/facts-shipped" && grep -qx "cap_eff: 0000000080000000" "$K/facts-shipped" && grep -qx "root_ro: ro" "$K/facts-shipped"'
+check "kube: seccompProfile and appArmorProfile are not read by podman: the container has podman's defaults" \
+	eval '! grep -qx "label: sbx-container (enforce)" "$K/facts-shipped"'
+check "kube: so, as shipped, sbx refuses the run (69, fail closed) with a Hint" \
+	eval '[ "$rc" = 69 ] && grep -q "Hint:" "$K/shipped.out" "$K/shipped.err"' ||
+	diag "rc ${rc:-none}: $(head -c 800 "$K/shipped.err" | tr '\n' ' ')"
+
+# 3b. With podman's engine-wide defaults naming the same profiles.
+kube_fresh || bail "cannot make the secret and volumes for kube play"
+play "$K/job-pod.yaml" CONTAINERS_CONF="$K/containers.conf"
+facts "$CPID" > "$K/facts-job" 2>/dev/null
+rc=$(ctr_rc)
+podman logs "$CTR" >"$K/job.out" 2>"$K/job.err"
+diag "kube: the Job's pod got: $(tr '\n' ';' < "$K/facts-job")"
+check "kube: the Job's pod runs confined by sbx-container, under a seccomp filter" \
+	eval 'grep -qx "label: sbx-container (enforce)" "$K/facts-job" && grep -qx "seccomp: 2" "$K/facts-job"'
+m=$K/job.manifest
+grep '^{' "$K/job.out" | tail -n1 > "$m"
+check "kube: the Job's pod: exit 0, a signed succeeded manifest on its log" \
+	eval '[ "$rc" = 0 ] && [ "$(jq -r .status "$m")" = succeeded ] && signed "$m" "$D/key"' ||
+	diag "rc ${rc:-none}: $(head -c 1200 "$K/job.err" | tr '\n' ' ') $(head -c 400 "$K/job.out")"
+art=$(vol sbx-artifacts)
+check "kube: the Job's artifact and manifest copy are on the artifacts claim" \
+	eval 'grep -qx "hello from the sandbox" "$art/sbx-run-example/hello.txt" && [ -s "$art/sbx-run-example.manifest.json" ]' ||
+	diag "artifacts: $(cd "$art" 2>/dev/null && find . | head -20 | tr '\n' ' ')"
+timeout 120 podman kube down "$K/job-pod.yaml" >/dev/null 2>&1
+check "kube: podman kube down removes the Job's pod" eval '! podman pod exists sbx-run-example'
+
+# The worker: one task through the queue claim.
+kube_fresh || bail "cannot make the secret and volumes for kube play"
+q=$(vol sbx-queue)
+mkdir -p "$q/incoming" && jq -n '{runtime_profile: "shell", code: "echo worked > /work/out/w.txt",
+	allowed_outputs: ["text/plain"], required_outputs: ["w.txt"]}' > "$q/incoming/task1.json"
+play "$K/worker.yaml" CONTAINERS_CONF="$K/containers.conf"
+for i in $(seq 900); do [ -s "$q/done/task1.manifest.json" ] && break; sleep 0.2; done
+wm=$q/done/task1.manifest.json
+check "kube: the worker Deployment runs a task from the queue: succeeded, signed" \
+	eval '[ "$(jq -r .status "$wm" 2>/dev/null)" = succeeded ] && signed "$wm" "$D/key" &&
+	      grep -qx worked "$(vol sbx-artifacts)/task1/w.txt"' ||
+	diag "worker: $(podman logs "$CTR" 2>&1 | head -c 1200 | tr '\n' ' ')"
+timeout 300 podman kube down "$K/worker.yaml" >/dev/null 2>&1
+check "kube: podman kube down removes the worker" eval '[ -z "$(podman pod ps -q)" ]'
+kube_fresh >/dev/null 2>&1
+timeout 60 podman secret rm sbx-signing-key >/dev/null 2>&1
+for v in $(podman volume ls -q); do timeout 60 podman volume rm -f "$v" >/dev/null 2>&1; done
+cp "$K"/*.log "$K"/facts-* "$K"/*.out "$K"/*.err /vm-results/container/ 2>/dev/null
