@@ -51,24 +51,25 @@ check "kube: the kernel lists sbx-container in enforce mode" \
 # The job prints its own AppArmor label from inside the sandbox.
 jq -n '{runtime_profile: "shell", code: "cat /proc/self/attr/current; echo"}' > "$D/jobs/label.json"
 PROFILES="--security-opt seccomp=$K/seccomp/sbx-seccomp.json --security-opt apparmor=sbx-container"
+mkdir -p "$K/out"
 out=$(timeout 300 podman run --rm --init --pull=never --network=none $PROFILES $SETTINGS_PROC $SETTINGS_CG \
-	--secret sbx-signing-key,mode=0400 -v "$D/jobs:/jobs:ro" -v "$D/policy:/etc/sbx/policy:ro" \
+	--secret sbx-signing-key,mode=0400 -v "$D/jobs:/jobs:ro" -v "$D/policy:/etc/sbx/policy:ro" -v "$K/out:/out" \
 	--entrypoint /bin/sh localhost/sbx:vm -c \
-	'echo "label: $(cat /proc/self/attr/current)"; sbx run /jobs/label.json >/tmp/m 2>/tmp/e; echo "rc=$?"
-	 echo "manifest: $(cat /tmp/m)"; head -c 600 /tmp/e' 2>&1)
-sed -n 's/^manifest: //p' <<<"$out" > "$K/label.manifest"
-diag "kube: podman run $PROFILES: $(grep -v '^manifest: ' <<<"$out" | tr '\n' ' ')"
+	'echo "label: $(cat /proc/self/attr/current)"; sbx run /jobs/label.json >/out/label.json 2>/out/label.err
+	 echo "rc=$?"; head -c 600 /out/label.err' 2>&1)
+m=$K/out/label.json
+diag "kube: podman run $PROFILES: $(echo $out)"
 check "kube: podman run with the Localhost seccomp and AppArmor profiles: sbx runs confined by sbx-container" \
 	eval 'grep -qx "label: sbx-container (enforce)" <<<"$out"'
 check "kube: ... and its run succeeds, the payload confined by sbx-container too" \
-	eval 'grep -qx "rc=0" <<<"$out" && [ "$(jq -r .status "$K/label.manifest")" = succeeded ] &&
-	      [ "$(jq -r .stdout.excerpt "$K/label.manifest")" = "sbx-container (enforce)" ]' ||
-	diag "payload said: $(jq -r .stdout.excerpt "$K/label.manifest" 2>/dev/null)"
+	eval 'grep -qx "rc=0" <<<"$out" && [ "$(jq -r .status "$m")" = succeeded ] && signed "$m" "$D/key" &&
+	      [ "$(jq -r .stdout.excerpt "$m")" = "sbx-container (enforce)" ]' ||
+	diag "payload said: $(jq -c .stdout "$m" 2>/dev/null | head -c 400)"
 
 # --- 3. podman kube play ---------------------------------------------------------
 # The manifests for podman: the image name, the Job's pod template as a
 # Pod, one worker replica; nothing else changes.  ConfigMaps go to their
-# own file (--configmap).
+# own file (--configmap, one each).
 python3 - "$SBX_SRCDIR/deploy/kubernetes" "$K" <<'E' || bail "cannot convert the manifests"
 import sys, yaml
 src, out = sys.argv[1], sys.argv[2]
@@ -80,8 +81,9 @@ def image(pod):
         c["image"] = "localhost/sbx:vm"
         c["imagePullPolicy"] = "Never"
 cms = [d for n in ("config.yaml", "job.yaml") for d in load(n) if d["kind"] == "ConfigMap"]
-with open(f"{out}/configmaps.yaml", "w") as f:
-    yaml.safe_dump_all(cms, f)
+for cm in cms:  # podman reads one ConfigMap per --configmap file
+    with open(f"{out}/configmap-{cm['metadata']['name']}.yaml", "w") as f:
+        yaml.safe_dump(cm, f)
 job = next(d for d in load("job.yaml") if d["kind"] == "Job")
 t = job["spec"]["template"]
 pod = {"apiVersion": "v1", "kind": "Pod",
@@ -123,6 +125,8 @@ vol() { podman volume inspect --format '{{.Mountpoint}}' "$1"; }
 # facts PID: what the container's process got, as the kernel says.
 facts() {
 	local p=$1
+	# No pid: nothing to read (/proc//... would be this guest's own).
+	case $p in ''|0|*[!0-9]*) echo "no container process"; return ;; esac
 	echo "uid_map: $(head -n1 /proc/$p/uid_map | tr -s ' ' | sed 's/^ //')"
 	echo "label: $(cat /proc/$p/attr/current 2>/dev/null)"
 	echo "seccomp: $(sed -n 's/^Seccomp:\t*//p' /proc/$p/status)"
@@ -137,8 +141,12 @@ facts() {
 play() {
 	local f=$1 i
 	shift
-	env "$@" timeout 300 podman kube play --network none --configmap "$K/configmaps.yaml" "$f" >"$K/play.log" 2>&1
+	diag "kube: podman kube play ${f##*/} $* ($SECONDS s)"
+	local cms=
+	for i in "$K"/configmap-*.yaml; do cms="$cms --configmap $i"; done
+	env "$@" timeout 300 podman kube play --network none $cms "$f" >"$K/play.log" 2>&1
 	PLAY_RC=$?
+	[ $PLAY_RC -eq 0 ] || diag "kube: podman kube play ${f##*/}: rc $PLAY_RC: $(head -c 600 "$K/play.log" | tr '\n' ' ')"
 	CTR=$(podman ps -a --format '{{.Names}}' | grep -- '-sbx$' | head -n1)
 	CPID=
 	for i in $(seq 100); do
@@ -148,9 +156,16 @@ play() {
 		sleep 0.2
 	done
 }
-# ctr_rc: the container's exit code once it has exited (bounded).
+# ctr_rc: the container's exit code once it has exited (bounded: 300 s,
+# with a line on stderr every 30 s, which the VM's stall watch sees).
 ctr_rc() {
-	timeout 300 podman wait "$CTR" 2>/dev/null
+	local i
+	for i in $(seq 60); do
+		[ "$(podman inspect --format '{{.State.Status}}' "$CTR" 2>/dev/null)" = running ] || break
+		[ $((i % 6)) -eq 0 ] && diag "kube: $CTR still running ($SECONDS s)" >&2
+		sleep 5
+	done
+	podman inspect --format '{{.State.ExitCode}}' "$CTR" 2>/dev/null
 }
 
 # 3a. As shipped.
@@ -159,7 +174,7 @@ play "$K/job-pod.yaml"
 facts "$CPID" > "$K/facts-shipped" 2>/dev/null
 rc=$(ctr_rc)
 podman logs "$CTR" >"$K/shipped.out" 2>"$K/shipped.err"
-diag "kube: play as shipped (rc $PLAY_RC): $(head -c 400 "$K/play.log" | tr '\n' ' ')"
+diag "kube: play as shipped (rc $PLAY_RC): $(head -c 600 "$K/play.log" | tr '\n' ' ')"
 diag "kube: as shipped, the container got: $(tr '\n' ';' < "$K/facts-shipped")"
 check "kube: hostUsers: false honoured (a user namespace: uid 0 is not the host's)" \
 	eval '! grep -qx "uid_map: 0 0 4294967295" "$K/facts-shipped" && grep -q "^uid_map: 0 [1-9]" "$K/facts-shipped"'
@@ -200,7 +215,11 @@ q=$(vol sbx-queue)
 mkdir -p "$q/incoming" && jq -n '{runtime_profile: "shell", code: "echo worked > /work/out/w.txt",
 	allowed_outputs: ["text/plain"], required_outputs: ["w.txt"]}' > "$q/incoming/task1.json"
 play "$K/worker.yaml" CONTAINERS_CONF="$K/containers.conf"
-for i in $(seq 900); do [ -s "$q/done/task1.manifest.json" ] && break; sleep 0.2; done
+for i in $(seq 180); do
+	[ -s "$q/done/task1.manifest.json" ] && break
+	[ $((i % 30)) -eq 0 ] && diag "kube: waiting for the worker's task ($SECONDS s)"
+	sleep 1
+done
 wm=$q/done/task1.manifest.json
 check "kube: the worker Deployment runs a task from the queue: succeeded, signed" \
 	eval '[ "$(jq -r .status "$wm" 2>/dev/null)" = succeeded ] && signed "$wm" "$D/key" &&
