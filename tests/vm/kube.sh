@@ -205,6 +205,7 @@ check "kube: allowPrivilegeEscalation: false, capabilities and readOnlyRootFiles
 	      grep -qx "root_ro: true" "$K/facts-shipped"'
 check "kube: seccompProfile and appArmorProfile are not read by podman: the container gets podman's defaults" \
 	eval '! grep -qx "apparmor: sbx-container" "$K/facts-shipped" && ! grep -qx "sethostname: SCMP_ACT_ALLOW" "$K/facts-shipped"'
+diag "kube: as shipped, sbx said: $(grep -h '^sbx: ' "$K/shipped.out" "$K/shipped.err" | head -n 2 | tr '\n' ' ')"
 check "kube: so, as shipped, sbx refuses the run (69, fail closed) with a Hint" \
 	eval '[ "$rc" = 69 ] && grep -q "Hint:" "$K/shipped.out" "$K/shipped.err"' ||
 	diag "rc ${rc:-none}: $(head -c 800 "$K/shipped.err" | tr '\n' ' ')"
