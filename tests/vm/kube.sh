@@ -162,7 +162,8 @@ play() {
 # secret_to_pod_root: what the kubelet does for a Secret volume in a pod
 # with hostUsers: false, and podman 4.3 does not: its files belong to the
 # pod's root (podman leaves them the host root's, which the pod's user
-# namespace shows as nobody, and sbx refuses a key it does not own).
+# namespace shows as nobody, and sbx refuses a key it does not own), with
+# the volume's defaultMode (podman leaves 0644).
 secret_to_pod_root() {
 	local ids uid gid v
 	ids=$(podman inspect --format '{{json .HostConfig.IDMappings}}' "$CTR" 2>/dev/null)
@@ -170,7 +171,8 @@ secret_to_pod_root() {
 	gid=$(jq -r '.GidMap[]? | select(startswith("0:")) | split(":")[1]' <<<"$ids" 2>/dev/null | head -n1)
 	v=$(podman volume inspect --format '{{.Mountpoint}}' sbx-signing-key 2>/dev/null)
 	if [ -n "$uid" ] && [ -n "$gid" ] && [ -d "$v" ]; then
-		chown -R "$uid:$gid" "$v"
+		# and its mode is defaultMode (256: 0400), which podman ignores.
+		chown -R "$uid:$gid" "$v" && find "$v" -type f -exec chmod 0400 {} +
 	else
 		diag "kube: no id map or secret volume to give the pod's root: ids=$ids volume=$v"
 	fi
@@ -197,9 +199,8 @@ diag "kube: play as shipped (rc $PLAY_RC): $(head -c 600 "$K/play.log" | tr '\n'
 diag "kube: as shipped, the container got: $(tr '\n' ';' < "$K/facts-shipped")"
 check "kube: hostUsers: false honoured (a user namespace: uid 0 is not the host's)" \
 	eval 'grep -q "^uid_map: 0 [1-9][0-9]* [0-9]" "$K/facts-shipped"'
-check "kube: procMount: Unmasked honoured (nothing masked or read-only in /proc, /sys/fs/cgroup read-write)" \
-	eval 'grep -qx "masked: 0" "$K/facts-shipped" && grep -qx "readonly_paths: 0" "$K/facts-shipped" &&
-	      grep "^cgroup_mount: " "$K/facts-shipped" | grep -qw rw'
+check "kube: procMount: Unmasked is not read by podman 4.3.1: /proc keeps its masked and read-only paths" \
+	eval '! grep -qx "masked: 0" "$K/facts-shipped" && ! grep -qx "readonly_paths: 0" "$K/facts-shipped"'
 check "kube: allowPrivilegeEscalation: false, capabilities and readOnlyRootFilesystem honoured" \
 	eval 'grep -qx "no_new_privs: true" "$K/facts-shipped" && grep -qx "cap_eff: CAP_SETFCAP" "$K/facts-shipped" &&
 	      grep -qx "root_ro: true" "$K/facts-shipped"'
@@ -222,12 +223,16 @@ check "kube: with the engine's defaults naming them, the Job's pod gets sbx-cont
 	      grep -q "^seccomp_default: SCMP_ACT_ERRNO" "$K/facts-job"'
 m=$K/job.manifest
 grep '^{' "$K/job.out" | tail -n1 > "$m"
-check "kube: the Job's pod: exit 0, a signed succeeded manifest on its log" \
-	eval '[ "$rc" = 0 ] && [ "$(jq -r .status "$m")" = succeeded ] && signed "$m" "$D/key"' ||
+# podman 4.3.1 does not unmask /proc for procMount: Unmasked, so sbx
+# must refuse (69) with the Hint that names it, and sign a manifest that
+# says so; the Job's run itself is the podman run of section 2.
+check "kube: the Job's pod: sbx refuses (69) with the Hint for the masked /proc, a signed manifest on its log" \
+	eval '[ "$rc" = 69 ] && [ "$(jq -r .status "$m")" = isolation_unavailable ] && signed "$m" "$D/key" &&
+	      grep -q "^sbx: Hint: .*unmask" "$K/job.err"' ||
 	diag "rc ${rc:-none}: $(head -c 1200 "$K/job.err" | tr '\n' ' ') $(head -c 400 "$K/job.out")"
 art=$(vol sbx-artifacts)
-check "kube: the Job's artifact and manifest copy are on the artifacts claim" \
-	eval 'grep -qx "hello from the sandbox" "$art/sbx-run-example/hello.txt" && [ -s "$art/sbx-run-example.manifest.json" ]' ||
+check "kube: the Job's manifest copy is on the artifacts claim" \
+	eval '[ "$(jq -r .status "$art/sbx-run-example.manifest.json")" = isolation_unavailable ]' ||
 	diag "artifacts: $(cd "$art" 2>/dev/null && find . | head -20 | tr '\n' ' ')"
 timeout 120 podman kube down "$K/job-pod.yaml" >/dev/null 2>&1
 check "kube: podman kube down removes the Job's pod" eval '! podman pod exists sbx-run-example'
@@ -244,9 +249,9 @@ for i in $(seq 180); do
 	sleep 1
 done
 wm=$q/done/task1.manifest.json
-check "kube: the worker Deployment runs a task from the queue: succeeded, signed" \
-	eval '[ "$(jq -r .status "$wm" 2>/dev/null)" = succeeded ] && signed "$wm" "$D/key" &&
-	      grep -qx worked "$(vol sbx-artifacts)/task1/w.txt"' ||
+check "kube: the worker Deployment claims a task from the queue and leaves its signed manifest (isolation_unavailable, as above)" \
+	eval '[ "$(jq -r .status "$wm" 2>/dev/null)" = isolation_unavailable ] && signed "$wm" "$D/key" &&
+	      [ -z "$(ls -A "$q/incoming")" ]' ||
 	diag "worker: $(podman logs "$CTR" 2>&1 | head -c 1200 | tr '\n' ' ')"
 timeout 300 podman kube down "$K/worker.yaml" >/dev/null 2>&1
 check "kube: podman kube down removes the worker" eval '[ -z "$(podman pod ps -q)" ]'
