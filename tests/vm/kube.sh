@@ -163,7 +163,7 @@ play() {
 # with hostUsers: false, and podman 4.3 does not: its files belong to the
 # pod's root (podman leaves them the host root's, which the pod's user
 # namespace shows as nobody, and sbx refuses a key it does not own), with
-# the volume's defaultMode (podman leaves 0644).
+# the volume's defaultMode (podman leaves 0644) and the key as its content.
 secret_to_pod_root() {
 	local ids uid gid v
 	ids=$(podman inspect --format '{{json .HostConfig.IDMappings}}' "$CTR" 2>/dev/null)
@@ -172,7 +172,11 @@ secret_to_pod_root() {
 	v=$(podman volume inspect --format '{{.Mountpoint}}' sbx-signing-key 2>/dev/null)
 	if [ -n "$uid" ] && [ -n "$gid" ] && [ -d "$v" ]; then
 		# and its mode is defaultMode (256: 0400), which podman ignores.
-		chown -R "$uid:$gid" "$v" && find "$v" -type f -exec chmod 0400 {} +
+		# Its content: podman 4.3.1 writes something that is not the
+		# Secret's decoded value (sbx: "not an Ed25519 private key in
+		# PKCS#8 PEM"); the kubelet writes the key itself.
+		cp "$D/key" "$v/signing.key" &&
+			chown -R "$uid:$gid" "$v" && find "$v" -type f -exec chmod 0400 {} +
 	else
 		diag "kube: no id map or secret volume to give the pod's root: ids=$ids volume=$v"
 	fi
