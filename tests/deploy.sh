@@ -15,6 +15,10 @@
 #   - every pod template's securityContext, hostUsers and runtimeClassName
 #     are exactly the table in docs/deploy.md ("The pod's settings"), and
 #     the table names every such field the manifests set;
+#   - no pod runs Unconfined or privileged: every pod names the node's
+#     Localhost seccomp profile (deploy/container/seccomp-profile's, which
+#     denies by default) and AppArmor profile
+#     (deploy/container/apparmor-profile, which apparmor_parser -Q takes);
 #   - the host configurations in config.yaml are JSON with sbx's keys, and
 #     each pod's memory limit is its memory_budget_mib plus the per-run
 #     reserve the docs give, for max_concurrent runs.
@@ -109,7 +113,7 @@ refused "a misspelt pod field (hostUser) is refused" "hostUser: unknown field" \
 refused "a misspelt container field (procmount) is refused" "procmount: unknown field" \
 	's/procMount: Unmasked/procmount: Unmasked/'
 refused "a seccomp profile type outside the enum is refused" "seccompProfile/type" \
-	'/seccompProfile:/,/type:/s/type: Unconfined/type: Unconfinde/'
+	'/seccompProfile:/,/type:/s/type: Localhost/type: Localhosst/'
 refused "a boolean written as a string is refused" "allowPrivilegeEscalation" \
 	's/allowPrivilegeEscalation: false/allowPrivilegeEscalation: "false"/'
 refused "a Deployment without its selector is refused" "selector" \
@@ -167,6 +171,64 @@ while IFS= read -r pod; do
 		not_ok "$name: set but not in docs/deploy.md's table:" $undocumented
 	fi
 done <"$T/pods"
+
+# --- the node's profiles ----------------------------------------------------------
+# No pod runs Unconfined: the seccomp and AppArmor profiles are the
+# node's Localhost ones the repo ships.  unconfined FILE: the
+# non-comment lines of FILE that ask for no confinement.
+unconfined() { grep -v '^ *#' "$1" | grep -n -i -e 'unconfined' -e 'privileged: true'; }
+for f in "$K8S"/*.yaml; do
+	if u=$(unconfined "$f"); then
+		not_ok "${f##*/}: asks for no confinement"
+		diag "$u"
+	else
+		ok "${f##*/}: no Unconfined profile, no privileged container"
+	fi
+done
+sed 's/type: Localhost/type: Unconfined/' "$K8S/job.yaml" >"$T/unconfined.yaml"
+check "a copy with an Unconfined profile is caught" eval 'unconfined "$T/unconfined.yaml" >/dev/null'
+AA=$SBX_SRCDIR/deploy/container/apparmor-profile
+aa_name=$(sed -n 's/^profile \([^ ]*\) .*{$/\1/p' "$AA")
+check "every pod names the AppArmor profile deploy/container/apparmor-profile defines ($aa_name)" \
+	jqe --arg n "$aa_name" -s '[.[] | select(.doc.kind == "Job" or .doc.kind == "Deployment" or .doc.kind == "Pod") |
+		(if .doc.kind == "Pod" then .doc.spec else .doc.spec.template.spec end) |
+		.securityContext.appArmorProfile.localhostProfile] | length == 3 and all(. == $n)' "$T/docs.jsonl"
+check "the AppArmor profile keeps the engines' default denials and adds only userns, mount, remount, pivot_root" \
+	eval 'for r in "deny @{PROC}/sysrq-trigger rwklx," "deny @{PROC}/kcore rwklx," "deny /sys/firmware/** rwklx," \
+		"deny /sys/kernel/security/** rwklx," "deny /sys/[^f]*/** wklx," "userns," "mount," "remount," "pivot_root,"; do
+		grep -qxF "  $r" "$AA" || exit 1; done; ! grep -q -e "flags=([^)]*\(unconfined\|complain\)" "$AA"'
+command -v apparmor_parser >/dev/null 2>&1 || PATH=$PATH:/usr/sbin:/sbin
+if ! command -v apparmor_parser >/dev/null 2>&1; then
+	missing "apparmor_parser is not installed (tools/install-deps installs apparmor)"
+elif [ -e /etc/apparmor.d/abi/4.0 ]; then
+	check "apparmor_parser -Q accepts deploy/container/apparmor-profile" \
+		eval 'apparmor_parser -Q -K "$AA" >"$T/aa.out" 2>&1' || diag "$(cat "$T/aa.out")"
+else
+	# AppArmor 3 (Debian 12): <abi/3.0>, without the userns rule.
+	sed -e 's|<abi/4.0>|<abi/3.0>|' -e '/^  userns,$/d' "$AA" >"$T/aa-3.0"
+	check "apparmor_parser $(apparmor_parser --version | sed -n '1s/.* //p') -Q accepts deploy/container/apparmor-profile (abi 3.0, no userns rule)" \
+		eval 'apparmor_parser -Q -K "$T/aa-3.0" >"$T/aa.out" 2>&1' || diag "$(cat "$T/aa.out")"
+fi
+check "every pod names the seccomp profile deploy/container/seccomp-profile makes (sbx-seccomp.json)" \
+	jqe -s '[.[] | select(.doc.kind == "Job" or .doc.kind == "Deployment" or .doc.kind == "Pod") |
+		(if .doc.kind == "Pod" then .doc.spec else .doc.spec.template.spec end) |
+		.securityContext.seccompProfile.localhostProfile] | length == 3 and all(. == "sbx-seccomp.json")' "$T/docs.jsonl"
+if [ -r /usr/share/containers/seccomp.json ]; then
+	if "$SBX_SRCDIR/deploy/container/seccomp-profile" >"$T/sbx-seccomp.json" 2>"$T/sc.err"; then
+		# Default deny; sethostname allowed with no condition; unshare
+		# and clone allowed; bpf, kexec_load and others still refused.
+		check "the seccomp profile denies by default and allows sethostname, unshare, clone" \
+			jqe '(.defaultAction | startswith("SCMP_ACT_ERRNO")) and
+			     ([.syscalls[] | select(.action == "SCMP_ACT_ALLOW" and (.includes // {}) == {} and (.excludes // {}) == {}) | .names[]] as $a |
+			      ($a | index("sethostname")) and ($a | index("unshare")) and ($a | index("clone")) and
+			      ($a | index("kexec_load") | not) and ($a | index("init_module") | not))' "$T/sbx-seccomp.json"
+	else
+		not_ok "deploy/container/seccomp-profile runs"
+		diag "$(cat "$T/sc.err")"
+	fi
+else
+	missing "/usr/share/containers/seccomp.json is missing (package golang-github-containers-common)"
+fi
 
 # --- host configurations and sizing --------------------------------------------
 known='["store","policy","signing_key","state_dir","cgroup_parent","max_concurrent","memory_budget_mib","root_ids"]'

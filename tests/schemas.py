@@ -114,6 +114,8 @@ def cmd_source(schemas, src):
     same("seccomp: the keys are catalog.c's", sc["properties"], c_strings(policy, "seccomp_keys"))
     same("seccomp: the deny keys are catalog.c's", sc["$defs"]["deny"]["properties"],
          c_strings(policy, "deny_keys"))
+    same("seccomp: the allowed keys are catalog.c's", sc["$defs"]["allowed"]["properties"],
+         c_strings(policy, "allowed_keys"))
     same("seccomp: the condition keys are catalog.c's", sc["$defs"]["condition"]["properties"],
          c_strings(policy, "cond_keys"))
     m = re.search(r"\berrnos\[\]\s*=\s*\{(.*?)\};", policy, re.S)

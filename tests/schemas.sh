@@ -132,6 +132,8 @@ badcat sc-errno seccomp "$P/seccomp/default.json" '.deny[0].errno = "EFOO"' "an 
 badcat sc-both seccomp "$P/seccomp/default.json" '.deny[0].args = []' '"args" beside "any_args"'
 badcat sc-mask seccomp "$P/seccomp/default.json" '.deny[0].any_args[0][0].op = "eq"' 'a mask with op "eq"'
 badcat sc-nowhy seccomp "$P/seccomp/default.json" 'del(.deny[0].why)' "a deny rule without why"
+badcat sc-allowed-nowhy seccomp "$P/seccomp/default.json" 'del(.allowed[0].why)' "an allowed group without why"
+badcat sc-allowed-key seccomp "$P/seccomp/default.json" '.allowed[0].errno = "EPERM"' "an errno on an allowed group"
 schemas batch <"$B"
 
 # ---- jobs: the schema and sbx's parser agree ---------------------------------------

@@ -9,6 +9,15 @@
  * libseccomp can take, and the bounds on how many rules a catalog may ask
  * for (NOT_IN_MAX, ALTERNATIVES_MAX) sit with that expansion.  The loader
  * (catalog.c) calls parse_seccomp() for each file of DIR/seccomp.
+ *
+ * "allowed" lists the calls the policy lets through, grouped, each group
+ * with its reason.  The filter does not need it (the default action is
+ * allow); it is parsed so that the reasons stay true: every name must be
+ * one libseccomp knows and listed once.  A name a deny rule also covers
+ * is not refused: an operator who adds a deny rule in a hurry must not
+ * have the policy refused for a stale note.  That the shipped policy has
+ * no such name, and that its lists cover the whole system call table, is
+ * the unit tests' business (test-catalog.c).
  */
 #include "config.h"
 
@@ -364,9 +373,57 @@ static int parse_deny(const struct sbx_jctx *c, const char *path, const json_t *
 	return 0;
 }
 
+/* An "allowed" entry: {"syscalls", "why"}; its names are added to
+ * @sp->allowed, after the deny rules are parsed. */
+static int parse_allowed(const struct sbx_jctx *c, const char *path, const json_t *e,
+			 struct sbx_seccomp_policy *sp, size_t *n_allowed)
+{
+	static const char *const allowed_keys[] = { "syscalls", "why", NULL };
+	_cleanup_strv_free_ char **syscalls = NULL;
+	_cleanup_free_ char *why = NULL;
+	const json_t *f;
+	char q[SBX_JSON_PATH_MAX];
+	size_t n = 0;
+
+	if (sbx_json_check_keys(c, path, e, allowed_keys) < 0)
+		return -1;
+	if (!(f = sbx_json_required(c, path, e, "syscalls")))
+		return -1;
+	sbx_json_path_key(q, path, "syscalls");
+	if (sbx_json_strv(c, q, f, 128, 64, NULL, NULL, true, &syscalls) < 0)
+		return -1;
+	if (!syscalls[0])
+		return sbx_json_error(c, q, "expected at least one system call");
+	while (syscalls[n])
+		n++;
+	for (size_t i = 0; i < n; i++) {
+		char p[SBX_JSON_PATH_MAX];
+
+		sbx_json_path_index(p, q, i);
+		if (seccomp_syscall_resolve_name(syscalls[i]) == __NR_SCMP_ERROR)
+			return sbx_json_expected(c, p, json_array_get(f, i),
+						 "a system call name libseccomp knows");
+		for (size_t k = 0; k < *n_allowed; k++)
+			if (strcmp(sp->allowed[k], syscalls[i]) == 0)
+				return sbx_json_error(c, p, "\"%s\" is listed as allowed twice", syscalls[i]);
+		sp->allowed = sbx_xrealloc(sp->allowed, (*n_allowed + 2) * sizeof(*sp->allowed));
+		sp->allowed[(*n_allowed)++] = sbx_xstrdup(syscalls[i]);
+		sp->allowed[*n_allowed] = NULL;
+	}
+	if (!(f = sbx_json_required(c, path, e, "why")))
+		return -1;
+	sbx_json_path_key(q, path, "why");
+	if (sbx_json_string(c, q, f, 2048, &why) < 0)
+		return -1;
+	if (strlen(why) < 8)
+		return sbx_json_expected(c, q, f, "a reason of at least a few words");
+	return 0;
+}
+
 int parse_seccomp(const struct sbx_jctx *c, const json_t *root, struct sbx_seccomp_policy *sp)
 {
-	static const char *const seccomp_keys[] = { "description", "deny", NULL };
+	static const char *const seccomp_keys[] = { "description", "deny", "allowed", NULL };
+	size_t n_allowed = 0;
 	const json_t *v;
 
 	if (sbx_json_check_keys(c, "", root, seccomp_keys) < 0)
@@ -384,6 +441,18 @@ int parse_seccomp(const struct sbx_jctx *c, const json_t *root, struct sbx_secco
 		if (parse_deny(c, p, json_array_get(v, i), sp) < 0)
 			return -1;
 	}
+	/* Optional: policies written before it existed load as they did. */
+	if (!(v = json_object_get(root, "allowed")))
+		return 0;
+	if (sbx_json_array(c, "allowed", v, 64) < 0)
+		return -1;
+	for (size_t i = 0; i < json_array_size(v); i++) {
+		char p[SBX_JSON_PATH_MAX];
+
+		sbx_json_path_index(p, "allowed", i);
+		if (parse_allowed(c, p, json_array_get(v, i), sp, &n_allowed) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -396,4 +465,5 @@ void seccomp_free(struct sbx_seccomp_policy *sp)
 	for (size_t i = 0; i < sp->n_rules; i++)
 		rule_free(&sp->rules[i]);
 	free(sp->rules);
+	sbx_strv_free(sp->allowed);
 }

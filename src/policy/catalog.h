@@ -144,6 +144,11 @@ struct sbx_seccomp_policy {
 	char *description;
 	struct sbx_seccomp_rule *rules;
 	size_t n_rules;
+	/* The calls the policy lets through, each with its reason in the
+	 * file ("allowed"); documentation checked by the parser and by the
+	 * tests, not used by the filter (default allow).  NULL when the
+	 * file has no "allowed". */
+	char **allowed;
 	/* Loaded as bytes only (sbx_catalog_load_with): no description or
 	 * rules until sbx_catalog_seccomp_parse(). */
 	bool rules_pending;

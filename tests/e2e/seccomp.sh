@@ -14,7 +14,12 @@
 #    the init and a SIGTERM flood that makes it work - must end with the
 #    payload's own status, not `error`.
 # 3. What ordinary programs do on themselves keeps working.
-# 4. The program compiled from a policy is kept in the state dir, and sbx
+# 4. modify_ldt (a 32-bit code segment written into the LDT),
+#    memfd_secret and pidfd_getfd (an fd taken out of the payload's own
+#    child) fail with EPERM: the policy's errno, which neither a kernel
+#    without the call (ENOSYS) nor a missing capability would give.  The
+#    same probe outside the sandbox shows each call works on this kernel.
+# 5. The program compiled from a policy is kept in the state dir, and sbx
 #    run then takes the policy's bytes as read without parsing them again:
 #    an edited policy (a new deny rule) must apply on the very next run, a
 #    broken one must be refused (69), never stood in for by the program
@@ -168,7 +173,24 @@ PY
 		eval '[ $RC -eq 0 ] && grep -qx "python ok" <<<"$got" && grep -qx "vsock True" <<<"$got" && grep -qx "init renice True" <<<"$got"'
 	[ $RC -eq 0 ] || diag "stderr excerpt: $(jqm .stderr.excerpt | head -c 800)"
 
-	# 4. The cached program stands only for the bytes it came from.
+	# 4. Calls no analysis job needs, denied with EPERM.
+	if [ $mode = root ]; then
+		host=$("$SBX_BUILDDIR/tests/probe/sbx-probe" ldt-secret 2>&1)
+		diag "outside the sandbox: $(echo $host)"
+		check "outside the sandbox, modify_ldt and pidfd_getfd work on this kernel (the probe is real)" \
+			eval 'grep -qx "modify_ldt_write_code32 ok" <<<"$host" && grep -qx "pidfd_getfd_child ok" <<<"$host"'
+	fi
+	mkjob "$M/ldt.json" probe 'exec /opt/sbx-probe ldt-secret'
+	POLICY=$POLICY sbx_run "$M/ldt.json"
+	expect_rc 0 "$mode: ldt-secret probe ran"
+	got=$(jqm .stdout.excerpt | python3 -c 'import sys; print(sys.stdin.read().replace("\ufffd", "\n"))')
+	for want in modify_ldt_write_code32:EPERM memfd_secret:EPERM pidfd_getfd_child:EPERM; do
+		name=${want%%:*} errno=${want#*:}
+		if grep -qx "$name $errno" <<<"$got"; then ok "$mode: $name -> $errno"; else
+			not_ok "$mode: $name: wanted $errno, got '$(grep "^$name " <<<"$got" | cut -d' ' -f2-)'"; fi
+	done
+
+	# 5. The cached program stands only for the bytes it came from.
 	SC="$M/sc-policy"
 	rm -rf "$SC" && cp -r "$SBX_SRCDIR/policy" "$SC" && chmod -R a+rX "$SC"
 	cp "$SC/seccomp/default.json" "$M/sc-default.json"

@@ -32,6 +32,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <netinet/in.h>
+#include <asm/ldt.h>
 #include <sys/personality.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
@@ -139,6 +140,74 @@ static void ptrace_init(void)
 		return;
 	}
 	result("ptrace_init", ptrace(PTRACE_ATTACH, 1, 0, 0));
+}
+
+#ifndef SYS_memfd_secret
+#define SYS_memfd_secret 447
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+
+/* Three calls with no use in an analysis job: modify_ldt writing a
+ * 32-bit code segment into the process's LDT (the start of a far jump
+ * into 32-bit code, a mode the x86-64 filter never sees), memfd_secret,
+ * memory the kernel removes from its own direct map, and pidfd_getfd,
+ * which copies an fd out of another process under ptrace's rules - here
+ * out of the probe's own child, which exits when the probe is done.
+ * Each prints "ok" when the kernel did it; the fds, the LDT entry and
+ * the child are the probe's own. */
+static void ldt_secret(void)
+{
+	struct user_desc d = {
+		.entry_number = 0,
+		.base_addr = 0,
+		.limit = 0xfffff,
+		.seg_32bit = 1,
+		.contents = MODIFY_LDT_CONTENTS_CODE,
+		.read_exec_only = 0,
+		.limit_in_pages = 1,
+		.seg_not_present = 0,
+		.useable = 1,
+	};
+	long fd;
+
+	result("modify_ldt_write_code32", syscall(SYS_modify_ldt, 1, &d, sizeof(d)));
+	fd = syscall(SYS_memfd_secret, 0);
+	result("memfd_secret", fd);
+	if (fd >= 0)
+		close((int)fd);
+
+	int p[2];
+	pid_t child;
+
+	if (pipe2(p, O_CLOEXEC) < 0 || (child = fork()) < 0) {
+		result("pidfd_getfd_setup", -1);
+		return;
+	}
+	if (child == 0) {
+		char c;
+
+		close(p[1]);
+		(void)!read(p[0], &c, 1); /* until the parent closes its end */
+		_exit(0);
+	}
+	close(p[0]);
+	long pidfd = syscall(SYS_pidfd_open, child, 0);
+	if (pidfd < 0) {
+		result("pidfd_getfd_setup", -1);
+	} else {
+		fd = syscall(SYS_pidfd_getfd, (int)pidfd, 0, 0);
+		result("pidfd_getfd_child", fd);
+		if (fd >= 0)
+			close((int)fd);
+		close((int)pidfd);
+	}
+	close(p[1]);
+	waitpid(child, NULL, 0);
 }
 
 /* An x32 system call (getpid | __X32_SYSCALL_BIT): the filter kills us. */
@@ -727,6 +796,8 @@ int main(int argc, char **argv)
 		printf("%s ok\n", argv[2]);
 	else if (!strcmp(argv[1], "x32"))
 		x32();
+	else if (!strcmp(argv[1], "ldt-secret"))
+		ldt_secret();
 	else if (!strcmp(argv[1], "forkbomb") && argc > 2)
 		forkbomb(atoi(argv[2]));
 	else if (!strcmp(argv[1], "memhog") && argc > 2)

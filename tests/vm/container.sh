@@ -24,7 +24,9 @@
 #   cancelled manifest on the container's stdout, no run state left).
 # Then the container without each setting in turn (as root; rootless,
 # the cgroup and /proc ones): sbx run refuses with 69 and a Hint that
-# names that setting, and sbx check says the same.
+# names that setting, and sbx check says the same.  As root, too, the
+# node's seccomp and AppArmor profiles and the Kubernetes manifests under
+# podman kube play (tests/vm/kube.sh).
 #
 # Every podman call is bounded (timeout), so a stalled container cannot
 # hang the suite; the VM's own bound covers the rest.
@@ -266,6 +268,9 @@ refused root "sethostname in the seccomp profile (podman's default)" \
 	"--security-opt seccomp=/usr/share/containers/seccomp.json $SETTINGS_PROC $SETTINGS_CG $SETTINGS_AA" "sethostname and setdomainname allowed" $D podman
 refused root "an unmasked /proc" "$SETTINGS_NS $SETTINGS_CG $SETTINGS_AA" "unmask=" $D podman
 refused root "a writable cgroup namespace" "$SETTINGS_NS $SETTINGS_PROC $SETTINGS_AA" "unmask=/sys/fs/cgroup" $D podman
+# The node's seccomp and AppArmor profiles, and the Kubernetes manifests
+# with podman kube play (tests/vm/kube.sh).
+. "$SBX_SRCDIR/tests/vm/kube.sh"
 timeout 60 podman secret rm sbx-signing-key >/dev/null 2>&1
 
 # Rootless: a user with its own systemd manager (linger: rootless podman

@@ -181,7 +181,7 @@ guests=${SBX_VM_GUESTS:-$(( ncpu >= 2 ? 2 : 1 ))}
 case $guests in ''|*[!0-9]*|0) bail "SBX_VM_GUESTS must be a positive number, not '$guests'" ;; esac
 groups=$(echo "$scenarios" | tr ' ' '\n' | awk -v g="$guests" '
 	BEGIN { w["root-cgroup"] = 650; w["extract"] = 440
-		w["scope"] = 240; w["service"] = 240; w["container"] = 160; w["bench"] = 120
+		w["scope"] = 240; w["service"] = 240; w["container"] = 560; w["bench"] = 120
 		w["host"] = 40 }
 	NF { n++; name[n] = $1; len[n] = ($1 in w) ? w[$1] : 300; o[n] = n }
 	END {
