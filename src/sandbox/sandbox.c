@@ -654,10 +654,30 @@ struct owner_ids {
 	uid_t fsuid;
 };
 
-static int become_owner(const struct sbx_spawn *sp, struct owner_ids *o, struct sbx_error *err)
+/*
+ * Whether the broker may hand its namespace to the run's id: only with
+ * CAP_SYS_ADMIN in its own user namespace.  Writing the new namespace's
+ * setgroups takes CAP_SYS_ADMIN over it, which a process has either as
+ * its owner or through CAP_SYS_ADMIN in an ancestor namespace.  Host root
+ * has it; root of a container usually does not (podman's and docker's
+ * default capabilities leave it out), and there the namespace stays
+ * container root's, whose budgets are the container's own.
+ */
+static bool may_give_namespace(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3];
+
+	if (syscall(SYS_capget, &hdr, caps) < 0)
+		return false;
+	return caps[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective & CAP_TO_MASK(CAP_SYS_ADMIN);
+}
+
+static int become_owner(struct sbx_spawn *sp, struct owner_ids *o, struct sbx_error *err)
 {
 	o->switched = false;
-	if (sp->host_id == (uid_t)-1 || geteuid() != 0)
+	sp->owner_is_run = false;
+	if (sp->host_id == (uid_t)-1 || geteuid() != 0 || !may_give_namespace())
 		return 0;
 	o->securebits = prctl(PR_GET_SECUREBITS);
 	if (o->securebits < 0 || prctl(PR_GET_PDEATHSIG, &o->pdeathsig) < 0)
@@ -673,6 +693,7 @@ static int become_owner(const struct sbx_spawn *sp, struct owner_ids *o, struct 
 				     (unsigned)sp->host_id);
 	}
 	o->switched = true;
+	sp->owner_is_run = true;
 	return 0;
 }
 
@@ -981,7 +1002,7 @@ static void raise_memfd_noexec(const struct sbx_spawn *sp)
 	char path[64];
 	pid_t c;
 
-	if (sp->host_id == (uid_t)-1 || geteuid() != 0)
+	if (!sp->owner_is_run)
 		return;
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", sp->pid);
 	own = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);

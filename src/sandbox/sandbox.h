@@ -85,6 +85,9 @@ struct sbx_spawn {
 	 * sbx_spawn_prepare(): root's runs get one of their own from
 	 * rootids.c, never 0; (uid_t)-1 is the caller's own ids. */
 	uid_t host_id;
+	/* Root's run whose user namespace the run's id owns (become_owner()
+	 * in sandbox.c); false where the broker kept it. */
+	bool owner_is_run;
 	/* An ordinary user's run with subordinate ids (subids.h): the
 	 * sandbox user's host uid and gid from the caller's ranges, mapped
 	 * by newuidmap/newgidmap with the caller as the namespace's root;
