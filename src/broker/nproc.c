@@ -8,11 +8,11 @@
  * again as the namespace owner's in the host's namespace, against the soft
  * limit the owner had when it made the namespace (create_user_ns ->
  * enforced_nproc_rlimit; unlimited for host root).  For a user, that
- * count holds every task of the user's uid on the host.  So the broker
- * raises its soft limit to the hard one before it clones the sandbox,
- * and when a payload fails without reaching pids.max, counts the user's
- * tasks to tell whether this limit was the one that refused its fork.
- * Its own file so that the broker's other per-uid budgets sit beside it.
+ * count holds every task of the user's uid on the host.  The broker
+ * raises its soft limit to the hard one before it clones the sandbox
+ * (budgets.c, with the other per-uid budgets); here, when a payload fails
+ * without reaching pids.max, it counts the user's tasks to tell whether
+ * this limit was the one that refused its fork.
  */
 #include "config.h"
 
@@ -25,25 +25,6 @@
 
 #include "nproc.h"
 #include "util.h"
-
-int sbx_nproc_raise(rlim_t *budget, struct sbx_error *err)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NPROC, &rl) < 0)
-		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "getrlimit(RLIMIT_NPROC)");
-	if (rl.rlim_cur != rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		if (setrlimit(RLIMIT_NPROC, &rl) < 0)
-			return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno,
-					     "raising RLIMIT_NPROC to its hard limit %llu",
-					     (unsigned long long)rl.rlim_max);
-	}
-	/* Host root (uid 0 in the initial namespace) is never held to it,
-	 * nor are the namespaces it makes. */
-	*budget = geteuid() == 0 ? RLIM_INFINITY : rl.rlim_max;
-	return 0;
-}
 
 /* Real uid and thread count from /proc/<pid>/status. */
 static int task_status(int procfd, const char *pid, uid_t *uid, uint64_t *threads)

@@ -14,16 +14,6 @@
 #include "error.h"
 
 /*
- * sbx_nproc_raise() - raise this process's soft RLIMIT_NPROC to its hard
- * limit, before the sandbox's user namespace is made: the kernel caps the
- * count of the caller's processes, the sandbox's included, at the creator's
- * soft limit at that moment.  Sets *@budget to that cap: RLIM_INFINITY for
- * host root, whose namespaces have none.  Errors: SBX_EXIT_SOFTWARE when
- * the limit cannot be read or raised.
- */
-int sbx_nproc_raise(rlim_t *budget, struct sbx_error *err);
-
-/*
  * sbx_nproc_count() - the number of tasks (threads included, as the kernel
  * counts them for RLIMIT_NPROC) whose real uid is @uid, as this process
  * sees them in /proc.  Tasks that come and go meanwhile may be missed or

@@ -824,10 +824,6 @@ static int execute(struct sbx_run *run, int sfd)
 	sp.host_id = run->host_id;
 	sp.sub_uid = run->sub_uid;
 	sp.sub_gid = run->sub_gid;
-	/* Before the sandbox's user namespace is made: its processes are
-	 * the caller's too, capped at the soft limit of this moment. */
-	if (sbx_nproc_raise(&run->nproc_budget, &run->err) < 0)
-		goto out;
 	detected = sbx_cgroup_detect(&run->cg_host, &copts, &detect_err);
 	born_in_cgroup = detected == 0 && run->cg_host.version == 2;
 	spawned = born_in_cgroup ? 0 : sbx_spawn_start(&sp, &spawn_err);
@@ -1124,7 +1120,10 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	    sbx_streams_open(&run.streams, (const char *const[]){ o->stdout_file, o->stderr_file },
 			     &run.artifacts, &run.err) < 0 ||
 	    sbx_hostconfig_load(&run.cfg, o->common.config, &run.err) < 0 ||
+	    /* Before any sandbox exists: the per-uid budgets its set-up and
+	     * its processes share with the caller (budgets.c). */
 	    sbx_budget_nofile(&nofile, &run.err) < 0 ||
+	    sbx_budget_nproc(&run.nproc_budget, &run.err) < 0 ||
 	    (!o->prepare &&
 	     sbx_sign_default_key(o->key, run.cfg.signing_key, &run.key, &run.err) < 0)) {
 		sbx_error_print(&run.err);

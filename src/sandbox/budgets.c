@@ -19,6 +19,11 @@
  *     below it (here), and a failure names the budget (the Hint below).
  *   epoll watches (fs.epoll.max_user_watches): the broker waits with
  *     poll(2), which has no per-uid budget (supervisor.c, the proxy).
+ *   processes (RLIMIT_NPROC): the kernel also counts the sandbox's tasks
+ *     as the namespace owner's, capped at the owner's soft limit when the
+ *     namespace is made (create_user_ns); the broker raises it to the hard
+ *     limit first (here), and names the limit when it refused a fork
+ *     (nproc.c counts the caller's tasks).
  *   inotify instances and watches (fs.inotify.*, charged to the owner of
  *     the payload's user namespace): admission waits for a slot without
  *     inotify when it cannot have one (admission.c).
@@ -35,6 +40,32 @@ static const char nofile_fix[] =
 	"raise the hard limit of open files: LimitNOFILE= in the service's unit, `nofile` in "
 	"/etc/security/limits.conf (from the next login), or `ulimit -Hn` as root in the shell "
 	"that starts sbx";
+
+/* The soft limit of @res up to its hard one; *@rl is the result. */
+static int raise_to_hard(int res, const char *name, struct rlimit *rl, struct sbx_error *err)
+{
+	if (rl->rlim_cur == rl->rlim_max)
+		return 0;
+	rl->rlim_cur = rl->rlim_max;
+	if (setrlimit(res, rl) < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "raising %s to its hard limit %llu",
+				     name, (unsigned long long)rl->rlim_max);
+	return 0;
+}
+
+int sbx_budget_nproc(rlim_t *budget, struct sbx_error *err)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NPROC, &rl) < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "getrlimit(RLIMIT_NPROC)");
+	if (raise_to_hard(RLIMIT_NPROC, "RLIMIT_NPROC", &rl, err) < 0)
+		return -1;
+	/* Host root (uid 0 in the initial namespace) is never held to it,
+	 * nor are the namespaces it makes. */
+	*budget = geteuid() == 0 ? RLIM_INFINITY : rl.rlim_max;
+	return 0;
+}
 
 int sbx_budget_nofile(uint64_t *soft, struct sbx_error *err)
 {
@@ -58,11 +89,8 @@ int sbx_budget_nofile(uint64_t *soft, struct sbx_error *err)
 			       SBX_PAYLOAD_NOFILE + SBX_SCM_MAX_FD, SBX_BROKER_NOFILE_MIN, nofile_fix);
 		return -1;
 	}
-	if (rl.rlim_cur != rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-			return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "setrlimit(RLIMIT_NOFILE)");
-	}
+	if (raise_to_hard(RLIMIT_NOFILE, "RLIMIT_NOFILE", &rl, err) < 0)
+		return -1;
 	*soft = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)rl.rlim_cur;
 	return 0;
 }

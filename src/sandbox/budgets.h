@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -35,6 +36,16 @@
  * subject to the check, and its runs have uids of their own).
  */
 int sbx_budget_nofile(uint64_t *soft, struct sbx_error *err);
+
+/*
+ * sbx_budget_nproc() - raise this process's soft RLIMIT_NPROC to its hard
+ * limit, before the sandbox's user namespace is made: the kernel caps the
+ * count of the caller's processes, the sandbox's included, at the creator's
+ * soft limit at that moment.  Sets *@budget to that cap: RLIM_INFINITY for
+ * host root, whose namespaces have none.  Errors: SBX_EXIT_SOFTWARE when
+ * the limit cannot be read or raised.
+ */
+int sbx_budget_nproc(rlim_t *budget, struct sbx_error *err);
 
 /* sbx_budget_nofile_hint() - when @errnum is ETOOMANYREFS, add the Hint
  * that names the budget (fds in flight per uid, RLIMIT_NOFILE) to @err,

@@ -648,7 +648,6 @@ fail:
  * root, with CAP_SETUID over the parent namespace.
  */
 struct owner_ids {
-	bool switched;
 	int securebits;
 	int pdeathsig;
 	uid_t fsuid;
@@ -675,7 +674,6 @@ static bool may_give_namespace(void)
 
 static int become_owner(struct sbx_spawn *sp, struct owner_ids *o, struct sbx_error *err)
 {
-	o->switched = false;
 	sp->owner_is_run = false;
 	if (sp->host_id == (uid_t)-1 || geteuid() != 0 || !may_give_namespace())
 		return 0;
@@ -692,16 +690,15 @@ static int become_owner(struct sbx_spawn *sp, struct owner_ids *o, struct sbx_er
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, e, "setresuid to the run's id %u",
 				     (unsigned)sp->host_id);
 	}
-	o->switched = true;
 	sp->owner_is_run = true;
 	return 0;
 }
 
 /* Root again, as before: the saved uid is 0, and no capability was lost.
  * A change of ids clears the parent-death signal: set again. */
-static void back_to_root(const struct owner_ids *o)
+static void back_to_root(const struct sbx_spawn *sp, const struct owner_ids *o)
 {
-	if (!o->switched)
+	if (!sp->owner_is_run)
 		return;
 	if (setresuid(0, 0, (uid_t)-1) < 0)
 		abort(); /* cannot happen with the saved uid 0; never go on as another */
@@ -783,12 +780,12 @@ int sbx_spawn_start(struct sbx_spawn *sp, struct sbx_error *err)
 	if (pid < 0) {
 		int e = errno;
 
-		back_to_root(&owner);
+		back_to_root(sp, &owner);
 		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, e, "creating the sandbox's namespaces");
 		close(sv[0]), close(sv[1]), close(outp[0]), close(outp[1]), close(errp[0]), close(errp[1]);
 		return userns_refused(sp, SBX_USERNS_CLONE, e, err);
 	}
-	back_to_root(&owner);
+	back_to_root(sp, &owner);
 	/* Subordinate ids: the setuid map helpers work while the broker
 	 * prepares the rest (write_id_maps() waits for them).  Started here,
 	 * they fail before the run goes further. */
