@@ -79,6 +79,7 @@ skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $*"; }
 # ---- the schemas themselves, and the sources they describe -------------------
 schemas meta
 schemas source "$SBX_SRCDIR"
+schemas commands "$SBX_SRCDIR"
 
 # ---- examples and the catalog ----------------------------------------------------
 B=$T/batch
@@ -235,6 +236,72 @@ if jq -e '.status == "refused"' "$good" >/dev/null 2>&1; then
 else
 	not_ok "no refused manifest to break (see the parser checks above)"
 fi
+
+# ---- what each subcommand prints with --json ----------------------------------------
+# Each output matches its schema, with the exit status the schema says:
+# the successes and the failures a script must tell apart.
+: >"$B"
+C=$J/cmd
+mkdir -p "$C"
+# cmdjson NAME WANT-RC SCHEMA WHAT ARGS...: sbx ARGS --json, stdout one line.
+cmdjson() {
+	local name=$1 want=$2 schema=$3 what=$4 rc
+	shift 4
+	env -i PATH=/usr/bin:/bin HOME="$J" SBX_LIBEXECDIR="$SBX_BUILDDIR" "$SBX" "$@" --json \
+		>"$C/$name.json" 2>"$C/$name.err"
+	rc=$?
+	if [ "$rc" -eq "$want" ] && [ "$(wc -l <"$C/$name.json")" -eq 1 ]; then
+		ok "sbx $1 --json: $what: exit $want, one line"
+	else
+		not_ok "sbx $1 --json: $what: exit $rc (wanted $want), $(wc -l <"$C/$name.json") lines"
+		diag "$(head -c 400 "$C/$name.err")"
+	fi
+	add valid "$schema" "$C/$name.json" "sbx $1 --json: $what: matches $schema.schema.json"
+}
+G=(--config "$J/config.json" --policy "$SBX_SRCDIR/policy")
+cmdjson keygen 0 keygen "a new key" keygen -o "$C/key"
+cmdjson keygen-again 1 keygen "a key that exists" keygen -o "$C/key"
+cmdjson verify 0 verify "a valid manifest" verify "${G[@]}" --pubkey "$J/key.pub" "$J/min.manifest"
+cmdjson verify-key 1 verify "the wrong key" verify "${G[@]}" --pubkey "$C/key.pub" "$J/min.manifest"
+mkdir -p "$C/empty"
+cmdjson verify-art 0 verify "with --artifacts" verify "${G[@]}" --pubkey "$J/key.pub" --artifacts "$C/empty" "$J/min.manifest"
+touch "$C/empty/stray"
+cmdjson verify-stray 1 verify "an unlisted file" verify "${G[@]}" --pubkey "$J/key.pub" --artifacts "$C/empty" "$J/min.manifest"
+cmdjson gc 0 gc "an empty state dir" gc "${G[@]}"
+cmdjson cancel 1 cancel "an unknown run id" cancel "${G[@]}" 0123456789abcdef0123456789abcdef
+cmdjson cancel-bad 64 cancel "a malformed run id" cancel "${G[@]}" RUN-1
+cmdjson profiles 0 profiles "the catalog" profiles "${G[@]}"
+cmdjson ps 0 ps "no live run" ps "${G[@]}"
+# check: 0 or 69 by the host; either way the document matches.
+env -i PATH=/usr/bin:/bin HOME="$J" SBX_LIBEXECDIR="$SBX_BUILDDIR" "$SBX" check "${G[@]}" --json >"$C/check.json" 2>/dev/null
+rc=$?
+if { [ "$rc" -eq 0 ] && jq -e '.ok == true' "$C/check.json" >/dev/null; } ||
+	{ [ "$rc" -eq 69 ] && jq -e '.ok == false' "$C/check.json" >/dev/null; }; then
+	ok "sbx check --json: .ok agrees with exit $rc"
+else
+	not_ok "sbx check --json: exit $rc, .ok $(jq -c .ok "$C/check.json" 2>&1 | head -c 100)"
+fi
+add valid check "$C/check.json" "sbx check --json matches check.schema.json"
+# The failures say what stderr says, in the same words.
+if jq -e '.ok == false and .exit == 1 and (.error | test("no such live run")) and (.hint | test("sbx ps"))' \
+	"$C/cancel.json" >/dev/null && grep -q '^sbx: Hint: .*sbx ps' "$C/cancel.err"; then
+	ok "sbx cancel of an unknown run id: error and Hint, in the JSON and on stderr"
+else
+	not_ok "sbx cancel of an unknown run id: $(head -c 300 "$C/cancel.json") / $(head -c 300 "$C/cancel.err")"
+fi
+if jq -e '.ok and .artifacts_checked == null and .signature_valid' "$C/verify.json" >/dev/null &&
+	grep -q '^sbx: manifest OK: signature valid; its 0 artifacts were not checked (no --artifacts DIR)$' "$C/verify.err"; then
+	ok "sbx verify without --artifacts: says the artifacts were not checked"
+else
+	not_ok "sbx verify without --artifacts: $(head -c 300 "$C/verify.json") / $(head -c 300 "$C/verify.err")"
+fi
+if jq -e '.ok == false and .exit == 1 and .artifacts_checked == null and (.error | test("1 entry is not listed in the manifest$"))' \
+	"$C/verify-stray.json" >/dev/null; then
+	ok "sbx verify: one unlisted entry, said in the singular"
+else
+	not_ok "sbx verify, one unlisted entry: $(head -c 300 "$C/verify-stray.json")"
+fi
+schemas batch <"$B"
 
 # ---- manifests of real runs ---------------------------------------------------------
 if [ "$ROOT" = 1 ]; then

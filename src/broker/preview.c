@@ -13,6 +13,7 @@
  */
 #include "config.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -62,11 +63,19 @@ static void print_plan(const struct sbx_plan *plan, const struct sbx_job *job)
 	line_job("source", job->source);
 	line("runtime_profile", pr->name);
 	line("network_profile", plan->network->name);
+	/* Keyed and valued as the manifest's "limits" (cpu_millicores 500,
+	 * not cpu_cores 0.5), so that a plan and the run's manifest can be
+	 * compared line by line; the job's own spelling follows a fraction. */
 	for (size_t i = 0; i < _SBX_LIMIT_MAX; i++) {
-		_cleanup_free_ char *key = sbx_xasprintf("limits.%s", sbx_limit_table[i].key);
+		const struct sbx_limit_info *d = &sbx_limit_table[i];
+		_cleanup_free_ char *key = sbx_xasprintf("limits.%s", d->manifest_key);
+		_cleanup_free_ char *v = NULL;
 
 		sbx_limit_format((enum sbx_limit_id)i, plan->limits.v[i], buf, sizeof(buf));
-		line(key, buf);
+		v = d->fraction ? sbx_xasprintf("%" PRIu64 " (%s %s in a job)", plan->limits.v[i],
+						d->key, buf)
+				: sbx_xstrdup(buf);
+		line(key, v);
 	}
 	print_argv(pr, job);
 	if (job->code_handle) {
