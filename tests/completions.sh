@@ -25,9 +25,9 @@ common="--config --policy --quiet --verbose --help"
 declare -A opts=(
 	[run]="--principal --store --artifacts --key --events --queue-timeout --profile --network
 		--input --limit --allow --require --code --print-job --dry-run --stdout --stderr"
-	[verify]="--pubkey --artifacts"
-	[keygen]="--output"
-	[check]="--json" [profiles]="--json" [cancel]="" [gc]=""
+	[verify]="--pubkey --artifacts --json"
+	[keygen]="--output --json"
+	[check]="--json" [profiles]="--json" [cancel]="--json" [gc]="--json"
 	[ps]="--json" [promote]="--artifacts --key" [prepare]=""
 	[batch]="--jobs --out --artifacts --queue-timeout --principal --store --key"
 )
