@@ -56,6 +56,7 @@
 #include <jansson.h>
 
 #include "admission.h"
+#include "batch-progress.h"
 #include "batch.h"
 #include "cli.h"
 #include "digest.h"
@@ -92,6 +93,7 @@ struct batch {
 	unsigned untrusted; /* files in OUT under a job's name that were no result */
 	bool stopping, cancelled;
 	int host_code; /* a run that printed no manifest: config, key, catalog */
+	struct sbx_batch_progress progress; /* on a terminal */
 };
 
 static void jobs_free(struct batch *b)
@@ -610,6 +612,21 @@ static void cancel_running(struct batch *b)
 			kill(b->jobs[i].pid, SIGTERM);
 }
 
+/* What the progress line shows. */
+static void counts(const struct batch *b, struct sbx_batch_counts *c)
+{
+	size_t ran = 0;
+
+	for (int i = 0; i <= SBX_STATUS_ERROR; i++)
+		ran += b->by_status[i];
+	c->ran = ran;
+	c->done = ran + b->skipped + b->not_job + b->no_manifest;
+	c->running = b->running;
+	c->failed = ran - b->by_status[SBX_STATUS_SUCCEEDED] + b->skipped_bad + b->not_job +
+		    b->no_manifest;
+	c->queued = b->n - b->next;
+}
+
 static void summary(const struct batch *b, uint64_t t0)
 {
 	uint64_t ms = (sbx_now_mono_ns() - t0) / 1000000ull;
@@ -654,7 +671,7 @@ int sbx_cmd_batch(const struct sbx_batch_opts *o)
 	_cleanup_close_ int sfd = -1;
 	uint64_t t0 = sbx_now_mono_ns();
 	sigset_t set;
-	int code;
+	int code, r;
 
 	/* max_concurrent bounds --jobs: more children would only queue.
 	 * The key is the one each run will sign with (created here when it
@@ -703,15 +720,24 @@ int sbx_cmd_batch(const struct sbx_batch_opts *o)
 	/* A reader that went away ends the batch, not this process. */
 	signal(SIGPIPE, SIG_IGN);
 
+	/* On a terminal a progress line, redrawn each second and after each
+	 * change, and erased while anything else is written to stderr
+	 * (starting and reaping jobs print their one-line notes). */
+	sbx_batch_progress_init(&b.progress, STDERR_FILENO, o->run.common.verbosity, t0);
 	for (;;) {
 		struct signalfd_siginfo ssi;
 		struct pollfd pfd = { .fd = sfd, .events = POLLIN };
+		struct sbx_batch_counts c;
 
 		while (!b.stopping && b.running < b.max_running && start_next(&b, sfd))
 			;
 		if (b.running == 0 && (b.stopping || b.next >= b.n))
 			break;
-		if (poll(&pfd, 1, -1) < 0 && errno != EINTR) {
+		counts(&b, &c);
+		sbx_batch_progress_show(&b.progress, &c);
+		r = poll(&pfd, 1, sbx_batch_progress_enabled(&b.progress) ? 1000 : -1);
+		sbx_batch_progress_clear(&b.progress);
+		if (r < 0 && errno != EINTR) {
 			fprintf(stderr, "sbx: batch: poll: %m\n");
 			b.stopping = true;
 			cancel_running(&b);
