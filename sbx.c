@@ -122,7 +122,7 @@ static unsigned option_owners(int val)
 		return FOR_VERIFY;
 	case OPT_JSON:
 		return FOR_CHECK | FOR_PROFILES | FOR_PS | FOR_VERIFY | FOR_KEYGEN | FOR_GC |
-		       FOR_CANCEL;
+		       FOR_CANCEL | FOR_BATCH;
 	case 'o':
 		return FOR_KEYGEN;
 	default:
@@ -180,6 +180,8 @@ static const struct optdoc optdocs[] = {
 	{ FOR_KEYGEN, "-o, --output FILE", "where the key goes (FILE.pub beside it)" },
 	{ FOR_CHECK | FOR_PROFILES, "--json", "one JSON object on one line instead of text" },
 	{ FOR_PS, "--json", "a JSON array, one object per run, instead of the table" },
+	{ FOR_BATCH, "--json", "after the manifests, the summary as one JSON object\n"
+			       "on stdout (schema/batch-summary.schema.json)" },
 	{ FOR_VERIFY | FOR_KEYGEN | FOR_GC | FOR_CANCEL, "--json",
 	  "the outcome as one JSON object on one line on stdout\n"
 	  "(schema/SUBCOMMAND.schema.json); the exit status is the same" },

@@ -29,7 +29,7 @@ declare -A opts=(
 	[keygen]="--output --json"
 	[check]="--json" [profiles]="--json" [cancel]="--json" [gc]="--json"
 	[ps]="--json" [promote]="--artifacts --key" [prepare]=""
-	[batch]="--jobs --out --artifacts --queue-timeout --principal --store --key"
+	[batch]="--jobs --out --artifacts --queue-timeout --principal --store --key --json"
 )
 cmds="run verify keygen check profiles cancel gc ps promote batch prepare"
 

@@ -627,12 +627,49 @@ static void counts(const struct batch *b, struct sbx_batch_counts *c)
 	c->queued = b->n - b->next;
 }
 
-static void summary(const struct batch *b, uint64_t t0)
+/*
+ * --json: the summary as one object, the last line on stdout after the
+ * manifests.  Its "kind" tells it from them (a run's manifest has none,
+ * a promote manifest says "promote").
+ */
+static void summary_json(const struct batch *b, uint64_t ms, int code)
+{
+	json_t *by = json_object(), *doc;
+	size_t ran = 0;
+	char *line;
+
+	for (int i = 0; i <= SBX_STATUS_ERROR; i++) {
+		ran += b->by_status[i];
+		json_object_set_new(by, sbx_status_name((enum sbx_status)i),
+				    json_integer(b->by_status[i]));
+	}
+	doc = json_pack("{s:s, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:i}", "kind",
+			"batch-summary", "jobs", (json_int_t)b->n, "ran", (json_int_t)ran,
+			"elapsed_ms", (json_int_t)ms, "by_status", by, "skipped",
+			(json_int_t)b->skipped, "skipped_not_succeeded", (json_int_t)b->skipped_bad,
+			"run_again", (json_int_t)b->untrusted, "not_job_files", (json_int_t)b->not_job,
+			"without_manifest", (json_int_t)b->no_manifest, "not_started",
+			(json_int_t)(b->n - b->next), "exit", code);
+	line = doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	json_decref(doc);
+	/* Like the manifests: a reader that went away costs nothing more. */
+	if (line) {
+		_cleanup_free_ char *nl = sbx_xasprintf("%s\n", line);
+
+		(void)!sbx_write_all(STDOUT_FILENO, nl, strlen(nl));
+	}
+	free(line);
+}
+
+static void summary(const struct batch *b, uint64_t t0, int code)
 {
 	uint64_t ms = (sbx_now_mono_ns() - t0) / 1000000ull;
 	unsigned ran = 0;
 	char buf[512];
 	int len;
+
+	if (b->o->run.common.json)
+		summary_json(b, ms, code);
 
 	for (int i = 0; i <= SBX_STATUS_ERROR; i++)
 		ran += b->by_status[i];
@@ -753,8 +790,6 @@ int sbx_cmd_batch(const struct sbx_batch_opts *o)
 		}
 		reap(&b);
 	}
-	summary(&b, t0);
-
 	if (b.cancelled)
 		code = SBX_EXIT_CANCELLED;
 	else if (b.host_code)
@@ -763,6 +798,7 @@ int sbx_cmd_batch(const struct sbx_batch_opts *o)
 		code = SBX_EXIT_OK;
 	else
 		code = SBX_EXIT_FAILED;
+	summary(&b, t0, code);
 	jobs_free(&b);
 	close(b.out_fd);
 	return code;
