@@ -122,7 +122,7 @@ static unsigned option_owners(int val)
 		return FOR_VERIFY;
 	case OPT_JSON:
 		return FOR_CHECK | FOR_PROFILES | FOR_PS | FOR_VERIFY | FOR_KEYGEN | FOR_GC |
-		       FOR_CANCEL | FOR_BATCH;
+		       FOR_CANCEL | FOR_BATCH | FOR_RUN;
 	case 'o':
 		return FOR_KEYGEN;
 	default:
@@ -180,6 +180,9 @@ static const struct optdoc optdocs[] = {
 	{ FOR_KEYGEN, "-o, --output FILE", "where the key goes (FILE.pub beside it)" },
 	{ FOR_CHECK | FOR_PROFILES, "--json", "one JSON object on one line instead of text" },
 	{ FOR_PS, "--json", "a JSON array, one object per run, instead of the table" },
+	{ FOR_RUN, "--json", "with --dry-run: the plan as one JSON object on one line\n"
+			     "(schema/dry-run.schema.json); a run's manifest is JSON\n"
+			     "already" },
 	{ FOR_BATCH, "--json", "after the manifests, the summary as one JSON object\n"
 			       "on stdout (schema/batch-summary.schema.json)" },
 	{ FOR_VERIFY | FOR_KEYGEN | FOR_GC | FOR_CANCEL, "--json",
@@ -509,6 +512,8 @@ static int do_run(struct parsed *p)
 
 	if (p->run.print_job && p->run.dry_run)
 		return usage_error("run", "--print-job and --dry-run exclude each other");
+	if (p->run.common.json && !p->run.dry_run)
+		return usage_error("run", "--json goes with --dry-run (a run's manifest and --print-job's job are JSON already)");
 	if (!one->profile) {
 		if (one->code || one->network || one->handles || one->limits || one->allow ||
 		    one->require)

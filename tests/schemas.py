@@ -35,7 +35,10 @@ except ImportError:
 SCHEMAS = ("job", "profile", "network", "seccomp", "manifest", "promote-manifest")
 # What subcommands print with --json, one schema each; every *.schema.json
 # in the directory is loaded, and must be one of these or of SCHEMAS.
-COMMANDS = ("check", "profiles", "ps", "verify", "keygen", "gc", "cancel", "batch-summary")
+COMMANDS = ("check", "profiles", "ps", "verify", "keygen", "gc", "cancel", "batch-summary",
+            "dry-run")
+# The subcommand of each, where the names differ.
+COMMAND_OF = {"batch-summary": "batch", "dry-run": "run"}
 failed = 0
 
 
@@ -64,7 +67,7 @@ def cmd_commands(schemas, src):
     text = open(os.path.join(src, "sbx.c")).read()
     m = re.search(r"case OPT_JSON:\s*return ([^;]*);", text)
     owners = sorted(w.lower() for w in re.findall(r"FOR_(\w+)", m.group(1))) if m else []
-    subcommands = sorted(n.split("-")[0] for n in COMMANDS)
+    subcommands = sorted(COMMAND_OF.get(n, n) for n in COMMANDS)
     report(m and owners == subcommands,
            "sbx.c: --json applies to exactly the subcommands with a schema",
            "--json owners %s, schemas for %s" % (owners, subcommands))

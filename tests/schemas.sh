@@ -271,6 +271,19 @@ cmdjson gc 0 gc "an empty state dir" gc "${G[@]}"
 cmdjson cancel 1 cancel "an unknown run id" cancel "${G[@]}" 0123456789abcdef0123456789abcdef
 cmdjson cancel-bad 64 cancel "a malformed run id" cancel "${G[@]}" RUN-1
 cmdjson profiles 0 profiles "the catalog" profiles "${G[@]}"
+cmdjson dry-run 0 dry-run "--dry-run of a one-line run" run "${G[@]}" --dry-run -p shell \
+	--limit cpu_cores=0.5 -i data.csv --allow text/csv --require out.csv -c 'echo "$1"' -- a
+if jq -e '.limits.cpu_millicores == 500 and .runtime_profile == "shell" and .argv[-1] == "a" and
+	.inputs == [{"handle": "data.csv", "extracted": false}] and .required_outputs == ["out.csv"]' \
+	"$C/dry-run.json" >/dev/null; then
+	ok "sbx run --dry-run --json: the plan, limits in the manifest's units"
+else
+	not_ok "sbx run --dry-run --json: $(head -c 400 "$C/dry-run.json")"
+fi
+env -i PATH=/usr/bin:/bin HOME="$J" "$SBX" run "${G[@]}" --json -p shell -c true >"$C/run-json.out" 2>"$C/run-json.err"
+rc=$?
+if [ "$rc" -eq 64 ] && [ ! -s "$C/run-json.out" ]; then ok "sbx run --json without --dry-run: 64, runs nothing"
+else not_ok "sbx run --json without --dry-run: exit $rc"; fi
 cmdjson ps 0 ps "no live run" ps "${G[@]}"
 # check: 0 or 69 by the host; either way the document matches.
 env -i PATH=/usr/bin:/bin HOME="$J" SBX_LIBEXECDIR="$SBX_BUILDDIR" "$SBX" check "${G[@]}" --json >"$C/check.json" 2>/dev/null
