@@ -422,12 +422,14 @@ static void print_verdict(const json_t *m, bool promote, const char *artifacts, 
 			 what, listed, listed == 1 ? " was" : "s were");
 		return;
 	}
-	sbx_warn("%s OK: signature valid, %zu artifact%s in %s match%s%s", what, checked,
-		 checked == 1 ? "" : "s", artifacts, checked == 1 ? "es" : "",
-		 streams == (STREAM_STDOUT | STREAM_STDERR) ? ", and stdout and stderr" :
-		 streams == STREAM_STDOUT		     ? ", and stdout" :
-		 streams == STREAM_STDERR		     ? ", and stderr" :
-							       "");
+	/* "1 artifact ... matches", "2 artifacts, stdout and stderr ... match" */
+	sbx_warn("%s OK: signature valid; %zu artifact%s%s in %s match%s", what, checked,
+		 checked == 1 ? "" : "s",
+		 streams == (STREAM_STDOUT | STREAM_STDERR) ? ", stdout and stderr" :
+		 streams == STREAM_STDOUT		     ? " and stdout" :
+		 streams == STREAM_STDERR		     ? " and stderr" :
+							       "",
+		 artifacts, checked == 1 && !streams ? "es" : "");
 }
 
 /* verify --json: what was checked, or why it failed. */
@@ -466,7 +468,7 @@ int sbx_cmd_verify(const struct sbx_common_opts *o, const char *manifest, const 
 	_cleanup_free_ char *default_pub = NULL;
 	size_t checked = 0;
 	unsigned streams = 0;
-	bool promote;
+	bool promote, in_dir = false;
 	int code;
 
 	if (!pubkey) {
@@ -481,6 +483,7 @@ int sbx_cmd_verify(const struct sbx_common_opts *o, const char *manifest, const 
 	}
 	if (sbx_sign_load_pubkey(pubkey, &pub, &err) < 0 || load_manifest(manifest, pub, &m, &err) < 0)
 		goto failed;
+	in_dir = true;
 	if (artifacts && check_artifacts(m, artifacts, &checked, &streams, &err) < 0)
 		goto failed;
 	/* A promote manifest (sbx promote) is signed and checked the same way;
@@ -492,9 +495,14 @@ int sbx_cmd_verify(const struct sbx_common_opts *o, const char *manifest, const 
 	return SBX_EXIT_OK;
 
 failed:
-	sbx_error_print(&err);
-	code = err.code == SBX_EXIT_UNAVAILABLE || err.code == SBX_EXIT_SOFTWARE ? err.code
-										   : SBX_EXIT_FAILED;
+	/* The key and the manifest: 1 unless sbx itself failed (70); in DIR
+	 * a kernel without openat2 is 69 (no weaker fallback). */
+	code = in_dir ? (err.code == SBX_EXIT_UNAVAILABLE || err.code == SBX_EXIT_SOFTWARE ?
+				 err.code :
+				 SBX_EXIT_FAILED) :
+			fail(&err);
+	if (in_dir)
+		sbx_error_print(&err);
 	/* The JSON says the same exit status as the process. */
 	err.code = code;
 	if (o->json)
