@@ -122,7 +122,7 @@ static unsigned option_owners(int val)
 		return FOR_VERIFY;
 	case OPT_JSON:
 		return FOR_CHECK | FOR_PROFILES | FOR_PS | FOR_VERIFY | FOR_KEYGEN | FOR_GC |
-		       FOR_CANCEL | FOR_BATCH | FOR_RUN;
+		       FOR_CANCEL | FOR_BATCH | FOR_RUN | FOR_PREPARE;
 	case 'o':
 		return FOR_KEYGEN;
 	default:
@@ -185,7 +185,7 @@ static const struct optdoc optdocs[] = {
 			     "already" },
 	{ FOR_BATCH, "--json", "after the manifests, the summary as one JSON object\n"
 			       "on stdout (schema/batch-summary.schema.json)" },
-	{ FOR_VERIFY | FOR_KEYGEN | FOR_GC | FOR_CANCEL, "--json",
+	{ FOR_VERIFY | FOR_KEYGEN | FOR_GC | FOR_CANCEL | FOR_PREPARE, "--json",
 	  "the outcome as one JSON object on one line on stdout\n"
 	  "(schema/SUBCOMMAND.schema.json); the exit status is the same" },
 	{ FOR_ALL, "--config FILE", "host configuration (default $SBX_CONFIG, else\n"
@@ -644,7 +644,7 @@ static const struct subcommand subcommands[] = {
 	  "Release a run's held outputs (all, or the PATHs named) into DIR and print a\n"
 	  "signed promote manifest on stdout.  Only the run's owner or root may, with\n"
 	  "the key that signed the run: its manifest must verify with --key.", do_promote },
-	{ "prepare", FOR_PREPARE, "sbx prepare [PROFILE...]",
+	{ "prepare", FOR_PREPARE, "sbx prepare [--json] [PROFILE...]",
 	  "Build the prepared runtime state of the named profiles (default: every\n"
 	  "profile with a prepare step), as the owner of the catalog.", do_prepare },
 	{ "ps", FOR_PS, "sbx ps [--json]",

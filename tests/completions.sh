@@ -28,7 +28,7 @@ declare -A opts=(
 	[verify]="--pubkey --artifacts --json"
 	[keygen]="--output --json"
 	[check]="--json" [profiles]="--json" [cancel]="--json" [gc]="--json"
-	[ps]="--json" [promote]="--artifacts --key" [prepare]=""
+	[ps]="--json" [promote]="--artifacts --key" [prepare]="--json"
 	[batch]="--jobs --out --artifacts --queue-timeout --principal --store --key --json"
 )
 cmds="run verify keygen check profiles cancel gc ps promote batch prepare"

@@ -36,7 +36,7 @@ SCHEMAS = ("job", "profile", "network", "seccomp", "manifest", "promote-manifest
 # What subcommands print with --json, one schema each; every *.schema.json
 # in the directory is loaded, and must be one of these or of SCHEMAS.
 COMMANDS = ("check", "profiles", "ps", "verify", "keygen", "gc", "cancel", "batch-summary",
-            "dry-run")
+            "dry-run", "prepare")
 # The subcommand of each, where the names differ.
 COMMAND_OF = {"batch-summary": "batch", "dry-run": "run"}
 failed = 0
