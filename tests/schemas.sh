@@ -285,6 +285,13 @@ rc=$?
 if [ "$rc" -eq 64 ] && [ ! -s "$C/run-json.out" ]; then ok "sbx run --json without --dry-run: 64, runs nothing"
 else not_ok "sbx run --json without --dry-run: exit $rc"; fi
 cmdjson ps 0 ps "no live run" ps "${G[@]}"
+cmdjson prepare-typo 64 prepare "a misspelt profile" prepare "${G[@]}" pyhton
+if jq -e '.ok == false and .exit == 64 and .prepared == []' "$C/prepare-typo.json" >/dev/null &&
+	grep -q 'no such runtime profile; did you mean "python-analysis"?' "$C/prepare-typo.err"; then
+	ok "sbx prepare pyhton: 64, did you mean \"python-analysis\""
+else
+	not_ok "sbx prepare pyhton: $(head -c 300 "$C/prepare-typo.json") / $(head -c 300 "$C/prepare-typo.err")"
+fi
 # check: 0 or 69 by the host; either way the document matches.
 env -i PATH=/usr/bin:/bin HOME="$J" SBX_LIBEXECDIR="$SBX_BUILDDIR" "$SBX" check "${G[@]}" --json >"$C/check.json" 2>/dev/null
 rc=$?
@@ -342,6 +349,7 @@ if [ "$ROOT" = 1 ]; then
 		run ok 0 '[.artifacts[].status] == ["promoted", "promoted"]' "succeeded, two promoted" shell \
 			'printf "hello\n" >/work/out/a.txt; printf "x,y\n1,2\n" >/work/out/t.csv; echo done' \
 			'{allowed_outputs: ["text/plain", "text/csv"], required_outputs: ["a.txt"]}'
+		OK_ART=$ART OK_MANIFEST=$OUT
 		run fail 1 '.exit.code == 3 and ([.artifacts[].status] | sort) == ["promoted", "rejected"]' \
 			"failed, one promoted and one rejected" shell \
 			'printf "not a png" >/work/out/fake.png; echo ok >/work/out/ok.txt; echo oops >&2; exit 3' \
@@ -370,6 +378,31 @@ if [ "$ROOT" = 1 ]; then
 			"egress, a request the proxy refuses" shell-net \
 			'curl -s -o /dev/null -w "%{http_code}\n" --max-time 10 http://refused.sbx-test/' \
 			'{network_profile: "egress-example"}'
+		# --json of real work: verify of a run with its artifacts and
+		# captured streams, and a real prepare.
+		as_mode "$SBX" verify --json --pubkey "$KEY.pub" --artifacts "$OK_ART" "$OK_MANIFEST" \
+			>"$M/verify.json" 2>"$M/verify.err"
+		if [ $? -eq 0 ] && jq -e '.ok and .artifacts_checked == 2 and .streams_checked == ["stdout"]' \
+			"$M/verify.json" >/dev/null; then
+			ok "$MODE: sbx verify --json --artifacts: 2 artifacts and stdout checked"
+		else
+			not_ok "$MODE: sbx verify --json --artifacts: $(head -c 400 "$M/verify.json") $(head -c 400 "$M/verify.err")"
+		fi
+		add valid verify "$M/verify.json" "$MODE: sbx verify --json of a real run matches verify.schema.json"
+		jq '.description = "test only: prepared shell" |
+			.prepare = {argv: ["/bin/sh", "-c", "mkdir -p /work/out/data && echo x > /work/out/data/f"],
+				    mount: "/run/sbx/prepared"}' \
+			"$SBX_SRCDIR/policy/profiles/shell.json" >"$POLICY/profiles/shell-prep.json"
+		chmod a+r "$POLICY/profiles/shell-prep.json"
+		as_mode "$SBX" prepare --json --config "$M/config.json" --policy "$POLICY" shell-prep \
+			>"$M/prepare.json" 2>"$M/prepare.err"
+		if [ $? -eq 0 ] && jq -e '.ok and .exit == 0 and [.prepared[].profile] == ["shell-prep"]' \
+			"$M/prepare.json" >/dev/null; then
+			ok "$MODE: sbx prepare --json: the profile, its digest and tree"
+		else
+			not_ok "$MODE: sbx prepare --json: $(head -c 400 "$M/prepare.json") $(head -c 400 "$M/prepare.err")"
+		fi
+		add valid prepare "$M/prepare.json" "$MODE: sbx prepare --json matches prepare.schema.json"
 		schemas batch <"$B"
 		check "$MODE: nothing left behind" nothing_left
 	done
