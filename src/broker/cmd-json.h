@@ -3,7 +3,7 @@
  * cmd-json.h - the one JSON line a subcommand prints with --json.  Every
  * such line is an object with "ok"; a failure adds "exit", "error" and
  * "hint", the same words as the stderr lines, so that a script never has
- * to parse text (schema/*.schema.json).
+ * to parse text (a schema in schema/ for each).
  */
 #ifndef SBX_CMD_JSON_H
 #define SBX_CMD_JSON_H
