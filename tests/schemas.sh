@@ -310,7 +310,7 @@ else
 	not_ok "sbx cancel of an unknown run id: $(head -c 300 "$C/cancel.json") / $(head -c 300 "$C/cancel.err")"
 fi
 if jq -e '.ok and .artifacts_checked == null and .signature_valid' "$C/verify.json" >/dev/null &&
-	grep -q '^sbx: manifest OK: signature valid; its 0 artifacts were not checked (no --artifacts DIR)$' "$C/verify.err"; then
+	grep -q '^sbx: manifest OK: signature valid; its 0 promoted artifacts were not checked (no --artifacts DIR)$' "$C/verify.err"; then
 	ok "sbx verify without --artifacts: says the artifacts were not checked"
 else
 	not_ok "sbx verify without --artifacts: $(head -c 300 "$C/verify.json") / $(head -c 300 "$C/verify.err")"

@@ -40,7 +40,7 @@ size_t sbx_batch_progress_format(char *buf, size_t len, const struct sbx_batch_c
 	if (c->queued + c->running == 0) {
 		snprintf(left, sizeof(left), "%s", "nothing left");
 	} else if (c->ran == 0) {
-		snprintf(left, sizeof(left), "%s", "estimate after the first run");
+		snprintf(left, sizeof(left), "%s", "no estimate yet");
 	} else {
 		/* At the pace so far: the runs share the same slots, so
 		 * the time per run ended is elapsed / ran whatever their

@@ -33,7 +33,7 @@ struct sbx_batch_progress {
  * "sbx: batch: 12 done, 4 running, 1 failed, 83 queued; 0:42, about 4:50
  * left", cut to @cols - 1 bytes.  The estimate is the pace so far
  * (elapsed time per run ended) times the runs left; before a run has
- * ended there is none ("estimate after the first run").  Pure, for
+ * ended there is none ("no estimate yet").  Pure, for
  * tests.  Returns the length.
  */
 size_t sbx_batch_progress_format(char *buf, size_t len, const struct sbx_batch_counts *c,

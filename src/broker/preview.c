@@ -225,10 +225,10 @@ static int dry_run(const struct sbx_run_opts *o, struct sbx_job *job, bool have_
 	    sbx_contracts_admit(&contracts, job->source, plan.profile->name,
 				plan.profile->allowed_outputs, &plan.allowed_outputs, err) < 0)
 		code = -1;
-	else if (o->common.json && sbx_cmd_json_print(plan_json(&plan, job)))
-		code = sbx_error_set(err, SBX_EXIT_SOFTWARE, 0, "--dry-run --json: stdout");
-	else
+	else if (!o->common.json)
 		print_plan(&plan, job);
+	else if (sbx_cmd_json_print(plan_json(&plan, job)))
+		code = sbx_error_set(err, SBX_EXIT_SOFTWARE, 0, "--dry-run --json: stdout");
 	fflush(stdout);
 	sbx_contracts_free(&contracts);
 	sbx_plan_free(&plan);

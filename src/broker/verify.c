@@ -415,10 +415,17 @@ static void print_verdict(const json_t *m, bool promote, const char *artifacts, 
 			  unsigned streams)
 {
 	const char *what = promote ? "promote manifest" : "manifest";
-	size_t listed = json_array_size(json_object_get(m, "artifacts"));
+	const json_t *a;
+	size_t listed = 0, i;
 
+	/* Only promoted artifacts have files to check. */
+	json_array_foreach(json_object_get(m, "artifacts"), i, a) {
+		const char *status = json_string_value(json_object_get(a, "status"));
+
+		listed += status && !strcmp(status, "promoted");
+	}
 	if (!artifacts) {
-		sbx_warn("%s OK: signature valid; its %zu artifact%s not checked (no --artifacts DIR)",
+		sbx_warn("%s OK: signature valid; its %zu promoted artifact%s not checked (no --artifacts DIR)",
 			 what, listed, listed == 1 ? " was" : "s were");
 		return;
 	}

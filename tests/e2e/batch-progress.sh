@@ -46,7 +46,7 @@ for mode in root user; do
 	check "$mode: on a tty: a progress line with done, running, failed, queued, elapsed" \
 		grep -Eq "$pat" "$M/tty.lines"
 	check "$mode: on a tty: the first lines have no estimate yet, later ones do" \
-		eval 'grep -Eq "${pat}estimate after the first run$" "$M/tty.lines" &&
+		eval 'grep -Eq "${pat}no estimate yet$" "$M/tty.lines" &&
 			grep -Eq "${pat}about [0-9]+:[0-9][0-9] left$" "$M/tty.lines"'
 	check "$mode: on a tty: the line counts the failed job" \
 		grep -Eq '^sbx: batch: [0-9]+ done, [0-9]+ running, 1 failed, ' "$M/tty.lines"

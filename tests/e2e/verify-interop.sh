@@ -124,7 +124,7 @@ check "jq -cjS reproduces the whole line" jq_reproduces "$tmp/m"
 # 11-13: sbx verify accepts it
 check "sbx verify --pubkey accepts it, and says the artifacts were not checked" \
 	eval 'exits 0 "$SBX" verify --pubkey "$tmp/k.pub" "$tmp/m" &&
-		grep -q "^sbx: manifest OK: signature valid; its 2 artifacts were not checked (no --artifacts DIR)$" "$tmp/err"'
+		grep -q "^sbx: manifest OK: signature valid; its 2 promoted artifacts were not checked (no --artifacts DIR)$" "$tmp/err"'
 check "sbx verify --artifacts checks both promoted artifacts" \
 	eval 'exits 0 "$SBX" verify --pubkey "$tmp/k.pub" --artifacts "$tmp/art" "$tmp/m" &&
 		grep -q "^sbx: manifest OK: signature valid; 2 artifacts in .* match$" "$tmp/err"'

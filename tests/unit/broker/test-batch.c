@@ -74,7 +74,7 @@ static void test_progress(void **state)
 	(void)state;
 	/* No run has ended: no pace to go by. */
 	expect_progress(0, 4, 0, 96, 0, 3000, 200,
-			"sbx: batch: 0 done, 4 running, 0 failed, 96 queued; 0:03, estimate after the first run");
+			"sbx: batch: 0 done, 4 running, 0 failed, 96 queued; 0:03, no estimate yet");
 	/* 10 ran in 20 s: 2 s a run, 90 left: 180 s. */
 	expect_progress(10, 4, 1, 86, 10, 20000, 200,
 			"sbx: batch: 10 done, 4 running, 1 failed, 86 queued; 0:20, about 3:00 left");
