@@ -243,11 +243,12 @@ fi
 : >"$B"
 C=$J/cmd
 mkdir -p "$C"
-# cmdjson NAME WANT-RC SCHEMA WHAT ARGS...: sbx ARGS --json, stdout one line.
+# cmdjson NAME WANT-RC SCHEMA WHAT SUBCOMMAND ARGS...: sbx SUBCOMMAND --json ARGS, stdout one line.
 cmdjson() {
 	local name=$1 want=$2 schema=$3 what=$4 rc
 	shift 4
-	env -i PATH=/usr/bin:/bin HOME="$J" SBX_LIBEXECDIR="$SBX_BUILDDIR" "$SBX" "$@" --json \
+	# --json right after the subcommand: after "--" it would be an operand.
+	env -i PATH=/usr/bin:/bin HOME="$J" SBX_LIBEXECDIR="$SBX_BUILDDIR" "$SBX" "$1" --json "${@:2}" \
 		>"$C/$name.json" 2>"$C/$name.err"
 	rc=$?
 	if [ "$rc" -eq "$want" ] && [ "$(wc -l <"$C/$name.json")" -eq 1 ]; then
