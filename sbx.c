@@ -121,7 +121,8 @@ static unsigned option_owners(int val)
 	case OPT_PUBKEY:
 		return FOR_VERIFY;
 	case OPT_JSON:
-		return FOR_CHECK | FOR_PROFILES | FOR_PS;
+		return FOR_CHECK | FOR_PROFILES | FOR_PS | FOR_VERIFY | FOR_KEYGEN | FOR_GC |
+		       FOR_CANCEL | FOR_BATCH | FOR_RUN | FOR_PREPARE;
 	case 'o':
 		return FOR_KEYGEN;
 	default:
@@ -179,6 +180,14 @@ static const struct optdoc optdocs[] = {
 	{ FOR_KEYGEN, "-o, --output FILE", "where the key goes (FILE.pub beside it)" },
 	{ FOR_CHECK | FOR_PROFILES, "--json", "one JSON object on one line instead of text" },
 	{ FOR_PS, "--json", "a JSON array, one object per run, instead of the table" },
+	{ FOR_RUN, "--json", "with --dry-run: the plan as one JSON object on one line\n"
+			     "(schema/dry-run.schema.json); a run's manifest is JSON\n"
+			     "already" },
+	{ FOR_BATCH, "--json", "after the manifests, the summary as one JSON object\n"
+			       "on stdout (schema/batch-summary.schema.json)" },
+	{ FOR_VERIFY | FOR_KEYGEN | FOR_GC | FOR_CANCEL | FOR_PREPARE, "--json",
+	  "the outcome as one JSON object on one line on stdout\n"
+	  "(schema/SUBCOMMAND.schema.json); the exit status is the same" },
 	{ FOR_ALL, "--config FILE", "host configuration (default $SBX_CONFIG, else\n"
 				    SYSCONFDIR "/sbx/sbx.json)" },
 	{ FOR_ALL, "--policy DIR", "the catalog (default: config, else the installed one)" },
@@ -218,6 +227,7 @@ static const char usage_text[] =
 	"  check                        what this host can enforce; is the catalog valid\n"
 	"  profiles                     list runtime and network profiles\n"
 	"  cancel RUN_ID                cancel a running job\n"
+	"  ps                           list the live runs the caller may see\n"
 	"  gc                           reap what crashed runs left behind, old holds\n"
 	"  promote RUN_ID [PATH...]     release held outputs; prints a signed manifest\n"
 	"  batch [options] DIR|-        many job files through admission\n"
@@ -502,6 +512,8 @@ static int do_run(struct parsed *p)
 
 	if (p->run.print_job && p->run.dry_run)
 		return usage_error("run", "--print-job and --dry-run exclude each other");
+	if (p->run.common.json && !p->run.dry_run)
+		return usage_error("run", "--json goes with --dry-run (a run's manifest and --print-job's job are JSON already)");
 	if (!one->profile) {
 		if (one->code || one->network || one->handles || one->limits || one->allow ||
 		    one->require)
@@ -616,23 +628,23 @@ static const struct subcommand subcommands[] = {
 	  "signed manifest on stdout.  With -p, the job is built from the options instead,\n"
 	  "exactly as a job file would hold it, and admitted on the same terms.",
 	  do_run },
-	{ "verify", FOR_VERIFY, "sbx verify [--pubkey FILE] [--artifacts DIR] MANIFEST",
+	{ "verify", FOR_VERIFY, "sbx verify [--pubkey FILE] [--artifacts DIR] [--json] MANIFEST",
 	  "Check a manifest's signature and, with --artifacts, the artifacts' digests.", do_verify },
-	{ "keygen", FOR_KEYGEN, "sbx keygen [-o FILE]",
+	{ "keygen", FOR_KEYGEN, "sbx keygen [-o FILE] [--json]",
 	  "Make a new Ed25519 signing key (PKCS#8 PEM, mode 0600) and FILE.pub.", do_keygen },
 	{ "check", FOR_CHECK, "sbx check [--policy DIR] [--json]",
 	  "Report what this host can enforce, and whether the catalog is valid.", do_check },
 	{ "profiles", FOR_PROFILES, "sbx profiles [--policy DIR] [--json]",
 	  "List the catalog's runtime and network profiles.", do_profiles },
-	{ "cancel", FOR_CANCEL, "sbx cancel RUN_ID",
+	{ "cancel", FOR_CANCEL, "sbx cancel [--json] RUN_ID",
 	  "Cancel a running job (from another shell).", do_cancel },
-	{ "gc", FOR_GC, "sbx gc",
+	{ "gc", FOR_GC, "sbx gc [--json]",
 	  "Reap what crashed runs left behind, and holds older than hold_max_age_hours.", do_gc },
 	{ "promote", FOR_PROMOTE, "sbx promote [--artifacts DIR] [--key FILE] RUN_ID [PATH...]",
 	  "Release a run's held outputs (all, or the PATHs named) into DIR and print a\n"
 	  "signed promote manifest on stdout.  Only the run's owner or root may, with\n"
 	  "the key that signed the run: its manifest must verify with --key.", do_promote },
-	{ "prepare", FOR_PREPARE, "sbx prepare [PROFILE...]",
+	{ "prepare", FOR_PREPARE, "sbx prepare [--json] [PROFILE...]",
 	  "Build the prepared runtime state of the named profiles (default: every\n"
 	  "profile with a prepare step), as the owner of the catalog.", do_prepare },
 	{ "ps", FOR_PS, "sbx ps [--json]",

@@ -24,12 +24,12 @@ skip() {
 common="--config --policy --quiet --verbose --help"
 declare -A opts=(
 	[run]="--principal --store --artifacts --key --events --queue-timeout --profile --network
-		--input --limit --allow --require --code --print-job --dry-run --stdout --stderr"
-	[verify]="--pubkey --artifacts"
-	[keygen]="--output"
-	[check]="--json" [profiles]="--json" [cancel]="" [gc]=""
-	[ps]="--json" [promote]="--artifacts --key" [prepare]=""
-	[batch]="--jobs --out --artifacts --queue-timeout --principal --store --key"
+		--input --limit --allow --require --code --print-job --dry-run --stdout --stderr --json"
+	[verify]="--pubkey --artifacts --json"
+	[keygen]="--output --json"
+	[check]="--json" [profiles]="--json" [cancel]="--json" [gc]="--json"
+	[ps]="--json" [promote]="--artifacts --key" [prepare]="--json"
+	[batch]="--jobs --out --artifacts --queue-timeout --principal --store --key --json"
 )
 cmds="run verify keygen check profiles cancel gc ps promote batch prepare"
 

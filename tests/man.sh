@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # man.sh - the installed man pages render without a warning at 80 columns
 # (`man --warnings`), name real paths (no @dir@ left), agree on their
-# footer, and sbx(1) describes every subcommand, has FILES, EXAMPLES and
+# footer, and sbx(1) describes every subcommand of sbx.c's table, has FILES, EXAMPLES and
 # ENVIRONMENT (with every variable sbx reads), and documents every
 # manifest field.  Without man the test fails: tools/install-deps
 # installs man-db and groff.  Prints TAP.
@@ -62,7 +62,10 @@ section() { awk -v t="$1" '/^[A-Z]/ { on = ($0 == t) } on' "$txt"; }
 for s in COMMANDS OPTIONS "EXIT STATUS" ENVIRONMENT FILES EXAMPLES; do
 	if [ -n "$(section "$s")" ]; then ok "sbx(1) has $s"; else not_ok "sbx(1) has no $s"; fi
 done
-for c in run verify keygen check profiles cancel gc; do
+# Every subcommand of sbx.c's table.
+cmds=$(sed -n '/^static const struct subcommand subcommands\[\]/,/^};/s/^\t{ "\([a-z]*\)", FOR_.*/\1/p' "$SBX_SRCDIR/sbx.c")
+[ "$(echo "$cmds" | wc -w)" -ge 11 ] || not_ok "cannot read the subcommand table of sbx.c"
+for c in $cmds; do
 	if section COMMANDS | grep -q "^ *sbx $c\b"; then ok "sbx(1) describes sbx $c"
 	else not_ok "sbx(1) does not describe sbx $c"; fi
 done

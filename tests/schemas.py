@@ -10,6 +10,9 @@
 #   schemas.py SCHEMADIR source SRCDIR
 #       the schemas name the keys, limits, media types, errno names and
 #       statuses that the C sources do
+#   schemas.py SCHEMADIR commands SRCDIR
+#       every subcommand's --json output has a schema, and sbx.c offers
+#       --json on those subcommands
 #   schemas.py SCHEMADIR batch < LIST
 #       LIST has one check a line, tab-separated:
 #         valid|invalid  SCHEMA  FILE  WHAT
@@ -30,6 +33,12 @@ except ImportError:
     sys.exit(2)
 
 SCHEMAS = ("job", "profile", "network", "seccomp", "manifest", "promote-manifest")
+# What subcommands print with --json, one schema each; every *.schema.json
+# in the directory is loaded, and must be one of these or of SCHEMAS.
+COMMANDS = ("check", "profiles", "ps", "verify", "keygen", "gc", "cancel", "batch-summary",
+            "dry-run", "prepare")
+# The subcommand of each, where the names differ.
+COMMAND_OF = {"batch-summary": "batch", "dry-run": "run"}
 failed = 0
 
 
@@ -43,7 +52,25 @@ def report(good, what, why=""):
 
 
 def load_schemas(d):
-    return {n: json.load(open(os.path.join(d, n + ".schema.json"))) for n in SCHEMAS}
+    names = sorted(f[:-len(".schema.json")] for f in os.listdir(d) if f.endswith(".schema.json"))
+    return {n: json.load(open(os.path.join(d, n + ".schema.json"))) for n in names}
+
+
+def cmd_commands(schemas, src):
+    """Each --json output has a schema, and each schema here is known."""
+    known = set(SCHEMAS) | set(COMMANDS)
+    for n in SCHEMAS + COMMANDS:
+        report(n in schemas, "schema/%s.schema.json exists" % n, "missing")
+    extra = sorted(set(schemas) - known)
+    report(not extra, "schema/ holds no schema tests/schemas.py does not know", ", ".join(extra))
+    # sbx.c: the subcommands --json applies to are the ones with a schema.
+    text = open(os.path.join(src, "sbx.c")).read()
+    m = re.search(r"case OPT_JSON:\s*return ([^;]*);", text)
+    owners = sorted(w.lower() for w in re.findall(r"FOR_(\w+)", m.group(1))) if m else []
+    subcommands = sorted(COMMAND_OF.get(n, n) for n in COMMANDS)
+    report(m and owners == subcommands,
+           "sbx.c: --json applies to exactly the subcommands with a schema",
+           "--json owners %s, schemas for %s" % (owners, subcommands))
 
 
 def first_error(validator, doc):
@@ -255,6 +282,8 @@ def main():
         cmd_meta(schemas)
     elif cmd == "source":
         cmd_source(schemas, sys.argv[3])
+    elif cmd == "commands":
+        cmd_commands(schemas, sys.argv[3])
     elif cmd == "batch":
         cmd_batch(schemas, sys.stdin)
     elif cmd == "lines":

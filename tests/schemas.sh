@@ -79,6 +79,7 @@ skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $*"; }
 # ---- the schemas themselves, and the sources they describe -------------------
 schemas meta
 schemas source "$SBX_SRCDIR"
+schemas commands "$SBX_SRCDIR"
 
 # ---- examples and the catalog ----------------------------------------------------
 B=$T/batch
@@ -236,6 +237,93 @@ else
 	not_ok "no refused manifest to break (see the parser checks above)"
 fi
 
+# ---- what each subcommand prints with --json ----------------------------------------
+# Each output matches its schema, with the exit status the schema says:
+# the successes and the failures a script must tell apart.
+: >"$B"
+C=$J/cmd
+mkdir -p "$C"
+# cmdjson NAME WANT-RC SCHEMA WHAT SUBCOMMAND ARGS...: sbx SUBCOMMAND --json ARGS, stdout one line.
+cmdjson() {
+	local name=$1 want=$2 schema=$3 what=$4 rc
+	shift 4
+	# --json right after the subcommand: after "--" it would be an operand.
+	env -i PATH=/usr/bin:/bin HOME="$J" SBX_LIBEXECDIR="$SBX_BUILDDIR" "$SBX" "$1" --json "${@:2}" \
+		>"$C/$name.json" 2>"$C/$name.err"
+	rc=$?
+	if [ "$rc" -eq "$want" ] && [ "$(wc -l <"$C/$name.json")" -eq 1 ]; then
+		ok "sbx $1 --json: $what: exit $want, one line"
+	else
+		not_ok "sbx $1 --json: $what: exit $rc (wanted $want), $(wc -l <"$C/$name.json") lines"
+		diag "$(head -c 400 "$C/$name.err")"
+	fi
+	add valid "$schema" "$C/$name.json" "sbx $1 --json: $what: matches $schema.schema.json"
+}
+G=(--config "$J/config.json" --policy "$SBX_SRCDIR/policy")
+cmdjson keygen 0 keygen "a new key" keygen -o "$C/key"
+cmdjson keygen-again 1 keygen "a key that exists" keygen -o "$C/key"
+cmdjson verify 0 verify "a valid manifest" verify "${G[@]}" --pubkey "$J/key.pub" "$J/min.manifest"
+cmdjson verify-key 1 verify "the wrong key" verify "${G[@]}" --pubkey "$C/key.pub" "$J/min.manifest"
+mkdir -p "$C/empty"
+cmdjson verify-art 0 verify "with --artifacts" verify "${G[@]}" --pubkey "$J/key.pub" --artifacts "$C/empty" "$J/min.manifest"
+touch "$C/empty/stray"
+cmdjson verify-stray 1 verify "an unlisted file" verify "${G[@]}" --pubkey "$J/key.pub" --artifacts "$C/empty" "$J/min.manifest"
+cmdjson gc 0 gc "an empty state dir" gc "${G[@]}"
+cmdjson cancel 1 cancel "an unknown run id" cancel "${G[@]}" 0123456789abcdef0123456789abcdef
+cmdjson cancel-bad 64 cancel "a malformed run id" cancel "${G[@]}" RUN-1
+cmdjson profiles 0 profiles "the catalog" profiles "${G[@]}"
+cmdjson dry-run 0 dry-run "--dry-run of a one-line run" run "${G[@]}" --dry-run -p shell \
+	--limit cpu_cores=0.5 -i data.csv --allow text/csv --require out.csv -c 'echo "$1"' -- a
+if jq -e '.limits.cpu_millicores == 500 and .runtime_profile == "shell" and .argv[-1] == "a" and
+	.inputs == [{"handle": "data.csv", "extracted": false}] and .required_outputs == ["out.csv"]' \
+	"$C/dry-run.json" >/dev/null; then
+	ok "sbx run --dry-run --json: the plan, limits in the manifest's units"
+else
+	not_ok "sbx run --dry-run --json: $(head -c 400 "$C/dry-run.json")"
+fi
+env -i PATH=/usr/bin:/bin HOME="$J" "$SBX" run "${G[@]}" --json -p shell -c true >"$C/run-json.out" 2>"$C/run-json.err"
+rc=$?
+if [ "$rc" -eq 64 ] && [ ! -s "$C/run-json.out" ]; then ok "sbx run --json without --dry-run: 64, runs nothing"
+else not_ok "sbx run --json without --dry-run: exit $rc"; fi
+cmdjson ps 0 ps "no live run" ps "${G[@]}"
+cmdjson prepare-typo 64 prepare "a misspelt profile" prepare "${G[@]}" pyhton
+if jq -e '.ok == false and .exit == 64 and .prepared == []' "$C/prepare-typo.json" >/dev/null &&
+	grep -q 'no such runtime profile; did you mean "python-analysis"?' "$C/prepare-typo.err"; then
+	ok "sbx prepare pyhton: 64, did you mean \"python-analysis\""
+else
+	not_ok "sbx prepare pyhton: $(head -c 300 "$C/prepare-typo.json") / $(head -c 300 "$C/prepare-typo.err")"
+fi
+# check: 0 or 69 by the host; either way the document matches.
+env -i PATH=/usr/bin:/bin HOME="$J" SBX_LIBEXECDIR="$SBX_BUILDDIR" "$SBX" check "${G[@]}" --json >"$C/check.json" 2>/dev/null
+rc=$?
+if { [ "$rc" -eq 0 ] && jq -e '.ok == true' "$C/check.json" >/dev/null; } ||
+	{ [ "$rc" -eq 69 ] && jq -e '.ok == false' "$C/check.json" >/dev/null; }; then
+	ok "sbx check --json: .ok agrees with exit $rc"
+else
+	not_ok "sbx check --json: exit $rc, .ok $(jq -c .ok "$C/check.json" 2>&1 | head -c 100)"
+fi
+add valid check "$C/check.json" "sbx check --json matches check.schema.json"
+# The failures say what stderr says, in the same words.
+if jq -e '.ok == false and .exit == 1 and (.error | test("no such live run")) and (.hint | test("sbx ps"))' \
+	"$C/cancel.json" >/dev/null && grep -q '^sbx: Hint: .*sbx ps' "$C/cancel.err"; then
+	ok "sbx cancel of an unknown run id: error and Hint, in the JSON and on stderr"
+else
+	not_ok "sbx cancel of an unknown run id: $(head -c 300 "$C/cancel.json") / $(head -c 300 "$C/cancel.err")"
+fi
+if jq -e '.ok and .artifacts_checked == null and .signature_valid' "$C/verify.json" >/dev/null &&
+	grep -q '^sbx: manifest OK: signature valid; its 0 promoted artifacts were not checked (no --artifacts DIR)$' "$C/verify.err"; then
+	ok "sbx verify without --artifacts: says the artifacts were not checked"
+else
+	not_ok "sbx verify without --artifacts: $(head -c 300 "$C/verify.json") / $(head -c 300 "$C/verify.err")"
+fi
+if jq -e '.ok == false and .exit == 1 and .artifacts_checked == null and (.error | test("1 entry is not listed in the manifest$"))' \
+	"$C/verify-stray.json" >/dev/null; then
+	ok "sbx verify: one unlisted entry, said in the singular"
+else
+	not_ok "sbx verify, one unlisted entry: $(head -c 300 "$C/verify-stray.json")"
+fi
+schemas batch <"$B"
+
 # ---- manifests of real runs ---------------------------------------------------------
 if [ "$ROOT" = 1 ]; then
 	make_probe_catalog
@@ -262,6 +350,7 @@ if [ "$ROOT" = 1 ]; then
 		run ok 0 '[.artifacts[].status] == ["promoted", "promoted"]' "succeeded, two promoted" shell \
 			'printf "hello\n" >/work/out/a.txt; printf "x,y\n1,2\n" >/work/out/t.csv; echo done' \
 			'{allowed_outputs: ["text/plain", "text/csv"], required_outputs: ["a.txt"]}'
+		OK_ART=$ART OK_MANIFEST=$OUT
 		run fail 1 '.exit.code == 3 and ([.artifacts[].status] | sort) == ["promoted", "rejected"]' \
 			"failed, one promoted and one rejected" shell \
 			'printf "not a png" >/work/out/fake.png; echo ok >/work/out/ok.txt; echo oops >&2; exit 3' \
@@ -290,6 +379,31 @@ if [ "$ROOT" = 1 ]; then
 			"egress, a request the proxy refuses" shell-net \
 			'curl -s -o /dev/null -w "%{http_code}\n" --max-time 10 http://refused.sbx-test/' \
 			'{network_profile: "egress-example"}'
+		# --json of real work: verify of a run with its artifacts and
+		# captured streams, and a real prepare.
+		as_mode "$SBX" verify --json --pubkey "$KEY.pub" --artifacts "$OK_ART" "$OK_MANIFEST" \
+			>"$M/verify.json" 2>"$M/verify.err"
+		if [ $? -eq 0 ] && jq -e '.ok and .artifacts_checked == 2 and .streams_checked == ["stdout"]' \
+			"$M/verify.json" >/dev/null; then
+			ok "$MODE: sbx verify --json --artifacts: 2 artifacts and stdout checked"
+		else
+			not_ok "$MODE: sbx verify --json --artifacts: $(head -c 400 "$M/verify.json") $(head -c 400 "$M/verify.err")"
+		fi
+		add valid verify "$M/verify.json" "$MODE: sbx verify --json of a real run matches verify.schema.json"
+		jq '.description = "test only: prepared shell" |
+			.prepare = {argv: ["/bin/sh", "-c", "mkdir -p /work/out/data && echo x > /work/out/data/f"],
+				    mount: "/run/sbx/prepared"}' \
+			"$SBX_SRCDIR/policy/profiles/shell.json" >"$POLICY/profiles/shell-prep.json"
+		chmod a+r "$POLICY/profiles/shell-prep.json"
+		as_mode "$SBX" prepare --json --config "$M/config.json" --policy "$POLICY" shell-prep \
+			>"$M/prepare.json" 2>"$M/prepare.err"
+		if [ $? -eq 0 ] && jq -e '.ok and .exit == 0 and [.prepared[].profile] == ["shell-prep"]' \
+			"$M/prepare.json" >/dev/null; then
+			ok "$MODE: sbx prepare --json: the profile, its digest and tree"
+		else
+			not_ok "$MODE: sbx prepare --json: $(head -c 400 "$M/prepare.json") $(head -c 400 "$M/prepare.err")"
+		fi
+		add valid prepare "$M/prepare.json" "$MODE: sbx prepare --json matches prepare.schema.json"
 		schemas batch <"$B"
 		check "$MODE: nothing left behind" nothing_left
 	done

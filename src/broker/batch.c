@@ -56,6 +56,7 @@
 #include <jansson.h>
 
 #include "admission.h"
+#include "batch-progress.h"
 #include "batch.h"
 #include "cli.h"
 #include "digest.h"
@@ -92,6 +93,7 @@ struct batch {
 	unsigned untrusted; /* files in OUT under a job's name that were no result */
 	bool stopping, cancelled;
 	int host_code; /* a run that printed no manifest: config, key, catalog */
+	struct sbx_batch_progress progress; /* on a terminal */
 };
 
 static void jobs_free(struct batch *b)
@@ -610,12 +612,64 @@ static void cancel_running(struct batch *b)
 			kill(b->jobs[i].pid, SIGTERM);
 }
 
-static void summary(const struct batch *b, uint64_t t0)
+/* What the progress line shows. */
+static void counts(const struct batch *b, struct sbx_batch_counts *c)
+{
+	size_t ran = 0;
+
+	for (int i = 0; i <= SBX_STATUS_ERROR; i++)
+		ran += b->by_status[i];
+	c->ran = ran;
+	c->done = ran + b->skipped + b->not_job + b->no_manifest;
+	c->running = b->running;
+	c->failed = ran - b->by_status[SBX_STATUS_SUCCEEDED] + b->skipped_bad + b->not_job +
+		    b->no_manifest;
+	c->queued = b->n - b->next;
+}
+
+/*
+ * --json: the summary as one object, the last line on stdout after the
+ * manifests.  Its "kind" tells it from them (a run's manifest has none,
+ * a promote manifest says "promote").
+ */
+static void summary_json(const struct batch *b, uint64_t ms, int code)
+{
+	json_t *by = json_object(), *doc;
+	size_t ran = 0;
+	char *line;
+
+	for (int i = 0; i <= SBX_STATUS_ERROR; i++) {
+		ran += b->by_status[i];
+		json_object_set_new(by, sbx_status_name((enum sbx_status)i),
+				    json_integer(b->by_status[i]));
+	}
+	doc = json_pack("{s:s, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:i}", "kind",
+			"batch-summary", "jobs", (json_int_t)b->n, "ran", (json_int_t)ran,
+			"elapsed_ms", (json_int_t)ms, "by_status", by, "skipped",
+			(json_int_t)b->skipped, "skipped_not_succeeded", (json_int_t)b->skipped_bad,
+			"run_again", (json_int_t)b->untrusted, "not_job_files", (json_int_t)b->not_job,
+			"without_manifest", (json_int_t)b->no_manifest, "not_started",
+			(json_int_t)(b->n - b->next), "exit", code);
+	line = doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	json_decref(doc);
+	/* Like the manifests: a reader that went away costs nothing more. */
+	if (line) {
+		_cleanup_free_ char *nl = sbx_xasprintf("%s\n", line);
+
+		(void)!sbx_write_all(STDOUT_FILENO, nl, strlen(nl));
+	}
+	free(line);
+}
+
+static void summary(const struct batch *b, uint64_t t0, int code)
 {
 	uint64_t ms = (sbx_now_mono_ns() - t0) / 1000000ull;
 	unsigned ran = 0;
 	char buf[512];
 	int len;
+
+	if (b->o->run.common.json)
+		summary_json(b, ms, code);
 
 	for (int i = 0; i <= SBX_STATUS_ERROR; i++)
 		ran += b->by_status[i];
@@ -654,7 +708,7 @@ int sbx_cmd_batch(const struct sbx_batch_opts *o)
 	_cleanup_close_ int sfd = -1;
 	uint64_t t0 = sbx_now_mono_ns();
 	sigset_t set;
-	int code;
+	int code, r;
 
 	/* max_concurrent bounds --jobs: more children would only queue.
 	 * The key is the one each run will sign with (created here when it
@@ -703,15 +757,24 @@ int sbx_cmd_batch(const struct sbx_batch_opts *o)
 	/* A reader that went away ends the batch, not this process. */
 	signal(SIGPIPE, SIG_IGN);
 
+	/* On a terminal a progress line, redrawn each second and after each
+	 * change, and erased while anything else is written to stderr
+	 * (starting and reaping jobs print their one-line notes). */
+	sbx_batch_progress_init(&b.progress, STDERR_FILENO, o->run.common.verbosity, t0);
 	for (;;) {
 		struct signalfd_siginfo ssi;
 		struct pollfd pfd = { .fd = sfd, .events = POLLIN };
+		struct sbx_batch_counts c;
 
 		while (!b.stopping && b.running < b.max_running && start_next(&b, sfd))
 			;
 		if (b.running == 0 && (b.stopping || b.next >= b.n))
 			break;
-		if (poll(&pfd, 1, -1) < 0 && errno != EINTR) {
+		counts(&b, &c);
+		sbx_batch_progress_show(&b.progress, &c);
+		r = poll(&pfd, 1, sbx_batch_progress_enabled(&b.progress) ? 1000 : -1);
+		sbx_batch_progress_clear(&b.progress);
+		if (r < 0 && errno != EINTR) {
 			fprintf(stderr, "sbx: batch: poll: %m\n");
 			b.stopping = true;
 			cancel_running(&b);
@@ -727,8 +790,6 @@ int sbx_cmd_batch(const struct sbx_batch_opts *o)
 		}
 		reap(&b);
 	}
-	summary(&b, t0);
-
 	if (b.cancelled)
 		code = SBX_EXIT_CANCELLED;
 	else if (b.host_code)
@@ -737,6 +798,7 @@ int sbx_cmd_batch(const struct sbx_batch_opts *o)
 		code = SBX_EXIT_OK;
 	else
 		code = SBX_EXIT_FAILED;
+	summary(&b, t0, code);
 	jobs_free(&b);
 	close(b.out_fd);
 	return code;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "cmd-json.h"
 #include "hold.h"
 #include "hostconfig.h"
 #include "state.h"
@@ -35,6 +36,8 @@ int sbx_cmd_gc(const struct sbx_common_opts *o)
 
 	if (sbx_hostconfig_load(&cfg, o->config, &err) < 0) {
 		sbx_error_print(&err);
+		if (o->json)
+			sbx_cmd_json_print(sbx_cmd_json_error(NULL, &err));
 		return err.code;
 	}
 	/* Holds by age only (hold.c): they outlive their runs' entries. */
@@ -43,11 +46,17 @@ int sbx_cmd_gc(const struct sbx_common_opts *o)
 	sbx_hostconfig_free(&cfg);
 	if (r) {
 		sbx_error_print(&err);
+		if (o->json)
+			sbx_cmd_json_print(sbx_cmd_json_error(NULL, &err));
 		return err.code;
 	}
 	if (o->verbosity >= 0)
 		fprintf(stderr, "sbx: gc: reaped %u run%s, removed %u expired hold%s\n", reaped,
 			reaped == 1 ? "" : "s", holds, holds == 1 ? "" : "s");
+	if (o->json)
+		return sbx_cmd_json_print(json_pack("{s:b, s:I, s:I}", "ok", 1, "runs_reaped",
+						    (json_int_t)reaped, "holds_removed",
+						    (json_int_t)holds));
 	return SBX_EXIT_OK;
 }
 
@@ -58,14 +67,25 @@ int sbx_cmd_cancel(const struct sbx_common_opts *o, const char *run_id)
 
 	/* A malformed id is a usage error before any configuration is read. */
 	if (!sbx_run_id_valid(run_id)) {
-		sbx_warn("cancel: malformed run id (expected 32 lowercase hex digits)");
-		return SBX_EXIT_USAGE;
+		sbx_error_set(&err, SBX_EXIT_USAGE, 0,
+			      "cancel: malformed run id (expected 32 lowercase hex digits)");
+		sbx_error_hint(&err, "a run id is the run_id of a run's manifest; "
+				     "'sbx ps' lists the live runs you may cancel");
+	} else if (state_dir_from_config(o, &dir, &err) == 0) {
+		sbx_state_cancel(dir, run_id, &err);
 	}
-	if (state_dir_from_config(o, &dir, &err) < 0 || sbx_state_cancel(dir, run_id, &err) < 0) {
+	if (err.code) {
 		sbx_error_print(&err);
+		if (o->json)
+			sbx_cmd_json_print(sbx_cmd_json_error(
+				json_pack("{s:s?}", "run_id", sbx_run_id_valid(run_id) ? run_id : NULL),
+				&err));
 		return err.code;
 	}
 	if (o->verbosity > 0)
 		fprintf(stderr, "sbx: cancel: %s: signalled\n", run_id);
+	if (o->json)
+		return sbx_cmd_json_print(json_pack("{s:b, s:s, s:s}", "ok", 1, "run_id", run_id,
+						    "signal", "SIGTERM"));
 	return SBX_EXIT_OK;
 }

@@ -27,7 +27,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "catalog-suggest.h"
 #include "cli.h"
+#include "cmd-json.h"
 #include "digest.h"
 #include "json.h"
 #include "runid.h"
@@ -443,8 +445,10 @@ static void show_stderr(const char *art)
 			sbx_warn("prepare: stderr: %s", line);
 }
 
+/* @done: with --json, each prepared profile is added to it instead of
+ * printed. */
 static int prepare_one(const struct sbx_common_opts *o, const struct sbx_hostconfig *cfg,
-		       const struct sbx_catalog *cat, const struct sbx_profile *pr)
+		       const struct sbx_catalog *cat, const struct sbx_profile *pr, json_t *done)
 {
 	struct sbx_error err = { 0 };
 	_cleanup_free_ char *base = NULL, *dir = NULL, *run_dir = NULL, *art = NULL, *store = NULL,
@@ -544,6 +548,12 @@ static int prepare_one(const struct sbx_common_opts *o, const struct sbx_hostcon
 			   write_state(&c, tree, &err) < 0) {
 			sbx_error_print(&err);
 			code = err.code;
+		} else if (done) {
+			_cleanup_free_ char *path = sbx_xasprintf("%s/%s", dir, tree);
+
+			json_array_append_new(done, json_pack("{s:s, s:s, s:s}", "profile", pr->name,
+							      "prepared_sha256", c.sha256, "tree",
+							      path));
 		} else {
 			printf("%s sha256:%s %s/%s\n", pr->name, c.sha256, dir, tree);
 		}
@@ -562,19 +572,22 @@ int sbx_cmd_prepare(const struct sbx_common_opts *o, char *const *names)
 	struct sbx_hostconfig cfg = { 0 };
 	struct sbx_catalog cat = { 0 };
 	struct sbx_error err = { 0 };
+	json_t *done = o->json ? json_array() : NULL;
 	int code = 0;
 
 	if (sbx_hostconfig_load(&cfg, o->config, &err) < 0 ||
 	    sbx_catalog_load(&cat, sbx_catalog_default_dir(o->policy, &cfg), &err) < 0) {
 		sbx_error_print(&err);
 		sbx_hostconfig_free(&cfg);
-		return err.code;
+		code = err.code;
+		goto out;
 	}
 	for (size_t i = 0; names && names[i]; i++) {
 		const struct sbx_profile *pr = sbx_catalog_profile(&cat, names[i]);
 		if (!pr || !pr->prepare) {
-			sbx_warn("prepare: %s: %s", names[i],
-				 pr ? "the profile has no prepare step" : "no such runtime profile");
+			sbx_warn("prepare: %s: %s%s", names[i],
+				 pr ? "the profile has no prepare step" : "no such runtime profile",
+				 pr ? "" : sbx_did_you_mean(sbx_catalog_suggest_profile(&cat, names[i])));
 			code = SBX_EXIT_USAGE;
 		}
 	}
@@ -587,10 +600,20 @@ int sbx_cmd_prepare(const struct sbx_common_opts *o, char *const *names)
 			named |= !strcmp(names[k], pr->name);
 		if (!named || !pr->prepare)
 			continue;
-		if ((r = prepare_one(o, &cfg, &cat, pr)) != 0)
+		if ((r = prepare_one(o, &cfg, &cat, pr, done)) != 0)
 			code = r;
 	}
 	sbx_catalog_free(&cat);
 	sbx_hostconfig_free(&cfg);
+out:
+	/* The reasons are on stderr; the JSON says what was prepared and
+	 * how it ended. */
+	if (done) {
+		int w = sbx_cmd_json_print(json_pack("{s:b, s:i, s:o}", "ok", code == 0, "exit", code,
+						     "prepared", done));
+
+		if (w && !code)
+			code = w;
+	}
 	return code;
 }

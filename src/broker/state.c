@@ -542,6 +542,15 @@ void sbx_state_finish(struct sbx_run_state *st)
 
 /* --- sbx cancel ------------------------------------------------------------------ */
 
+/* "no such live run" and where to look instead; @why is "" or " (...)". */
+static int no_live_run(struct sbx_error *err, const char *run_id, const char *why)
+{
+	sbx_error_set(err, SBX_EXIT_FAILED, 0, "cancel: %s: no such live run%s", run_id, why);
+	sbx_error_hint(err, "'sbx ps' lists the live runs you may cancel; a run that has ended "
+			    "is over, and its manifest has its outcome");
+	return -1;
+}
+
 int sbx_state_cancel(const char *state_dir, const char *run_id, struct sbx_error *err)
 {
 	_cleanup_free_ char *dir = NULL;
@@ -557,11 +566,10 @@ int sbx_state_cancel(const char *state_dir, const char *run_id, struct sbx_error
 	if (dir_fd >= 0)
 		lock_fd = openat(dir_fd, "lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (lock_fd < 0)
-		return sbx_error_set(err, SBX_EXIT_FAILED, 0, "cancel: %s: no such live run", run_id);
+		return no_live_run(err, run_id, "");
 	/* Taking the lock means no sbx holds it: the run is over. */
 	if (flock(lock_fd, LOCK_EX | LOCK_NB) == 0)
-		return sbx_error_set(err, SBX_EXIT_FAILED, 0,
-				     "cancel: %s: no such live run (its sbx has exited)", run_id);
+		return no_live_run(err, run_id, " (its sbx has exited)");
 	if (sbx_state_record_read(dir_fd, &rec, err) < 0) {
 		sbx_error_prefix(err, "cancel: %s: ", run_id);
 		return -1;
@@ -583,21 +591,15 @@ int sbx_state_cancel(const char *state_dir, const char *run_id, struct sbx_error
 	pidfd = pidfd_open(rec.broker_pid, 0);
 	if (pidfd < 0) {
 		if (errno == ESRCH)
-			return sbx_error_set(err, SBX_EXIT_FAILED, 0,
-					     "cancel: %s: no such live run (its sbx has exited)",
-					     run_id);
+			return no_live_run(err, run_id, " (its sbx has exited)");
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "cancel: %s: pidfd_open(%d)",
 				     run_id, (int)rec.broker_pid);
 	}
 	if (sbx_state_proc_start(rec.broker_pid, &start) < 0 || start != rec.broker_start)
-		return sbx_error_set(err, SBX_EXIT_FAILED, 0,
-				     "cancel: %s: no such live run (pid %d is another process now)",
-				     run_id, (int)rec.broker_pid);
+		return no_live_run(err, run_id, " (its pid is another process now)");
 	if (pidfd_send_signal(pidfd, SIGTERM, NULL, 0) < 0) {
 		if (errno == ESRCH)
-			return sbx_error_set(err, SBX_EXIT_FAILED, 0,
-					     "cancel: %s: no such live run (its sbx has exited)",
-					     run_id);
+			return no_live_run(err, run_id, " (its sbx has exited)");
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "cancel: %s: cannot signal pid %d",
 				     run_id, (int)rec.broker_pid);
 	}

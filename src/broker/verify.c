@@ -31,6 +31,7 @@
 
 #include "canonjson.h"
 #include "cli.h"
+#include "cmd-json.h"
 #include "digest.h"
 #include "hostconfig.h"
 #include "json.h"
@@ -60,6 +61,19 @@ static int default_key_path(const struct sbx_common_opts *o, bool create_dirs, c
 	return r;
 }
 
+static int keygen_failed(const struct sbx_common_opts *o, const struct sbx_error *err)
+{
+	int code = fail(err);
+
+	if (o->json) {
+		struct sbx_error e = *err;
+
+		e.code = code;
+		sbx_cmd_json_print(sbx_cmd_json_error(NULL, &e));
+	}
+	return code;
+}
+
 int sbx_cmd_keygen(const struct sbx_common_opts *o, const char *out)
 {
 	struct sbx_error err = { 0 };
@@ -67,17 +81,21 @@ int sbx_cmd_keygen(const struct sbx_common_opts *o, const char *out)
 	_cleanup_key_ struct sbx_key *key = NULL;
 	char key_id[SBX_KEY_ID_LEN];
 
-	if (!path && default_key_path(o, true, &path, &err) < 0)
-		return fail(&err);
-	if (sbx_sign_keygen(path, &err) < 0)
-		return fail(&err);
+	if ((!path && default_key_path(o, true, &path, &err) < 0) || sbx_sign_keygen(path, &err) < 0)
+		return keygen_failed(o, &err);
 	/* Read it back: proves the files are what a run will load. */
 	if (sbx_sign_load_key(path, &key, &err) < 0 || sbx_sign_key_id(key, key_id) < 0) {
 		sbx_error_set(&err, SBX_EXIT_SOFTWARE, 0, "%s: cannot read back the new key", path);
-		return fail(&err);
+		return keygen_failed(o, &err);
 	}
 	if (o->verbosity >= 0)
 		sbx_warn("created signing key %s (public key %s.pub, key_id %s)", path, path, key_id);
+	if (o->json) {
+		_cleanup_free_ char *pub = sbx_xasprintf("%s.pub", path);
+
+		return sbx_cmd_json_print(json_pack("{s:b, s:s, s:s, s:s}", "ok", 1, "key", path,
+						    "public_key", pub, "key_id", key_id));
+	}
 	return SBX_EXIT_OK;
 }
 
@@ -333,8 +351,11 @@ int sbx_verify_unlisted(int dirfd, const json_t *manifest, size_t *unlisted,
 	return r;
 }
 
+/* Which captured streams were checked, for the verdict. */
+enum { STREAM_STDOUT = 1, STREAM_STDERR = 2 };
+
 static int check_artifacts(const json_t *manifest, const char *dir, size_t *checked,
-			   const char **streams, struct sbx_error *err)
+			   unsigned *streams, struct sbx_error *err)
 {
 	const json_t *list = json_object_get(manifest, "artifacts");
 	_cleanup_close_ int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -363,10 +384,7 @@ static int check_artifacts(const json_t *manifest, const char *dir, size_t *chec
 		if (out < 0 || (e = check_stream(dirfd, manifest, "stderr", err)) < 0)
 			return -1;
 		bad += (out == 1) + (e == 1);
-		*streams = out == 0 && e == 0 ? ", stdout and stderr checked" :
-			   out == 0	      ? ", stdout checked" :
-			   e == 0	      ? ", stderr checked" :
-						"";
+		*streams = (out == 0 ? STREAM_STDOUT : 0) | (e == 0 ? STREAM_STDERR : 0);
 	}
 	/* DIR is the run's delivery: what the run never produced is as
 	 * wrong as a changed byte. */
@@ -374,15 +392,78 @@ static int check_artifacts(const json_t *manifest, const char *dir, size_t *chec
 		return -1;
 	if (bad && unlisted)
 		return sbx_error_set(err, SBX_EXIT_FAILED, 0,
-				     "%s: %zu files do not match the manifest, and %zu entries are not listed in it",
-				     dir, bad, unlisted);
+				     "%s: %zu %s not match the manifest, and %zu %s not listed in it",
+				     dir, bad, bad == 1 ? "file does" : "files do", unlisted,
+				     unlisted == 1 ? "entry is" : "entries are");
 	if (bad)
 		return sbx_error_set(err, SBX_EXIT_FAILED, 0,
-				     "%s: %zu files do not match the manifest", dir, bad);
+				     "%s: %zu %s not match the manifest", dir, bad,
+				     bad == 1 ? "file does" : "files do");
 	if (unlisted)
 		return sbx_error_set(err, SBX_EXIT_FAILED, 0,
-				     "%s: %zu entries are not listed in the manifest", dir, unlisted);
+				     "%s: %zu %s not listed in the manifest", dir, unlisted,
+				     unlisted == 1 ? "entry is" : "entries are");
 	return 0;
+}
+
+/*
+ * The verdict, true in every case: without --artifacts only the signature
+ * was checked, and saying "0 artifacts checked" would read as "there were
+ * none".
+ */
+static void print_verdict(const json_t *m, bool promote, const char *artifacts, size_t checked,
+			  unsigned streams)
+{
+	const char *what = promote ? "promote manifest" : "manifest";
+	const json_t *a;
+	size_t listed = 0, i;
+
+	/* Only promoted artifacts have files to check. */
+	json_array_foreach(json_object_get(m, "artifacts"), i, a) {
+		const char *status = json_string_value(json_object_get(a, "status"));
+
+		listed += status && !strcmp(status, "promoted");
+	}
+	if (!artifacts) {
+		sbx_warn("%s OK: signature valid; its %zu promoted artifact%s not checked (no --artifacts DIR)",
+			 what, listed, listed == 1 ? " was" : "s were");
+		return;
+	}
+	/* "1 artifact ... matches", "2 artifacts, stdout and stderr ... match" */
+	sbx_warn("%s OK: signature valid; %zu artifact%s%s in %s match%s", what, checked,
+		 checked == 1 ? "" : "s",
+		 streams == (STREAM_STDOUT | STREAM_STDERR) ? ", stdout and stderr" :
+		 streams == STREAM_STDOUT		     ? " and stdout" :
+		 streams == STREAM_STDERR		     ? " and stderr" :
+							       "",
+		 artifacts, checked == 1 && !streams ? "es" : "");
+}
+
+/* verify --json: what was checked, or why it failed. */
+static int print_json(const json_t *m, const char *artifacts, size_t checked, unsigned streams,
+		      const struct sbx_error *err)
+{
+	const json_t *sig = json_object_get(m, "signature");
+	json_t *o = json_pack("{s:s?, s:s?, s:s?, s:s?}", "kind",
+			      m ? json_string_value(json_object_get(m, "kind")) ?: "run" : NULL,
+			      "run_id", json_string_value(json_object_get(m, "run_id")), "status",
+			      json_string_value(json_object_get(m, "status")), "key_id",
+			      json_string_value(json_object_get(sig, "key_id")));
+	json_t *s = json_array();
+
+	json_object_set_new(o, "signature_valid", json_boolean(m != NULL));
+	json_object_set_new(o, "artifacts_dir", artifacts ? json_string(artifacts) : json_null());
+	json_object_set_new(o, "artifacts_checked",
+			    artifacts && !err ? json_integer((json_int_t)checked) : json_null());
+	if (streams & STREAM_STDOUT)
+		json_array_append_new(s, json_string("stdout"));
+	if (streams & STREAM_STDERR)
+		json_array_append_new(s, json_string("stderr"));
+	json_object_set_new(o, "streams_checked", s);
+	if (err)
+		return sbx_cmd_json_print(sbx_cmd_json_error(o, err));
+	json_object_set_new(o, "ok", json_true());
+	return sbx_cmd_json_print(o);
 }
 
 int sbx_cmd_verify(const struct sbx_common_opts *o, const char *manifest, const char *pubkey,
@@ -393,34 +474,45 @@ int sbx_cmd_verify(const struct sbx_common_opts *o, const char *manifest, const 
 	_cleanup_key_ struct sbx_key *pub = NULL;
 	_cleanup_free_ char *default_pub = NULL;
 	size_t checked = 0;
-	const char *streams = "";
+	unsigned streams = 0;
+	bool promote, in_dir = false;
+	int code;
 
 	if (!pubkey) {
 		_cleanup_free_ char *key_path = NULL;
 
 		if (default_key_path(o, false, &key_path, &err) < 0)
-			return fail(&err);
+			goto failed;
 		default_pub = sbx_xasprintf("%s.pub", key_path);
 		pubkey = default_pub;
 		if (o->verbosity >= 0)
 			sbx_warn("verifying with the default public key %s", pubkey);
 	}
-	if (sbx_sign_load_pubkey(pubkey, &pub, &err) < 0)
-		return fail(&err);
-	if (load_manifest(manifest, pub, &m, &err) < 0)
-		return fail(&err);
-	if (artifacts && check_artifacts(m, artifacts, &checked, &streams, &err) < 0) {
-		sbx_error_print(&err);
-		return err.code == SBX_EXIT_UNAVAILABLE || err.code == SBX_EXIT_SOFTWARE ? err.code
-											: SBX_EXIT_FAILED;
-	}
+	if (sbx_sign_load_pubkey(pubkey, &pub, &err) < 0 || load_manifest(manifest, pub, &m, &err) < 0)
+		goto failed;
+	in_dir = true;
+	if (artifacts && check_artifacts(m, artifacts, &checked, &streams, &err) < 0)
+		goto failed;
 	/* A promote manifest (sbx promote) is signed and checked the same way;
 	 * its artifacts are the files it delivered. */
-	if (!strcmp(json_string_value(json_object_get(m, "kind")) ?: "", "promote"))
-		sbx_warn("promote manifest OK (%zu artifacts checked)", checked);
-	else if (*streams)
-		sbx_warn("manifest OK (%zu artifacts%s)", checked, streams);
-	else
-		sbx_warn("manifest OK (%zu artifacts checked)", checked);
+	promote = !strcmp(json_string_value(json_object_get(m, "kind")) ?: "", "promote");
+	print_verdict(m, promote, artifacts, checked, streams);
+	if (o->json)
+		return print_json(m, artifacts, checked, streams, NULL) ?: SBX_EXIT_OK;
 	return SBX_EXIT_OK;
+
+failed:
+	/* The key and the manifest: 1 unless sbx itself failed (70); in DIR
+	 * a kernel without openat2 is 69 (no weaker fallback). */
+	code = in_dir ? (err.code == SBX_EXIT_UNAVAILABLE || err.code == SBX_EXIT_SOFTWARE ?
+				 err.code :
+				 SBX_EXIT_FAILED) :
+			fail(&err);
+	if (in_dir)
+		sbx_error_print(&err);
+	/* The JSON says the same exit status as the process. */
+	err.code = code;
+	if (o->json)
+		print_json(m, artifacts, checked, streams, &err);
+	return code;
 }

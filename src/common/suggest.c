@@ -74,6 +74,29 @@ void sbx_suggest_add(struct sbx_suggest *s, const char *candidate)
 	}
 }
 
+void sbx_suggest_add_stem(struct sbx_suggest *s, const char *candidate)
+{
+	char stem[SBX_SUGGEST_MAX_LEN + 1];
+	size_t n;
+	unsigned d;
+
+	sbx_suggest_add(s, candidate);
+	if (!s->word || !candidate)
+		return;
+	n = strcspn(candidate, "-");
+	if (!candidate[n] || n == 0 || n > SBX_SUGGEST_MAX_LEN)
+		return;
+	memcpy(stem, candidate, n);
+	stem[n] = '\0';
+	/* The word equal to the stem is one edit short of the name, so that
+	 * a real typo of a whole name still wins over a bare stem. */
+	d = sbx_suggest_distance(s->word, stem) + 1;
+	if (d < s->best_distance) {
+		s->best = candidate;
+		s->best_distance = d;
+	}
+}
+
 const char *sbx_suggest_result(const struct sbx_suggest *s)
 {
 	if (!s->best || !s->word || s->best_distance > allowed(strlen(s->word)))

@@ -24,6 +24,13 @@ struct sbx_suggest {
 
 void sbx_suggest_init(struct sbx_suggest *s, const char *word);
 void sbx_suggest_add(struct sbx_suggest *s, const char *candidate);
+/*
+ * sbx_suggest_add_stem() - offer @candidate, also measured by its first
+ * word (up to the first '-'): a catalog names profiles "python-analysis",
+ * and a person types "python" or "pyhton".  The candidate itself is what
+ * is suggested, on the same terms as sbx_suggest_result() says.
+ */
+void sbx_suggest_add_stem(struct sbx_suggest *s, const char *candidate);
 
 /*
  * sbx_suggest_result() - the candidate closest to the word, or NULL when

@@ -14,7 +14,7 @@ const char *sbx_catalog_suggest_profile(const struct sbx_catalog *cat, const cha
 
 	sbx_suggest_init(&s, name);
 	for (size_t i = 0; i < cat->n_profiles; i++)
-		sbx_suggest_add(&s, cat->profiles[i].name);
+		sbx_suggest_add_stem(&s, cat->profiles[i].name);
 	return sbx_suggest_result(&s);
 }
 
@@ -24,7 +24,7 @@ const char *sbx_catalog_suggest_network(const struct sbx_catalog *cat, const cha
 
 	sbx_suggest_init(&s, name);
 	for (size_t i = 0; i < cat->n_networks; i++)
-		sbx_suggest_add(&s, cat->networks[i].name);
+		sbx_suggest_add_stem(&s, cat->networks[i].name);
 	return sbx_suggest_result(&s);
 }
 

@@ -8,7 +8,7 @@
 # suggestion, and every line of a usage error starts "sbx: ".
 . "$SBX_SRCDIR/tests/e2e/lib.sh"
 
-plan 94
+plan 96
 
 # The fields of a manifest that differ between two runs of the same job.
 SAME='del(.run_id, .timing, .usage, .events, .signature, .isolation)'
@@ -201,7 +201,12 @@ for mode in root user; do
 	check "$mode: --dry-run of a job file: exit 0, no manifest" \
 		eval '[ $RC -eq 0 ] && ! grep -q signature "$OUT"'
 	check "$mode: --dry-run shows the effective limits" \
-		eval 'grep -q "^limits\.memory_mib *128$" "$OUT" && grep -q "^limits\.wall_seconds *60$" "$OUT" && grep -q "^limits\.cpu_cores *0.5$" "$OUT"'
+		eval 'grep -q "^limits\.memory_mib *128$" "$OUT" && grep -q "^limits\.wall_seconds *60$" "$OUT" && grep -q "^limits\.cpu_millicores *500 (cpu_cores 0.5 in a job)$" "$OUT"'
+	# Every limit in the units of the run's manifest.
+	check "$mode: --dry-run: each limit as the manifest's .limits has it (key and unit)" \
+		eval 'jq -r ".limits | to_entries[] | \"limits.\(.key) \(.value)\"" "$M/file-manifest.json" | sort >"$M/man-limits" &&
+			grep "^limits\." "$OUT" | awk "{ print \$1, \$2 }" | sort >"$M/dry-limits" &&
+			[ -s "$M/man-limits" ] && diff "$M/man-limits" "$M/dry-limits" >&2'
 	check "$mode: --dry-run shows the binds, env and outputs" \
 		eval 'grep -q "^bind */usr" "$OUT" && grep -q "^env *PATH=/usr/bin:/bin$" "$OUT" && grep -q "^allowed_outputs *text/plain$" "$OUT" && grep -q "^required_outputs *o.txt$" "$OUT"'
 	check "$mode: --dry-run created nothing: no artifacts dir, no state" \

@@ -261,7 +261,7 @@ for mode in root user; do
 	as_mode "$SBX" verify --pubkey "$KEY.pub" --artifacts "$M/p1" "$P1" >/dev/null 2>"$M/verify.err"
 	vrc=$?
 	check "$mode: ... and with sbx verify --artifacts" \
-		eval '[ $vrc -eq 0 ] && grep -q "promote manifest OK (1 artifacts checked)" "$M/verify.err"'
+		eval '[ $vrc -eq 0 ] && grep -q "promote manifest OK: signature valid; 1 artifact in .* matches$" "$M/verify.err"'
 	printf X >> "$M/p1/part.txt"
 	as_mode "$SBX" verify --pubkey "$KEY.pub" --artifacts "$M/p1" "$P1" >/dev/null 2>&1
 	check "$mode: ... which notices a delivered file changed" test $? -eq 1

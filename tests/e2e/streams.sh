@@ -85,7 +85,7 @@ raise ValueError("boom")'
 		test "$(jqm .manifest_version)" = 2
 	check "$mode: traceback: signed, jq reproduces the line" eval 'signature_ok && jq_reproduces'
 	check "$mode: sbx verify --artifacts checks the stream files" \
-		eval 'verify_art && grep -q "stdout and stderr checked" "$M/verify.err"' ||
+		eval 'verify_art && grep -q "stdout and stderr in .* match$" "$M/verify.err"' ||
 		diag "$(cat "$M/verify.err")"
 	printf 'x' >> "$ART/.sbx/stderr"
 	check "$mode: a changed .sbx/stderr: sbx verify --artifacts exits 1" \

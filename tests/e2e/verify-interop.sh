@@ -122,10 +122,12 @@ check "key_id is sha256: + the SHA-256 of the raw public key" \
 check "jq -cjS reproduces the whole line" jq_reproduces "$tmp/m"
 
 # 11-13: sbx verify accepts it
-check "sbx verify --pubkey accepts it" exits 0 "$SBX" verify --pubkey "$tmp/k.pub" "$tmp/m"
+check "sbx verify --pubkey accepts it, and says the artifacts were not checked" \
+	eval 'exits 0 "$SBX" verify --pubkey "$tmp/k.pub" "$tmp/m" &&
+		grep -q "^sbx: manifest OK: signature valid; its 2 promoted artifacts were not checked (no --artifacts DIR)$" "$tmp/err"'
 check "sbx verify --artifacts checks both promoted artifacts" \
 	eval 'exits 0 "$SBX" verify --pubkey "$tmp/k.pub" --artifacts "$tmp/art" "$tmp/m" &&
-		grep -q "manifest OK (2 artifacts checked)" "$tmp/err"'
+		grep -q "^sbx: manifest OK: signature valid; 2 artifacts in .* match$" "$tmp/err"'
 check "sbx verify reads the manifest from stdin (-)" \
 	eval 'exits 0 "$SBX" verify --pubkey "$tmp/k.pub" - < "$tmp/m"'
 
@@ -140,9 +142,10 @@ check "tampered value: jq + openssl reject it" fails jq_openssl_verify "$tmp/m.v
 # 17-19: artifacts changed after signing
 cp -r "$tmp/art" "$tmp/art2"
 printf 'a,b\n1,3\n' > "$tmp/art2/out/a.csv"
-check "tampered artifact byte: sbx verify --artifacts exits 1" \
+check "tampered artifact byte: sbx verify --artifacts exits 1, 1 file does not match" \
 	eval 'exits 1 "$SBX" verify --pubkey "$tmp/k.pub" --artifacts "$tmp/art2" "$tmp/m" &&
-		grep -q "out/a.csv: sha256 differs" "$tmp/err"'
+		grep -q "out/a.csv: sha256 differs" "$tmp/err" &&
+		grep -q ": 1 file does not match the manifest$" "$tmp/err"'
 rm "$tmp/art2/out/a.csv"
 ln -s "$tmp/art/out/a.csv" "$tmp/art2/out/a.csv"
 check "artifact replaced by a symlink to the right content: exit 1" \
@@ -252,7 +255,7 @@ jq -c --arg e "$(sha256sum < "$tmp/art4/.sbx/stderr" | cut -d' ' -f1)" \
 "$SIGN" "$tmp/k" "$tmp/s.json" > "$tmp/s"
 check "stream files in DIR/.sbx: sbx verify --artifacts checks them" \
 	eval 'exits 0 "$SBX" verify --pubkey "$tmp/k.pub" --artifacts "$tmp/art4" "$tmp/s" &&
-		grep -q "manifest OK (2 artifacts, stdout and stderr checked)" "$tmp/err"'
+		grep -q "^sbx: manifest OK: signature valid; 2 artifacts, stdout and stderr in .* match$" "$tmp/err"'
 printf 'x' >> "$tmp/art4/.sbx/stdout"
 check "a changed DIR/.sbx/stdout: exit 1, named" \
 	eval 'exits 1 "$SBX" verify --pubkey "$tmp/k.pub" --artifacts "$tmp/art4" "$tmp/s" &&

@@ -97,6 +97,35 @@ static void test_tie_and_incremental(void **state)
 	assert_string_equal(sbx_suggest_result(&s), "memory_mib");
 }
 
+/* A catalog's names are word-word: its first word, or a typo of it,
+ * finds the whole name. */
+static void test_stem(void **state)
+{
+	static const char *const profiles[] = { "node", "python-analysis", "shell", NULL };
+	struct sbx_suggest s;
+
+	(void)state;
+	for (const char *const *w = (const char *const[]){ "pyhton", "python", "pyton", NULL }; *w;
+	     w++) {
+		sbx_suggest_init(&s, *w);
+		for (const char *const *p = profiles; *p; p++)
+			sbx_suggest_add_stem(&s, *p);
+		assert_string_equal(sbx_suggest_result(&s), "python-analysis");
+	}
+	/* Without stems, "pyhton" is nine edits from the name. */
+	assert_null(sbx_suggest_strv("pyhton", profiles));
+	/* A typo of a whole name still wins over a stem. */
+	sbx_suggest_init(&s, "egress-exampel");
+	sbx_suggest_add_stem(&s, "egress");
+	sbx_suggest_add_stem(&s, "egress-example");
+	assert_string_equal(sbx_suggest_result(&s), "egress-example");
+	/* Too far from any stem: nothing. */
+	sbx_suggest_init(&s, "ruby");
+	for (const char *const *p = profiles; *p; p++)
+		sbx_suggest_add_stem(&s, *p);
+	assert_null(sbx_suggest_result(&s));
+}
+
 static void test_suffix(void **state)
 {
 	char buf[64];
@@ -118,6 +147,7 @@ int main(void)
 		cmocka_unit_test(test_near_misses),
 		cmocka_unit_test(test_no_suggestion),
 		cmocka_unit_test(test_tie_and_incremental),
+		cmocka_unit_test(test_stem),
 		cmocka_unit_test(test_suffix),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
