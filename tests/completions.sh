@@ -24,7 +24,8 @@ skip() {
 common="--config --policy --quiet --verbose --help"
 declare -A opts=(
 	[run]="--principal --store --artifacts --key --events --queue-timeout --profile --network
-		--input --limit --allow --require --code --print-job --dry-run --stdout --stderr"
+		--input --limit --allow --require --code --print-job --dry-run --stdout --stderr
+		--attach --no-attach --stdin --manifest --manifest-fd"
 	[verify]="--pubkey --artifacts"
 	[keygen]="--output"
 	[check]="--json" [profiles]="--json" [cancel]="" [gc]=""
