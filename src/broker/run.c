@@ -8,8 +8,9 @@
  * init (pid 1 of a new pid namespace, sbx-init: see init.c), which starts
  * the payload.  Channels between them: a SOCK_SEQPACKET socket (the
  * sealed spec, setup reports, the /work/in and /work/out directory fds,
- * the payload's start and wait status), and two pipes for the payload's
- * stdout and stderr.  Nothing else crosses.  A job with archives has a
+ * the payload's start and wait status), two pipes for the payload's
+ * stdout and stderr, and with --stdin a third for its stdin, which the
+ * broker fills from its own (deliver.h).  Nothing else crosses.  A job with archives has a
  * third process for a while: sbx-extract, exec'd by the broker into the
  * run's cgroup (and an IPC namespace of its own) to fill /work/in through
  * its fd before the payload starts; see store.c.  A run with outputs has
@@ -37,7 +38,8 @@
  *                   then the captured stdout and stderr written beside
  *                   them (or to --stdout/--stderr FILE): streams.c
  *   cleanup         cgroup removed, state entry removed    -> cleaned
- * and finally the signed manifest on stdout.  The signing key is checked
+ * and finally the signed manifest on stdout, or where deliver.c puts it
+ * for an attached run or --manifest.  The signing key is checked
  * at admission but read for good only to sign: it is not in this
  * process's memory while the payload runs or its outputs are parsed
  * (and no byte of the outputs is parsed here, only copied and hashed).
