@@ -48,7 +48,7 @@ newdir() {
 # on_tty LOG CMD...: CMD on a fresh pty; its output (CR LF made LF) in LOG.
 on_tty() {
 	local log=$1; shift
-	timeout -s KILL 60 script -qefc "$(printf '%q ' "$@")" "$log.raw" </dev/null >/dev/null 2>&1
+	SHELL=/bin/bash timeout -s KILL 60 script -qefc "$(printf '%q ' "$@")" "$log.raw" </dev/null >/dev/null 2>&1
 	RC=$?
 	tr -d '\r' < "$log.raw" > "$log"
 }
@@ -156,11 +156,11 @@ EOF
 	check "$mode: --attach with --no-attach: 64" test $? = 64
 	ln -sf /nonexistent "$M/link.json"
 	as_mode "$SBX" run --config "$M/config.json" --policy "$POL" --key "$KEY" --manifest "$M/link.json" \
-		-p shell -c true > /dev/null 2> "$M/u2.err"
+		--artifacts "$M/u2" -p shell -c true > /dev/null 2> "$M/u2.err"
 	rc=$?
 	check "$mode: --manifest through a symlink: 64, the symlink left as it was" \
 		eval '[ "$rc" = 64 ] && grep -q "symbolic link" "$M/u2.err" && [ -L "$M/link.json" ]'
-	echo '{}' | as_mode "$SBX" run --stdin - > /dev/null 2> "$M/u3.err"
+	echo '{}' | as_mode "$SBX" run --artifacts "$M/u3" --stdin - > /dev/null 2> "$M/u3.err"
 	check "$mode: --stdin with the job on stdin: 64" test $? = 64
 
 	check "$mode: nothing left behind" nothing_left
