@@ -212,6 +212,13 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 	memset(out, 0, sizeof(*out));
 	stream_init(&out->out, o->stream_cap);
 	stream_init(&out->err, o->stream_cap);
+	out->t_started_ns = sbx_now_mono_ns();
+
+	hard_fd = arm_timer(o->wall_ms, 0);
+	if (o->soft_ms && o->soft_ms < o->wall_ms)
+		soft_fd = arm_timer(o->soft_ms, 0);
+	if (hard_fd < 0 || (o->soft_ms && o->soft_ms < o->wall_ms && soft_fd < 0))
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "timerfd");
 	sbx_relay_init(&mir[0], o->mirror ? o->mirror_fd[0] : -1);
 	sbx_relay_init(&mir[1], o->mirror ? o->mirror_fd[1] : -1);
 	sbx_relay_init(&in, o->pump_stdin && sp->in_wr >= 0 ? sp->in_wr : -1);
@@ -223,13 +230,6 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 		 * return EAGAIN, never block the loop. */
 		fcntl(sp->in_wr, F_SETFL, O_NONBLOCK);
 	}
-	out->t_started_ns = sbx_now_mono_ns();
-
-	hard_fd = arm_timer(o->wall_ms, 0);
-	if (o->soft_ms && o->soft_ms < o->wall_ms)
-		soft_fd = arm_timer(o->soft_ms, 0);
-	if (hard_fd < 0 || (o->soft_ms && o->soft_ms < o->wall_ms && soft_fd < 0))
-		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "timerfd");
 	fcntl(sp->out_rd, F_SETFL, O_NONBLOCK);
 	fcntl(sp->err_rd, F_SETFL, O_NONBLOCK);
 	/* The tick is cosmetic: without a timer there is just no redraw. */
@@ -275,7 +275,8 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 		if (poll(pfd, (nfds_t)(n + n_net), -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "poll");
+			r = sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "poll");
+			break;
 		}
 		for (size_t i = 0; i < n; i++) {
 			uint64_t ticks;
