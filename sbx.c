@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <fcntl.h>
 #include <getopt.h>
 #include <malloc.h>
 #include <stdarg.h>
@@ -57,6 +58,11 @@ enum {
 	OPT_STDOUT,
 	OPT_STDERR,
 	OPT_OUT,
+	OPT_ATTACH,
+	OPT_NO_ATTACH,
+	OPT_STDIN,
+	OPT_MANIFEST,
+	OPT_MANIFEST_FD,
 };
 
 static const struct option long_options[] = {
@@ -84,6 +90,11 @@ static const struct option long_options[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "jobs", required_argument, NULL, 'j' },
 	{ "out", required_argument, NULL, OPT_OUT },
+	{ "attach", no_argument, NULL, OPT_ATTACH },
+	{ "no-attach", no_argument, NULL, OPT_NO_ATTACH },
+	{ "stdin", no_argument, NULL, OPT_STDIN },
+	{ "manifest", required_argument, NULL, OPT_MANIFEST },
+	{ "manifest-fd", required_argument, NULL, OPT_MANIFEST_FD },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -114,7 +125,8 @@ static unsigned option_owners(int val)
 		return FOR_BATCH;
 	case OPT_EVENTS: case 'p': case 'n': case 'i': case OPT_LIMIT:
 	case OPT_ALLOW: case OPT_REQUIRE: case 'c': case OPT_PRINT_JOB: case OPT_DRY_RUN:
-	case OPT_STDOUT: case OPT_STDERR:
+	case OPT_STDOUT: case OPT_STDERR: case OPT_ATTACH: case OPT_NO_ATTACH: case OPT_STDIN:
+	case OPT_MANIFEST: case OPT_MANIFEST_FD:
 		return FOR_RUN;
 	case OPT_ARTIFACTS:
 		return FOR_RUN | FOR_VERIFY | FOR_BATCH | FOR_PROMOTE;
@@ -176,6 +188,13 @@ static const struct optdoc optdocs[] = {
 	{ FOR_RUN, "--stderr FILE", "keep the payload's captured stderr in FILE, a new file\n"
 				   "(default DIR/.sbx/stderr beside the artifacts)" },
 	{ FOR_RUN, "--queue-timeout SECONDS", "how long admission may wait for capacity (default 0)" },
+	{ FOR_RUN, "--attach", "show the program's stdout and stderr live on sbx's (the\n"
+			       "default when stdout is a terminal); the manifest goes to\n"
+			       "--manifest, else DIR/.sbx/manifest.json" },
+	{ FOR_RUN, "--no-attach", "the signed manifest on stdout, also on a terminal" },
+	{ FOR_RUN, "--stdin", "pass sbx's stdin to the program's stdin, through a pipe" },
+	{ FOR_RUN, "--manifest FILE", "write the signed manifest to FILE (made or emptied)" },
+	{ FOR_RUN, "--manifest-fd N", "write the signed manifest to the open fd N" },
 	{ FOR_VERIFY, "--pubkey FILE", "the public key (default: the one the manifest names)" },
 	{ FOR_KEYGEN, "-o, --output FILE", "where the key goes (FILE.pub beside it)" },
 	{ FOR_CHECK | FOR_PROFILES, "--json", "one JSON object on one line instead of text" },
@@ -202,6 +221,7 @@ struct parsed {
 	const char *out;
 	const char *batch_out;     /* batch --out */
 	unsigned jobs;             /* batch -j */
+	int attach;                /* --attach 1, --no-attach 0, neither -1 */
 	bool queue_timeout_set;
 	char **operands;
 	int n_operands;
@@ -486,6 +506,31 @@ static int parse_options(const struct subcommand *sc, int argc, char **argv, str
 		case OPT_STDERR:
 			p->run.stderr_file = optarg;
 			break;
+		case OPT_ATTACH:
+		case OPT_NO_ATTACH:
+			if (p->attach >= 0 && p->attach != (c == OPT_ATTACH))
+				return usage_error(cmd, "--attach and --no-attach exclude each other");
+			p->attach = c == OPT_ATTACH;
+			break;
+		case OPT_STDIN:
+			p->run.stdin_pipe = true;
+			break;
+		case OPT_MANIFEST:
+			p->run.manifest_file = optarg;
+			break;
+		case OPT_MANIFEST_FD: {
+			char *end;
+			long fd;
+
+			errno = 0;
+			fd = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || fd < 0 || fd > 65535)
+				return usage_error(cmd, "--manifest-fd: expected an open file descriptor number, got '%s'",
+						   optarg);
+			p->run.manifest_fd = (int)fd;
+			p->run.manifest_fd_set = true;
+			break;
+		}
 		case 'o':
 			p->out = optarg;
 			break;
@@ -514,6 +559,16 @@ static int do_run(struct parsed *p)
 		return usage_error("run", "--print-job and --dry-run exclude each other");
 	if (p->run.common.json && !p->run.dry_run)
 		return usage_error("run", "--json goes with --dry-run (a run's manifest and --print-job's job are JSON already)");
+	/* A person at a terminal sees the program's output, as with docker
+	 * run; a back end reading stdout through a pipe gets the manifest. */
+	p->run.attach = p->attach >= 0 ? p->attach == 1 : isatty(STDOUT_FILENO) == 1;
+	/* The copies go to fds 1 and 2 as they are now, and --stdin reads
+	 * fd 0: one that is closed could be a file sbx opens later. */
+	if (p->run.attach && (fcntl(STDOUT_FILENO, F_GETFD) < 0 || fcntl(STDERR_FILENO, F_GETFD) < 0))
+		return usage_error("run", "--attach: standard output or error is closed; open both, "
+					  "or use --no-attach");
+	if (p->run.stdin_pipe && fcntl(STDIN_FILENO, F_GETFD) < 0)
+		return usage_error("run", "--stdin: standard input is closed; open it (</dev/null for none)");
 	if (!one->profile) {
 		if (one->code || one->network || one->handles || one->limits || one->allow ||
 		    one->require)
@@ -625,8 +680,11 @@ static const struct subcommand subcommands[] = {
 	  "       sbx run [options] -p PROFILE [-n NETWORK] [-i HANDLE]... [--limit KEY=VALUE]...\n"
 	  "               [--allow TYPE]... [--require PATH]... (-c CODE [-- ARGS...] | -- FILE [ARGS...])",
 	  "Run one job (JOB is a path, or - for stdin) in a fresh sandbox and print its\n"
-	  "signed manifest on stdout.  With -p, the job is built from the options instead,\n"
-	  "exactly as a job file would hold it, and admitted on the same terms.",
+	  "signed manifest on stdout.  On a terminal (or with --attach) the program's\n"
+	  "stdout and stderr are shown live instead, the manifest is kept in the run's\n"
+	  "directory (or --manifest FILE) and a one-line summary ends on stderr.\n"
+	  "With -p, the job is built from the options instead, exactly as a job file\n"
+	  "would hold it, and admitted on the same terms.",
 	  do_run },
 	{ "verify", FOR_VERIFY, "sbx verify [--pubkey FILE] [--artifacts DIR] [--json] MANIFEST",
 	  "Check a manifest's signature and, with --artifacts, the artifacts' digests.", do_verify },
@@ -715,7 +773,7 @@ static void prefault_heap(void)
 int main(int argc, char **argv)
 {
 	const struct subcommand *sc;
-	struct parsed p = { 0 };
+	struct parsed p = { .attach = -1 };
 	int c, r;
 
 	/* Options before the subcommand: only those every subcommand takes

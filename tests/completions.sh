@@ -24,7 +24,8 @@ skip() {
 common="--config --policy --quiet --verbose --help"
 declare -A opts=(
 	[run]="--principal --store --artifacts --key --events --queue-timeout --profile --network
-		--input --limit --allow --require --code --print-job --dry-run --stdout --stderr --json"
+		--input --limit --allow --require --code --print-job --dry-run --stdout --stderr --json
+		--attach --no-attach --stdin --manifest --manifest-fd"
 	[verify]="--pubkey --artifacts --json"
 	[keygen]="--output --json"
 	[check]="--json" [profiles]="--json" [cancel]="--json" [gc]="--json"

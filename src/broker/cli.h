@@ -28,6 +28,14 @@ struct sbx_run_opts {
 	const char *artifacts_parent; /* no --artifacts: PARENT/RUN_ID (default sbx-runs) */
 	const char *stdout_file;  /* --stdout FILE, or NULL: beside the artifacts */
 	const char *stderr_file;  /* --stderr FILE */
+	/* --attach (or stdout a terminal, decided by sbx.c): the payload's
+	 * stdout and stderr reach sbx's live, the manifest goes elsewhere
+	 * (deliver.h).  Never for a batch's runs. */
+	bool attach;
+	bool stdin_pipe;          /* --stdin: sbx's stdin is the payload's, through a pipe */
+	const char *manifest_file; /* --manifest FILE */
+	bool manifest_fd_set;     /* --manifest-fd N */
+	int manifest_fd;
 	const char *key;
 	const char *events;
 	uint64_t queue_timeout_ms;

@@ -19,13 +19,15 @@
 #include <sys/wait.h>
 
 #include "canonjson.h"
+#include "excerpt.h"
 #include "run.h"
 #include "mediatype.h"
 
 /* 2: excerpts keep C0 control characters (escaped); in 1 they were
- * U+FFFD, and a consumer could print an excerpt to a terminal as it was. */
-#define MANIFEST_VERSION 2
-#define EXCERPT_BYTES 2048
+ * U+FFFD, and a consumer could print an excerpt to a terminal as it was.
+ * 3: an excerpt is the capture's head and tail (excerpt.h), with
+ * excerpt_truncated beside the capture's own truncated, and "stdin". */
+#define MANIFEST_VERSION 3
 #define REASON_BYTES 512
 
 static json_t *clean(const char *s, size_t len, size_t max)
@@ -42,14 +44,6 @@ static json_t *clean(const char *s, size_t len, size_t max)
 	return j;
 }
 
-/* The first bytes of a stream, as text: lines and tabs kept. */
-static json_t *excerpt(const struct sbx_stream *s)
-{
-	size_t n = s->len < EXCERPT_BYTES ? s->len : EXCERPT_BYTES;
-	_cleanup_free_ char *c = sbx_canonjson_clean_text(s->buf, n, EXCERPT_BYTES, NULL);
-
-	return json_string(c);
-}
 
 static json_t *cstr(const char *s)
 {
@@ -159,10 +153,26 @@ static json_t *usage(const struct sbx_run *run)
 
 static json_t *stream(const struct sbx_run *run, const struct sbx_stream *s)
 {
+	size_t left_out;
+	_cleanup_free_ char *ex = NULL;
+
 	if (!run->ran)
 		return json_null();
-	return json_pack("{s:I,s:s,s:b,s:o}", "bytes", (json_int_t)s->bytes, "sha256", s->sha256,
-			 "truncated", s->truncated, "excerpt", excerpt(s));
+	ex = sbx_excerpt(s->buf, s->len, &left_out);
+	return json_pack("{s:I,s:s,s:b,s:s,s:b}", "bytes", (json_int_t)s->bytes, "sha256", s->sha256,
+			 "truncated", s->truncated, "excerpt", ex, "excerpt_truncated",
+			 left_out > 0);
+}
+
+/* --stdin: what was passed to the payload; null without it. */
+static json_t *stdin_record(const struct sbx_run *run)
+{
+	const struct sbx_stdin_tally *t = &run->outcome.in;
+
+	if (!run->ran || !t->used)
+		return json_null();
+	return json_pack("{s:I,s:s,s:b}", "bytes", (json_int_t)t->bytes, "sha256", t->sha256,
+			 "complete", t->complete);
 }
 
 static json_t *isolation(const struct sbx_run *run)
@@ -298,6 +308,7 @@ json_t *sbx_manifest_build(const struct sbx_run *run)
 	json_object_set_new(m, "timing", timing(run));
 	json_object_set_new(m, "usage", usage(run));
 	json_object_set_new(m, "events", json_incref(run->events));
+	json_object_set_new(m, "stdin", stdin_record(run));
 	json_object_set_new(m, "stdout", stream(run, &run->outcome.out));
 	json_object_set_new(m, "stderr", stream(run, &run->outcome.err));
 	json_object_set_new(m, "artifacts", artifacts(run));

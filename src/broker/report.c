@@ -34,12 +34,13 @@ static bool verbose(const struct sbx_run *run)
 	return run->opts->common.verbosity > 0;
 }
 
-/* A person is watching: a terminal on stderr, or -v; never with -q. */
+/* A person is watching: a terminal on stderr, an attached run (whose
+ * manifest is not on stdout), or -v; never with -q. */
 static bool watched(const struct sbx_run *run)
 {
 	int v = run->opts->common.verbosity;
 
-	return v > 0 || (v == 0 && isatty(STDERR_FILENO));
+	return v > 0 || (v == 0 && (isatty(STDERR_FILENO) || run->deliver.attached));
 }
 
 void sbx_report_started(struct sbx_run *run)
@@ -68,10 +69,17 @@ void sbx_report_end(struct sbx_run *run)
 {
 	size_t promoted = 0, rejected = 0, discarded = 0;
 	uint64_t ms = run->ended_at_ms > run->started_at_ms ? run->ended_at_ms - run->started_at_ms : 0;
-	_cleanup_free_ char *status = NULL;
+	_cleanup_free_ char *status = NULL, *where = NULL;
 
 	if (!watched(run))
 		return;
+	/* An attached run's manifest is not on stdout: say where it is. */
+	if (run->deliver.attached && run->deliver.shown) {
+		_cleanup_free_ char *m = sbx_report_escape(run->deliver.shown);
+		where = sbx_xasprintf("; manifest in %s", m);
+	} else {
+		where = sbx_xstrdup("");
+	}
 	sbx_status_line_clear(&run->status_line);
 	for (size_t i = 0; run->collected && i < run->coll.n; i++) {
 		const struct sbx_artifact *a = &run->coll.items[i];
@@ -96,17 +104,17 @@ void sbx_report_end(struct sbx_run *run)
 		status = sbx_xasprintf("%s (%s)", sbx_status_name(run->status), r);
 	}
 	if (promoted + rejected + discarded == 0) {
-		fprintf(stderr, "sbx: %s in %llu.%02llus: no artifacts\n", status,
-			(unsigned long long)(ms / 1000), (unsigned long long)(ms % 1000 / 10));
+		fprintf(stderr, "sbx: %s in %llu.%02llus: no artifacts%s\n", status,
+			(unsigned long long)(ms / 1000), (unsigned long long)(ms % 1000 / 10), where);
 	} else {
 		_cleanup_free_ char *dir = sbx_report_escape(run->artifacts.shown);
 		_cleanup_free_ char *extra = discarded ? sbx_xasprintf(", %zu discarded", discarded) :
 							 sbx_xstrdup("");
 		size_t dl = strlen(dir);
 
-		fprintf(stderr, "sbx: %s in %llu.%02llus: %zu artifact%s promoted, %zu rejected%s%s%s%s\n",
+		fprintf(stderr, "sbx: %s in %llu.%02llus: %zu artifact%s promoted, %zu rejected%s%s%s%s%s\n",
 			status, (unsigned long long)(ms / 1000), (unsigned long long)(ms % 1000 / 10),
 			promoted, promoted == 1 ? "" : "s", rejected, extra, promoted ? ", in " : "",
-			promoted ? dir : "", promoted && dl && dir[dl - 1] != '/' ? "/" : "");
+			promoted ? dir : "", promoted && dl && dir[dl - 1] != '/' ? "/" : "", where);
 	}
 }

@@ -2,8 +2,9 @@
 /*
  * report.h - what `sbx run` tells a person on stderr, beside the manifest
  * on stdout: with -v the run id and one line per stage as it happens; on a
- * terminal (or with -v) each rejected artifact and a one-line summary at
- * the end.  -q silences all of it.  Names that come from the payload are
+ * terminal, in an attached run (deliver.h) or with -v, each rejected
+ * artifact and a one-line summary at the end, which in an attached run
+ * also says where the manifest went.  -q silences all of it.  Names that come from the payload are
  * escaped (\xNN) so that they cannot drive the terminal.
  */
 #ifndef SBX_REPORT_H

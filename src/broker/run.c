@@ -8,8 +8,9 @@
  * init (pid 1 of a new pid namespace, sbx-init: see init.c), which starts
  * the payload.  Channels between them: a SOCK_SEQPACKET socket (the
  * sealed spec, setup reports, the /work/in and /work/out directory fds,
- * the payload's start and wait status), and two pipes for the payload's
- * stdout and stderr.  Nothing else crosses.  A job with archives has a
+ * the payload's start and wait status), two pipes for the payload's
+ * stdout and stderr, and with --stdin a third for its stdin, which the
+ * broker fills from its own (deliver.h).  Nothing else crosses.  A job with archives has a
  * third process for a while: sbx-extract, exec'd by the broker into the
  * run's cgroup (and an IPC namespace of its own) to fill /work/in through
  * its fd before the payload starts; see store.c.  A run with outputs has
@@ -37,7 +38,8 @@
  *                   then the captured stdout and stderr written beside
  *                   them (or to --stdout/--stderr FILE): streams.c
  *   cleanup         cgroup removed, state entry removed    -> cleaned
- * and finally the signed manifest on stdout.  The signing key is checked
+ * and finally the signed manifest on stdout, or where deliver.c puts it
+ * for an attached run or --manifest.  The signing key is checked
  * at admission but read for good only to sign: it is not in this
  * process's memory while the payload runs or its outputs are parsed
  * (and no byte of the outputs is parsed here, only copied and hashed).
@@ -824,6 +826,7 @@ static int execute(struct sbx_run *run, int sfd)
 	sp.host_id = run->host_id;
 	sp.sub_uid = run->sub_uid;
 	sp.sub_gid = run->sub_gid;
+	sbx_deliver_wire(&run->deliver, run->opts, &sp, &so);
 	detected = sbx_cgroup_detect(&run->cg_host, &copts, &detect_err);
 	born_in_cgroup = detected == 0 && run->cg_host.version == 2;
 	spawned = born_in_cgroup ? 0 : sbx_spawn_start(&sp, &spawn_err);
@@ -1038,37 +1041,6 @@ static bool seccomp_known(void *ud, const char *raw, size_t len)
 	       sbx_seccomp_cache_known(dir, raw, len);
 }
 
-/*
- * The signed manifest, and for a run that holds outputs the hold's record.
- * The record names the manifest's digest, so it is written after signing;
- * if it cannot be, the manifest is made again, truthful (nothing held).
- */
-static int sign_manifest(struct sbx_run *run, json_t **manifest, char **line, size_t *len)
-{
-	struct sbx_error herr = { 0 };
-	int code;
-
-	/* The key is read now, for the signature, and wiped right after: it
-	 * is not in memory while the payload runs or its outputs are
-	 * validated (it was read at the start only to refuse a run that
-	 * could not be signed before anything ran). */
-	if (sbx_sign_default_key(run->opts->key, run->cfg.signing_key, &run->key, &run->err) < 0)
-		return -1;
-	*manifest = sbx_manifest_build(run);
-	code = sbx_manifest_finish(*manifest, &run->key, line, len, &run->err);
-	if (code == 0 && run->hold && sbx_hold_record(run, *line, *len, &herr) < 0) {
-		sbx_error_print(&herr);
-		sbx_hold_abandon(run, "not held: the hold could not be recorded");
-		json_decref(*manifest);
-		free(*line);
-		*line = NULL;
-		*manifest = sbx_manifest_build(run);
-		code = sbx_manifest_finish(*manifest, &run->key, line, len, &run->err);
-	}
-	sbx_key_clear(&run->key);
-	return code;
-}
-
 /* The caller's subordinate ids for admission slot @slot, if it has a
  * range (subids.h); a range that cannot be used refuses the run. */
 static int choose_sub_ids(struct sbx_run *run, const struct sbx_admission *slot)
@@ -1085,16 +1057,16 @@ static int choose_sub_ids(struct sbx_run *run, const struct sbx_admission *slot)
 int sbx_cmd_run(const struct sbx_run_opts *o)
 {
 	struct sbx_run run = { .opts = o, .status = SBX_STATUS_ERROR, .temp_fd = -1,
-				.host_id = (uid_t)-1, .sub_uid = (uid_t)-1, .sub_gid = (gid_t)-1 };
+				.host_id = (uid_t)-1, .sub_uid = (uid_t)-1, .sub_gid = (gid_t)-1,
+				.deliver = SBX_DELIVER_INIT };
 	_cleanup_(sbx_admission_releasep) struct sbx_admission *slot = NULL;
 	_cleanup_free_ char *state_dir = NULL;
 	_cleanup_close_ int sfd = -1;
 	struct sbx_run_state *state = NULL;
-	_cleanup_free_ char *line = NULL, *artifacts_dir = NULL;
+	_cleanup_free_ char *artifacts_dir = NULL;
 	_cleanup_(sbx_oneliner_job_free) struct sbx_oneliner_job one = { 0 };
-	size_t len = 0;
+	_cleanup_(sbx_deliver_closep) _unused_ struct sbx_deliver *deliver = &run.deliver;
 	uint64_t nofile;
-	json_t *manifest;
 	int code;
 
 	if (o->print_job || o->dry_run)
@@ -1119,6 +1091,7 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	if (sbx_artifacts_dir_open(artifacts_dir, &run.artifacts, &run.err) < 0 ||
 	    sbx_streams_open(&run.streams, (const char *const[]){ o->stdout_file, o->stderr_file },
 			     &run.artifacts, &run.err) < 0 ||
+	    sbx_deliver_open(&run.deliver, o, &run.err) < 0 ||
 	    sbx_hostconfig_load(&run.cfg, o->common.config, &run.err) < 0 ||
 	    /* Before any sandbox exists: the per-uid budgets its set-up and
 	     * its processes share with the caller (budgets.c). */
@@ -1131,14 +1104,17 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 		sbx_artifacts_dir_close(&run.artifacts);
 		return run.err.code;
 	}
-	/* Checked (and made, the first time), not kept: sign_manifest()
+	/* Checked (and made, the first time), not kept: deliver.c
 	 * reads it again when it signs. */
 	sbx_key_clear(&run.key);
 	sfd = cancellation_fd();
-	/* Events on stderr are the progress report then; a status line
-	 * redrawn between them would garble both. */
+	/* Events on stderr are the progress report then, and in an attached
+	 * run the payload's stderr: a status line redrawn between them would
+	 * garble both. */
 	sbx_status_line_init(&run.status_line, STDERR_FILENO,
-			     o->events && !strcmp(o->events, "-") ? -1 : o->common.verbosity, run.t0_ns);
+			     (o->events && !strcmp(o->events, "-")) || o->attach ? -1 :
+										   o->common.verbosity,
+			     run.t0_ns);
 	if (sbx_catalog_load_with(&run.cat, sbx_catalog_default_dir(o->common.policy, &run.cfg),
 				  &(struct sbx_catalog_hooks){ .seccomp_known = seccomp_known, .ud = &run },
 				  &run.err) < 0 ||
@@ -1232,22 +1208,18 @@ done:
 	/* A run that failed keeps nothing held: there would be no record. */
 	if (run.hold && run.err.code)
 		sbx_hold_abandon(&run, "not held: the run ended with an error");
-	manifest = NULL;
 	if (o->prepare) {
 		/* No manifest: the state written by prepare.c is the record. */
 		code = run.err.code ? run.err.code : sbx_status_exit(run.status);
 		if (!run.err.code && run.reason[0] && run.status != SBX_STATUS_SUCCEEDED)
 			sbx_warn("prepare: %s: %s", run.plan.profile->name, run.reason);
-	} else if (sign_manifest(&run, &manifest, &line, &len) < 0) {
+	} else if (sbx_deliver_manifest(&run) < 0) {
 		sbx_error_print(&run.err);
 		code = SBX_EXIT_SOFTWARE;
 	} else {
-		fwrite(line, 1, len, stdout);
-		fflush(stdout);
 		code = sbx_status_exit(run.status);
 		sbx_report_end(&run);
 	}
-	json_decref(manifest);
 	sbx_outcome_free(&run.outcome);
 	if (run.collected)
 		sbx_collection_free(&run.coll);

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "collect.h"
 #include "contract.h"
+#include "deliver.h"
 #include "hostconfig.h"
 #include "job.h"
 #include "policy.h"
@@ -33,6 +34,7 @@ struct sbx_run {
 	char *principal;
 	struct sbx_artifacts_dir artifacts; /* --artifacts, opened at the start */
 	struct sbx_streams streams; /* --stdout, --stderr, opened at the start */
+	struct sbx_deliver deliver; /* --attach, --stdin, --manifest (deliver.h) */
 	uint64_t t0_ns;           /* sbx started (monotonic) */
 	uint64_t started_at_ms;   /* sbx started (real time) */
 	uint64_t ended_at_ms;

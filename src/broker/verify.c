@@ -11,7 +11,8 @@
  * a file outside DIR or follow a symlink, and DIR is walked for entries the
  * manifest does not list.  DIR/.sbx/stdout and DIR/.sbx/stderr, the
  * captures sbx run leaves there, are checked against the manifest's
- * stdout and stderr when present.
+ * stdout and stderr when present; DIR/.sbx/manifest.json, where an
+ * attached run leaves its manifest, is not an unlisted entry.
  *
  * Exit status: 0 valid, 1 invalid (or cannot be checked, or DIR holds
  * entries the manifest does not list) with the reason,
@@ -32,6 +33,7 @@
 #include "canonjson.h"
 #include "cli.h"
 #include "cmd-json.h"
+#include "deliver.h"
 #include "digest.h"
 #include "hostconfig.h"
 #include "json.h"
@@ -325,7 +327,7 @@ int sbx_verify_unlisted(int dirfd, const json_t *manifest, size_t *unlisted,
 	*unlisted = 0;
 	if (!json_is_array(list))
 		return sbx_error_set(err, SBX_EXIT_FAILED, 0, "artifacts: missing or not an array");
-	l.v = sbx_xcalloc(json_array_size(list) + ARRAY_SIZE(stream_names) + 1, sizeof(*l.v));
+	l.v = sbx_xcalloc(json_array_size(list) + ARRAY_SIZE(stream_names) + 2, sizeof(*l.v));
 	json_array_foreach(list, i, a) {
 		const char *status = json_string_value(json_object_get(a, "status"));
 		const char *path = json_string_value(json_object_get(a, "path"));
@@ -338,6 +340,8 @@ int sbx_verify_unlisted(int dirfd, const json_t *manifest, size_t *unlisted,
 	for (i = 0; i < ARRAY_SIZE(stream_names); i++)
 		if (json_is_object(json_object_get(manifest, stream_names[i])))
 			l.v[l.n++] = stream_paths[i];
+	/* An attached run's manifest, which cannot list itself. */
+	l.v[l.n++] = SBX_STREAMS_DIR "/" SBX_MANIFEST_FILE;
 	if (l.n)
 		qsort(l.v, l.n, sizeof(*l.v), by_string);
 	/* A fresh open: the walk's offset is its own. */

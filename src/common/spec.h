@@ -196,6 +196,6 @@ struct sbx_spec *sbx_spec_unpack(void *blob, size_t size);
 struct sbx_spec *sbx_spec_map(int memfd);
 
 /* init.c: the sandbox's init, in sbx-init.  Never returns. */
-_noreturn_ void sbx_init_main(int sock, int out_fd, int err_fd);
+_noreturn_ void sbx_init_main(int sock, int out_fd, int err_fd, int in_fd);
 
 #endif

@@ -30,20 +30,20 @@
 #include "spec.h"
 #include "syscalls.h"
 
-/* Close every inherited fd of the broker's but the four the init uses. */
-void close_inherited(int keep[4])
+/* Close every inherited fd of the broker's but the five the init uses. */
+void close_inherited(int keep[5])
 {
 	unsigned lo = 3;
 
-	/* keep[] sorted ascending */
-	for (int i = 0; i < 3; i++)
-		for (int j = 0; j < 3 - i; j++)
+	/* keep[] sorted ascending; a repeated fd is skipped (keep[i] < lo) */
+	for (int i = 0; i < 4; i++)
+		for (int j = 0; j < 4 - i; j++)
 			if (keep[j] > keep[j + 1]) {
 				int t = keep[j];
 				keep[j] = keep[j + 1];
 				keep[j + 1] = t;
 			}
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		if ((unsigned)keep[i] > lo && close_range(lo, (unsigned)keep[i] - 1, 0) < 0)
 			fail(SBX_STAGE_FDS, "close_range");
 		lo = (unsigned)keep[i] + 1;

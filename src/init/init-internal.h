@@ -105,8 +105,9 @@ void hand_over_work(int sock);
 
 /* Limits of the run's own user namespace; from setup_proc(). */
 void setup_user_quotas(const struct sbx_spec *spec);
-/* Close every inherited fd but the four in @keep (sorted in place). */
-void close_inherited(int keep[4]);
+/* Close every inherited fd but the five in @keep (sorted in place; the
+ * same fd may be named twice). */
+void close_inherited(int keep[5]);
 /* Every capability, no_new_privs, undumpable. */
 void drop_credentials(void);
 /**
@@ -131,10 +132,11 @@ extern int oom_adj_fd;
 void open_oom_score_adj(void);
 /**
  * spawn_payload() - clone and exec the payload with @out_fd and @err_fd as
- * its stdout and stderr.  Returns its pid; a failure before or in its
- * execve fails the run (SBX_STAGE_FDS, SBX_STAGE_EXEC).
+ * its stdout and stderr, and @in_fd as its stdin (-1: /dev/null).
+ * Returns its pid; a failure before or in its execve fails the run
+ * (SBX_STAGE_FDS, SBX_STAGE_EXEC).
  */
-pid_t spawn_payload(const struct sbx_spec *spec, int out_fd, int err_fd);
+pid_t spawn_payload(const struct sbx_spec *spec, int out_fd, int err_fd, int in_fd);
 /**
  * reap() - pid 1's loop: forward the signals in @mask other than SIGCHLD
  * to the whole namespace, reap, and when @payload ends kill the rest,

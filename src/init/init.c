@@ -214,7 +214,7 @@ static void reset_signals(void)
 	}
 }
 
-void sbx_init_main(int sock, int out_fd, int err_fd)
+void sbx_init_main(int sock, int out_fd, int err_fd, int in_fd)
 {
 	const struct sbx_spec *spec;
 	sigset_t mask;
@@ -279,7 +279,8 @@ void sbx_init_main(int sock, int out_fd, int err_fd)
 	setup_code(spec);
 	setup_seed(spec);
 	setup_pivot();
-	close_inherited((int[4]){ sock, out_fd, err_fd, oom_adj_fd });
+	/* Without --stdin, the socket stands in for the stdin pipe. */
+	close_inherited((int[5]){ sock, out_fd, err_fd, oom_adj_fd, in_fd >= 0 ? in_fd : sock });
 	drop_credentials();
 	landlock_abi = apply_landlock(spec);
 	load_seccomp(spec);
@@ -295,9 +296,12 @@ void sbx_init_main(int sock, int out_fd, int err_fd)
 		fail(SBX_STAGE_FORK, "sigprocmask");
 
 	setup_rlimits(spec);
-	pid = spawn_payload(spec, out_fd, err_fd);
+	pid = spawn_payload(spec, out_fd, err_fd, in_fd);
 	close(out_fd);
 	close(err_fd);
+	/* The payload's alone: the broker sees its EOF or EPIPE. */
+	if (in_fd >= 0)
+		close(in_fd);
 	/* The report says what was applied: the Landlock ABI, or 0. */
 	rep = (struct sbx_report){ .kind = SBX_REPORT_STARTED, .status = landlock_abi,
 				   .memfd_noexec = memfd_noexec };

@@ -30,7 +30,8 @@
  * while the init waits: only system calls, and on failure the errno left
  * where the init reads it.  The payload gets its own session (no
  * controlling terminal shared with the caller, and a process group the
- * init can signal as a whole), stdin /dev/null, the capture pipes,
+ * init can signal as a whole), stdin /dev/null (or with --stdin the pipe
+ * the broker fills from its own stdin), the capture pipes,
  * nothing else open, /work as its directory, and normal signal semantics:
  * no signal blocked (the broker blocks its cancellation signals, and a
  * mask survives execve) and every disposition at its default (the init
@@ -43,6 +44,7 @@
 struct payload_exec {
 	const struct sbx_spec *spec;
 	int out_fd, err_fd;
+	int in_fd;   /* -1: /dev/null */
 	int err;     /* errno of the failed step, read by the init */
 	bool exec;   /* the failed step was the execve itself */
 };
@@ -57,7 +59,7 @@ static int exec_payload(void *arg)
 		goto fail;
 	/* Copies above 2 first: when sbx was started with stdio closed, the
 	 * pipes may themselves be 0, 1 or 2. */
-	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	fd = x->in_fd >= 0 ? x->in_fd : open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || (in = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0 ||
 	    (out = fcntl(x->out_fd, F_DUPFD_CLOEXEC, 3)) < 0 ||
 	    (err = fcntl(x->err_fd, F_DUPFD_CLOEXEC, 3)) < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
@@ -111,10 +113,10 @@ static void set_oom_score_adj(const char *v)
 		fail(SBX_STAGE_FORK, "oom_score_adj %s", v);
 }
 
-pid_t spawn_payload(const struct sbx_spec *spec, int out_fd, int err_fd)
+pid_t spawn_payload(const struct sbx_spec *spec, int out_fd, int err_fd, int in_fd)
 {
 	static char stack[64 * 1024] __attribute__((aligned(16)));
-	struct payload_exec x = { .spec = spec, .out_fd = out_fd, .err_fd = err_fd };
+	struct payload_exec x = { .spec = spec, .out_fd = out_fd, .err_fd = err_fd, .in_fd = in_fd };
 	pid_t pid;
 
 	set_oom_score_adj("1000");

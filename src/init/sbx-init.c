@@ -8,11 +8,13 @@
  * the sandbox runs.  It is small and linked statically, so starting it
  * costs a few page faults rather than a dynamic link of sbx's libraries.
  *
- * Usage (by sbx only): sbx-init SOCK-FD STDOUT-FD STDERR-FD
+ * Usage (by sbx only): sbx-init SOCK-FD STDOUT-FD STDERR-FD [STDIN-FD]
  * SOCK-FD is the setup and report socket, on which the broker's go-ahead
  * brings the sealed memfd of the sandbox's description (spec-blob.c); the
- * other two are the payload's capture pipes.  Its own fds 0-2 are
- * /dev/null from its first instructions on.
+ * next two are the payload's capture pipes, and STDIN-FD (sbx run
+ * --stdin) the read end of the pipe the broker fills from its own stdin:
+ * the payload's stdin, which is /dev/null without it.  Its own fds 0-2
+ * are /dev/null from its first instructions on.
  */
 #include "config.h"
 
@@ -65,11 +67,11 @@ static int fd_arg(const char *s)
  * When sbx was started with stdio closed, the fds on the command line may
  * themselves be 0, 1 or 2: they move above 2 first (@fds is updated).
  */
-static int stdio_to_null(int fds[3])
+static int stdio_to_null(int fds[4], int n)
 {
 	int null;
 
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < n; i++) {
 		int moved;
 
 		if (fds[i] > 2)
@@ -78,7 +80,7 @@ static int stdio_to_null(int fds[3])
 		if (moved < 0)
 			return -1;
 		/* The same fd may be named twice; move it once. */
-		for (int j = i + 1; j < 3; j++)
+		for (int j = i + 1; j < n; j++)
 			if (fds[j] == fds[i])
 				fds[j] = moved;
 		fds[i] = moved;
@@ -96,22 +98,23 @@ static int stdio_to_null(int fds[3])
 
 int main(int argc, char **argv)
 {
-	int fds[3];
+	int fds[4] = { -1, -1, -1, -1 };
+	int n = argc - 1;
 
-	if (argc != 4) {
+	if (argc != 4 && argc != 5) {
 		fputs("sbx-init: started by sbx only\n", stderr);
 		return 64;
 	}
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < n; i++)
 		if ((fds[i] = fd_arg(argv[i + 1])) < 0 || fcntl(fds[i], F_SETFD, FD_CLOEXEC) < 0) {
 			fputs("sbx-init: started by sbx only\n", stderr);
 			return 64;
 		}
-	if (stdio_to_null(fds) < 0) {
+	if (stdio_to_null(fds, n) < 0) {
 		/* Nothing to report on yet but the socket, which the broker
 		 * reads as an init that ended during setup. */
 		fputs("sbx-init: cannot point stdio at /dev/null\n", stderr);
 		return 71;
 	}
-	sbx_init_main(fds[0], fds[1], fds[2]);
+	sbx_init_main(fds[0], fds[1], fds[2], fds[3]);
 }

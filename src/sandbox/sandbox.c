@@ -556,9 +556,10 @@ failed:
  * shares the broker's memory and may not allocate or format anything. */
 struct init_exec {
 	int init_fd;
-	int fds[3]; /* sock, stdout, stderr: inherited by sbx-init */
-	char num[3][16];
-	char *argv[5];
+	int fds[4]; /* sock, stdout, stderr[, stdin]: inherited by sbx-init */
+	size_t nfds;
+	char num[4][16];
+	char *argv[6];
 };
 
 /*
@@ -589,7 +590,7 @@ static int exec_init(void *arg)
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		goto fail;
-	for (size_t i = 0; i < ARRAY_SIZE(x->fds); i++)
+	for (size_t i = 0; i < x->nfds; i++)
 		if (fcntl(x->fds[i], F_SETFD, 0) < 0)
 			goto fail;
 	if (syscall(SYS_capget, &hdr, caps) < 0)
@@ -708,10 +709,18 @@ static void back_to_root(const struct sbx_spawn *sp, const struct owner_ids *o)
 		prctl(PR_SET_PDEATHSIG, o->pdeathsig);
 }
 
+static void close_pipe(int p[2])
+{
+	if (p[0] >= 0)
+		close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
+}
+
 int sbx_spawn_start(struct sbx_spawn *sp, struct sbx_error *err)
 {
 	struct owner_ids owner;
-	int sv[2], outp[2], errp[2];
+	int sv[2], outp[2], errp[2], inp[2] = { -1, -1 };
 	struct clone_args args = { 0 };
 	struct init_exec x;
 	/* The clone's stack: static, as one clone at a time runs on it and the
@@ -726,7 +735,8 @@ int sbx_spawn_start(struct sbx_spawn *sp, struct sbx_error *err)
 	x = (struct init_exec){ .init_fd = sp->init_fd };
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "socketpair");
-	if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)
+	if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
+	    (sp->want_stdin && pipe2(inp, O_CLOEXEC) < 0))
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "pipe");
 
 	/* Root's supplementary groups would follow the payload (unmapped, but
@@ -739,8 +749,13 @@ int sbx_spawn_start(struct sbx_spawn *sp, struct sbx_error *err)
 	x.fds[0] = sv[1];
 	x.fds[1] = outp[1];
 	x.fds[2] = errp[1];
+	x.nfds = 3;
+	/* --stdin: the read end of the payload's stdin pipe, never sbx's
+	 * own stdin (a terminal must not reach the sandbox). */
+	if (inp[0] >= 0)
+		x.fds[x.nfds++] = inp[0];
 	x.argv[0] = (char *)"sbx-init";
-	for (size_t i = 0; i < ARRAY_SIZE(x.fds); i++) {
+	for (size_t i = 0; i < x.nfds; i++) {
 		snprintf(x.num[i], sizeof(x.num[i]), "%d", x.fds[i]);
 		x.argv[i + 1] = x.num[i];
 	}
@@ -762,7 +777,7 @@ int sbx_spawn_start(struct sbx_spawn *sp, struct sbx_error *err)
 	 * left to the attach, which says why with a Hint. */
 	sp->in_cgroup = false;
 	if (become_owner(sp, &owner, err) < 0) {
-		close(sv[0]), close(sv[1]), close(outp[0]), close(outp[1]), close(errp[0]), close(errp[1]);
+		close(sv[0]), close(sv[1]), close(outp[0]), close(outp[1]), close(errp[0]), close(errp[1]), close_pipe(inp);
 		return -1;
 	}
 	if (sp->cgroup_fd >= 0 && !sbx_syscall_forced_enosys("clone_into_cgroup")) {
@@ -782,7 +797,7 @@ int sbx_spawn_start(struct sbx_spawn *sp, struct sbx_error *err)
 
 		back_to_root(sp, &owner);
 		sbx_error_set(err, SBX_EXIT_UNAVAILABLE, e, "creating the sandbox's namespaces");
-		close(sv[0]), close(sv[1]), close(outp[0]), close(outp[1]), close(errp[0]), close(errp[1]);
+		close(sv[0]), close(sv[1]), close(outp[0]), close(outp[1]), close(errp[0]), close(errp[1]), close_pipe(inp);
 		return userns_refused(sp, SBX_USERNS_CLONE, e, err);
 	}
 	back_to_root(sp, &owner);
@@ -797,12 +812,15 @@ int sbx_spawn_start(struct sbx_spawn *sp, struct sbx_error *err)
 		pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
 		waitid(P_PIDFD, (id_t)pidfd, &si, WEXITED);
 		close(pidfd);
-		close(sv[0]), close(sv[1]), close(outp[0]), close(outp[1]), close(errp[0]), close(errp[1]);
+		close(sv[0]), close(sv[1]), close(outp[0]), close(outp[1]), close(errp[0]), close(errp[1]), close_pipe(inp);
 		return -1;
 	}
 	close(sv[1]);
 	close(outp[1]);
 	close(errp[1]);
+	if (inp[0] >= 0)
+		close(inp[0]);
+	sp->in_wr = inp[1];
 	close(sp->init_fd);
 	sp->init_fd = -1;
 	sp->pid = pid;
@@ -1113,6 +1131,9 @@ void sbx_spawn_free(struct sbx_spawn *sp)
 		close(sp->out_rd);
 	if (sp->err_rd >= 0)
 		close(sp->err_rd);
+	if (sp->in_wr >= 0)
+		close(sp->in_wr);
+	sp->in_wr = -1;
 	if (sp->in_fd >= 0)
 		close(sp->in_fd);
 	if (sp->outroot_fd >= 0)

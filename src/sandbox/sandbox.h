@@ -69,6 +69,11 @@ struct sbx_spawn {
 	int sock;        /* reports from the init */
 	int out_rd;      /* payload stdout */
 	int err_rd;      /* payload stderr */
+	/* --stdin: the payload's stdin is a pipe whose write end this is
+	 * (set want_stdin before sbx_spawn_start()); else it is /dev/null
+	 * and this -1. */
+	bool want_stdin;
+	int in_wr;
 	int in_fd;       /* /work/in until inputs are in */
 	int outroot_fd;  /* /work/out, kept after the sandbox is gone */
 	int proxy_fd;    /* the proxy listener (spec.proxy_listener), or -1 */
@@ -108,7 +113,7 @@ struct sbx_spawn {
 };
 
 #define SBX_SPAWN_INIT { .pid = -1, .pidfd = -1, .sock = -1, .out_rd = -1, .err_rd = -1, \
-			 .in_fd = -1, .outroot_fd = -1, .proxy_fd = -1, .spec_fd = -1, .init_fd = -1, \
+			 .in_wr = -1, .in_fd = -1, .outroot_fd = -1, .proxy_fd = -1, .spec_fd = -1, .init_fd = -1, \
 			 .cgroup_fd = -1, .host_id = (uid_t)-1, \
 			 .sub_uid = (uid_t)-1, .sub_gid = (gid_t)-1, .userns_fd = -1, \
 			 .maps = SBX_SUB_IDS_MAPS_INIT }

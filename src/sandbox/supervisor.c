@@ -7,7 +7,9 @@
  * stdout and stderr pipes, a signalfd (SIGINT, SIGTERM, SIGHUP to sbx:
  * cancellation) and three timerfds (soft deadline, hard deadline, end of
  * the grace period), plus an optional periodic tick for a live status
- * line, and the egress proxy's fds when there is one.  poll, not epoll:
+ * line, and the egress proxy's fds when there is one.  An attached run
+ * adds sbx's stdout and stderr (written when they can take bytes), and
+ * --stdin adds sbx's stdin and the payload's stdin pipe (relay.h).  poll, not epoll:
  * the kernel counts epoll watches per uid (fs.epoll.max_user_watches),
  * and a payload of the same uid (an unprivileged caller's) could use
  * them all up; poll has no such budget, and with about ten fds costs
@@ -34,7 +36,7 @@
 /* The sources, in the order a wake-up handles them; SRC_NET counts them
  * (the proxy's fds follow them in the wait). */
 enum { SRC_PIDFD, SRC_SOCK, SRC_OUT, SRC_ERR, SRC_SIGNAL, SRC_SOFT, SRC_HARD, SRC_GRACE, SRC_TICK,
-       SRC_NET };
+       SRC_MIRROR_OUT, SRC_MIRROR_ERR, SRC_STDIN, SRC_STDIN_PIPE, SRC_NET };
 
 /* A timer that fires after @ms, then every @interval_ms (0: once). */
 static int arm_timer(uint64_t ms, uint64_t interval_ms)
@@ -79,14 +81,28 @@ static void stream_finish(struct sbx_stream *s)
 	sbx_hex(d, 32, s->sha256);
 }
 
-/* Read what is available; returns 0 at EOF (or error), 1 otherwise. */
-static int drain(int fd, struct sbx_stream *s)
+/* Read what is available; returns 0 at EOF (or error), 1 otherwise.
+ * With a relay @m, no more than it has room for: the rest waits in the
+ * pipe (and the payload with it) until the reader of @m catches up, or,
+ * when @final (the payload is gone), until @m is written out. */
+static int drain(int fd, struct sbx_stream *s, struct sbx_relay *m, bool final)
 {
 	char buf[65536];
 
 	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
-		size_t keep;
+		size_t want = sizeof(buf), keep;
+		ssize_t n;
+
+		if (sbx_relay_active(m)) {
+			if (!sbx_relay_room(m)) {
+				if (!final)
+					return 1;
+				sbx_relay_finish(m);
+			}
+			if (sbx_relay_room(m) < want)
+				want = sbx_relay_room(m);
+		}
+		n = read(fd, buf, want);
 
 		if (n < 0)
 			return errno == EAGAIN || errno == EINTR ? 1 : 0;
@@ -102,7 +118,48 @@ static int drain(int fd, struct sbx_stream *s)
 				sha256_update(s->md, keep, (const uint8_t *)buf);
 			s->len += keep;
 		}
+		if (sbx_relay_active(m))
+			sbx_relay_put(m, buf, (size_t)n);
 	}
+}
+
+/* --stdin: take what sbx's stdin has, as much as the relay holds. */
+static void read_stdin(int fd, struct sbx_relay *r, bool *eof)
+{
+	char buf[65536];
+	size_t want = sbx_relay_room(r) < sizeof(buf) ? sbx_relay_room(r) : sizeof(buf);
+	ssize_t n = read(fd, buf, want);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	/* An error reading sbx's own stdin ends it as EOF would; the tally
+	 * says the bytes that were passed. */
+	if (n <= 0) {
+		*eof = true;
+		return;
+	}
+	sbx_relay_put(r, buf, (size_t)n);
+}
+
+/* Pass pending stdin bytes into the payload's pipe, counted and hashed as
+ * they go in. */
+static void write_stdin(struct sbx_relay *r, struct sbx_stdin_tally *t)
+{
+	const char *p = r->buf + r->off;
+	size_t w = sbx_relay_write(r);
+
+	if (w && t->md)
+		sha256_update(t->md, w, (const uint8_t *)p);
+	t->bytes += w;
+}
+
+static void close_stdin_pipe(struct sbx_spawn *sp, struct sbx_stdin_tally *t, bool complete)
+{
+	if (sp->in_wr < 0)
+		return;
+	close(sp->in_wr);
+	sp->in_wr = -1;
+	t->complete = complete;
 }
 
 static void emit(const struct sbx_supervise_opts *o, const char *name, const char *detail)
@@ -146,7 +203,8 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 		  struct sbx_error *err)
 {
 	_cleanup_close_ int soft_fd = -1, hard_fd = -1, grace_fd = -1, tick_fd = -1;
-	bool init_gone = false, out_open = true, err_open = true, sock_open = true;
+	bool init_gone = false, out_open = true, err_open = true, sock_open = true, in_eof = false;
+	struct sbx_relay mir[2], in;
 	/* The fd of each source, -1 once it is done with (or absent). */
 	int fds[SRC_NET];
 	int r = 0;
@@ -161,6 +219,17 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 		soft_fd = arm_timer(o->soft_ms, 0);
 	if (hard_fd < 0 || (o->soft_ms && o->soft_ms < o->wall_ms && soft_fd < 0))
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "timerfd");
+	sbx_relay_init(&mir[0], o->mirror ? o->mirror_fd[0] : -1);
+	sbx_relay_init(&mir[1], o->mirror ? o->mirror_fd[1] : -1);
+	sbx_relay_init(&in, o->pump_stdin && sp->in_wr >= 0 ? sp->in_wr : -1);
+	if (sbx_relay_active(&in)) {
+		out->in.used = true;
+		out->in.md = sbx_xmalloc(sizeof(struct sha256_ctx));
+		sha256_init(out->in.md);
+		/* Ours alone: a payload that stops reading makes a write
+		 * return EAGAIN, never block the loop. */
+		fcntl(sp->in_wr, F_SETFL, O_NONBLOCK);
+	}
 	fcntl(sp->out_rd, F_SETFL, O_NONBLOCK);
 	fcntl(sp->err_rd, F_SETFL, O_NONBLOCK);
 	/* The tick is cosmetic: without a timer there is just no redraw. */
@@ -175,6 +244,7 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 	fds[SRC_HARD] = hard_fd;
 	fds[SRC_GRACE] = -1;
 	fds[SRC_TICK] = tick_fd;
+	fds[SRC_MIRROR_OUT] = fds[SRC_MIRROR_ERR] = fds[SRC_STDIN] = fds[SRC_STDIN_PIPE] = -1;
 
 	/* Run until the init is gone and both pipes are at EOF (every writer
 	 * lived inside the namespace, so EOF follows the init's death). */
@@ -183,10 +253,21 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 		int src[SRC_NET];
 		size_t n = 0, n_net = 0;
 
+		/* The relays' fds, as their buffers stand now. */
+		fds[SRC_MIRROR_OUT] = sbx_relay_pending(&mir[0]) ? mir[0].to : -1;
+		fds[SRC_MIRROR_ERR] = sbx_relay_pending(&mir[1]) ? mir[1].to : -1;
+		fds[SRC_STDIN_PIPE] = sp->in_wr >= 0 && sbx_relay_pending(&in) ? sp->in_wr : -1;
+		fds[SRC_STDIN] = sp->in_wr >= 0 && !in_eof && sbx_relay_room(&in) ? o->stdin_fd : -1;
 		for (int s = 0; s < SRC_NET; s++) {
+			bool write_side = s == SRC_MIRROR_OUT || s == SRC_MIRROR_ERR || s == SRC_STDIN_PIPE;
+
 			if (fds[s] < 0)
 				continue;
-			pfd[n] = (struct pollfd){ .fd = fds[s], .events = POLLIN };
+			/* A full relay: the payload's pipe waits for its reader. */
+			if ((s == SRC_OUT && sbx_relay_active(&mir[0]) && !sbx_relay_room(&mir[0])) ||
+			    (s == SRC_ERR && sbx_relay_active(&mir[1]) && !sbx_relay_room(&mir[1])))
+				continue;
+			pfd[n] = (struct pollfd){ .fd = fds[s], .events = write_side ? POLLOUT : POLLIN };
 			src[n++] = s;
 		}
 		if (o->net_ready)
@@ -194,7 +275,8 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 		if (poll(pfd, (nfds_t)(n + n_net), -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "poll");
+			r = sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "poll");
+			break;
 		}
 		for (size_t i = 0; i < n; i++) {
 			uint64_t ticks;
@@ -203,16 +285,41 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 				continue; /* not ready, or done with in this pass */
 			switch (src[i]) {
 			case SRC_OUT:
-				if (!drain(sp->out_rd, &out->out)) {
+				if (!drain(sp->out_rd, &out->out, &mir[0], false)) {
 					fds[SRC_OUT] = -1;
 					out_open = false;
 				}
 				break;
 			case SRC_ERR:
-				if (!drain(sp->err_rd, &out->err)) {
+				if (!drain(sp->err_rd, &out->err, &mir[1], false)) {
 					fds[SRC_ERR] = -1;
 					err_open = false;
 				}
+				break;
+			case SRC_MIRROR_OUT:
+				sbx_relay_write(&mir[0]);
+				/* Nobody reads sbx's stdout any more: the payload's
+				 * stdout goes the same way, as in a shell pipeline. */
+				if (mir[0].broken && mir[0].error == EPIPE && out_open) {
+					drain(sp->out_rd, &out->out, NULL, false);
+					close(sp->out_rd);
+					sp->out_rd = -1;
+					fds[SRC_OUT] = -1;
+					out_open = false;
+				}
+				break;
+			case SRC_MIRROR_ERR:
+				sbx_relay_write(&mir[1]);
+				break;
+			case SRC_STDIN:
+				read_stdin(o->stdin_fd, &in, &in_eof);
+				break;
+			case SRC_STDIN_PIPE:
+				write_stdin(&in, &out->in);
+				/* The payload closed its stdin (or is gone): the rest
+				 * of sbx's stdin is not read. */
+				if (in.broken)
+					close_stdin_pipe(sp, &out->in, false);
 				break;
 			case SRC_SOCK: {
 				struct sbx_report rep;
@@ -292,13 +399,19 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 		}
 		if (n_net)
 			o->net_ready(o->ud, pfd + n, n_net);
+		/* All of sbx's stdin has been passed on: the payload's EOF. */
+		if (in_eof && sp->in_wr >= 0 && !sbx_relay_pending(&in))
+			close_stdin_pipe(sp, &out->in, !in.broken);
+		/* Nothing can read the payload's stdin once the init is gone. */
+		if (init_gone)
+			close_stdin_pipe(sp, &out->in, false);
 		/* A payload's leftover child could keep a pipe open only while
 		 * the namespace lives; once the init is gone nothing can write. */
 		if (init_gone && (out_open || err_open)) {
 			if (out_open)
-				drain(sp->out_rd, &out->out);
+				drain(sp->out_rd, &out->out, &mir[0], true);
 			if (err_open)
-				drain(sp->err_rd, &out->err);
+				drain(sp->err_rd, &out->err, &mir[1], true);
 			out_open = err_open = false;
 		}
 		if (init_gone && sock_open) {
@@ -328,8 +441,23 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 			sock_open = false;
 		}
 	}
+	/* The payload's last words, passed on before the summary follows. */
+	sbx_relay_finish(&mir[0]);
+	sbx_relay_finish(&mir[1]);
+	sbx_relay_free(&mir[0]);
+	sbx_relay_free(&mir[1]);
+	sbx_relay_free(&in);
+	close_stdin_pipe(sp, &out->in, false);
 	stream_finish(&out->out);
 	stream_finish(&out->err);
+	if (out->in.md) {
+		uint8_t d[SHA256_DIGEST_SIZE];
+
+		sha256_digest(out->in.md, sizeof(d), d);
+		free(out->in.md);
+		out->in.md = NULL;
+		sbx_hex(d, 32, out->in.sha256);
+	}
 	return r;
 }
 
@@ -339,5 +467,6 @@ void sbx_outcome_free(struct sbx_outcome *out)
 	free(out->err.buf);
 	free(out->out.md);
 	free(out->err.md);
+	free(out->in.md);
 	memset(out, 0, sizeof(*out));
 }

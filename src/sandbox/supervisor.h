@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "relay.h"
 #include "sandbox.h"
 
 struct sha256_ctx;
@@ -25,6 +26,15 @@ struct sbx_stream {
 	bool truncated;
 	char sha256[65];     /* of the captured bytes */
 	struct sha256_ctx *md; /* Nettle's, while running */
+};
+
+/* --stdin: what was passed from sbx's stdin into the payload's. */
+struct sbx_stdin_tally {
+	bool used;           /* the run had --stdin */
+	uint64_t bytes;      /* written into the payload's stdin pipe */
+	bool complete;       /* sbx's stdin ended and every byte was passed */
+	char sha256[65];     /* of those bytes */
+	struct sha256_ctx *md;
 };
 
 /* Why the broker ended the run early.  The first one wins: a late exit
@@ -55,6 +65,7 @@ struct sbx_outcome {
 	uint64_t t_exec_ns;  /* STARTED received */
 	uint64_t t_end_ns;
 	struct sbx_stream out, err;
+	struct sbx_stdin_tally in;
 };
 
 struct sbx_supervise_opts {
@@ -78,6 +89,18 @@ struct sbx_supervise_opts {
 	 * their revents after it; unused when @net_ready is NULL. */
 	size_t (*net_fds)(void *ud, struct pollfd *pfd, size_t max);
 	void (*net_ready)(void *ud, const struct pollfd *pfd, size_t n);
+	/* An attached run: the payload's stdout and stderr are also copied,
+	 * as they come, to mirror_fd[0] and mirror_fd[1] (relay.h).  When
+	 * the reader of mirror_fd[0] goes away (EPIPE), the payload's stdout
+	 * pipe is closed, so that its next write fails as it would in a
+	 * shell pipeline; the capture keeps what came before. */
+	bool mirror;
+	int mirror_fd[2];
+	/* --stdin: @stdin_fd (sbx's own stdin) is read while the payload
+	 * runs and copied into its stdin pipe (sp->in_wr), closed at the end
+	 * of @stdin_fd so that the payload sees its end. */
+	bool pump_stdin;
+	int stdin_fd;
 	void *ud;
 };
 

@@ -81,8 +81,8 @@ raise ValueError("boom")'
 	check "$mode: .sbx/stderr and .sbx/stdout have the manifest's sha256" \
 		eval 'stream_file_ok stderr "$ART/.sbx/stderr" && stream_file_ok stdout "$ART/.sbx/stdout" &&
 			[ "$(cat "$ART/.sbx/stdout")" = before ]'
-	check "$mode: manifest_version 2 (excerpts may hold control characters)" \
-		test "$(jqm .manifest_version)" = 2
+	check "$mode: manifest_version 3 (excerpts may hold control characters, and keep the end)" \
+		test "$(jqm .manifest_version)" = 3
 	check "$mode: traceback: signed, jq reproduces the line" eval 'signature_ok && jq_reproduces'
 	check "$mode: sbx verify --artifacts checks the stream files" \
 		eval 'verify_art && grep -q "stdout and stderr in .* match$" "$M/verify.err"' ||
