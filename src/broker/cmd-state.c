@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "hold.h"
 #include "hostconfig.h"
+#include "results.h"
 #include "state.h"
 
 static int state_dir_from_config(const struct sbx_common_opts *o, char **dir,
@@ -30,7 +31,7 @@ int sbx_cmd_gc(const struct sbx_common_opts *o)
 	struct sbx_error err = { 0 };
 	struct sbx_hostconfig cfg = { 0 };
 	_cleanup_free_ char *dir = NULL;
-	unsigned reaped = 0, holds = 0;
+	unsigned reaped = 0, holds = 0, results = 0;
 	int r;
 
 	if (sbx_hostconfig_load(&cfg, o->config, &err) < 0) {
@@ -39,15 +40,18 @@ int sbx_cmd_gc(const struct sbx_common_opts *o)
 	}
 	/* Holds by age only (hold.c): they outlive their runs' entries. */
 	r = sbx_state_dir(cfg.state_dir, &dir, &err) < 0 || sbx_state_gc(dir, &reaped, &err) < 0 ||
-	    sbx_hold_gc(&cfg, &holds, &err) < 0;
+	    sbx_hold_gc(&cfg, &holds, &err) < 0 ||
+	    /* Results by age and count: they outlive their runs too. */
+	    sbx_results_gc(&cfg, dir, &results, &err) < 0;
 	sbx_hostconfig_free(&cfg);
 	if (r) {
 		sbx_error_print(&err);
 		return err.code;
 	}
 	if (o->verbosity >= 0)
-		fprintf(stderr, "sbx: gc: reaped %u run%s, removed %u expired hold%s\n", reaped,
-			reaped == 1 ? "" : "s", holds, holds == 1 ? "" : "s");
+		fprintf(stderr, "sbx: gc: reaped %u run%s, removed %u expired hold%s, pruned %u run "
+			"result%s\n", reaped, reaped == 1 ? "" : "s", holds, holds == 1 ? "" : "s",
+			results, results == 1 ? "" : "s");
 	return SBX_EXIT_OK;
 }
 
