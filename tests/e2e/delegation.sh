@@ -27,10 +27,11 @@ USER_BLOCK=$(block delegate-user)
 DIR="sbx-$SBX_TEST_USER"
 
 undo() {
-	local c
+	local rc=$? c
 	for c in /sys/fs/cgroup/*/"$DIR" /sys/fs/cgroup/"$DIR"/launch /sys/fs/cgroup/"$DIR"; do
 		[ -d "$c" ] && rmdir "$c" 2>/dev/null
 	done
+	(exit $rc) # the script's status, for cleanup_lib
 	cleanup_lib
 }
 trap undo EXIT

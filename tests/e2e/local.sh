@@ -27,8 +27,9 @@ ROOT_AREA=$(grep -ao '/[[:print:]]*/lib/sbx/runs' "$SBX_REAL" | head -1)
 ROOT_AREA_BASE=$ROOT_AREA
 while [ -n "$ROOT_AREA_BASE" ] && [ ! -e "$ROOT_AREA_BASE" ]; do ROOT_AREA_BASE=${ROOT_AREA_BASE%/*}; done
 undo_area() {
-	local d=$ROOT_AREA
+	local rc=$? d=$ROOT_AREA
 	while [ -n "$d" ] && [ "$d" != "$ROOT_AREA_BASE" ] && rmdir "$d" 2>/dev/null; do d=${d%/*}; done
+	(exit $rc) # the script's status, for cleanup_lib
 	cleanup_lib
 }
 trap undo_area EXIT
