@@ -156,7 +156,9 @@ static const struct optdoc optdocs[] = {
 				      "its args" },
 	{ FOR_RUN, "-- FILE [ARGS...]", "one-line run: FILE's bytes are the code, ARGS its args" },
 	{ FOR_RUN, "-n, --network NETWORK", "one-line run: the network profile (default disabled)" },
-	{ FOR_RUN, "-i, --input HANDLE", "one-line run: an input handle (repeatable)" },
+	{ FOR_RUN, "-i, --input HANDLE", "one-line run: an input handle of the store (repeatable)" },
+	{ FOR_RUN, "-i, --input NAME=PATH", "one-line run: copy the local file PATH to /work/in/NAME;\n"
+					    "-i DIR/FILE (with a '/') names it FILE (repeatable)" },
 	{ FOR_RUN, "--limit KEY=VALUE", "one-line run: a limit, e.g. memory_mib=256 (repeatable)" },
 	{ FOR_RUN, "--allow TYPE", "one-line run: an allowed output type (repeatable)" },
 	{ FOR_RUN, "--require PATH", "one-line run: a required output (repeatable)" },
@@ -167,17 +169,19 @@ static const struct optdoc optdocs[] = {
 				     "host's max_concurrent)" },
 	{ FOR_BATCH, "--out DIR", "each job's manifest as DIR/NAME; a job whose manifest\n"
 				  "is there is skipped (default sbx-batch)" },
-	{ FOR_BATCH, "--artifacts DIR", "each run's artifacts in DIR/RUN_ID (default sbx-runs)" },
+	{ FOR_BATCH, "--artifacts DIR", "each run's results in DIR/RUN_ID (default: the results\n"
+					"area, $XDG_STATE_HOME/sbx/runs)" },
 	{ FOR_BATCH, "--queue-timeout SECONDS", "how long each run may wait for capacity (default\n"
 						"86400)" },
 	{ FOR_RUN | FOR_BATCH, "--principal NAME", "whose input store the handles resolve in (default: the\n"
 				       "invoking user's login name)" },
 	{ FOR_RUN | FOR_BATCH, "--store DIR", "input store root, DIR/PRINCIPAL/HANDLE (default: config\n"
 				  "store, else $XDG_DATA_HOME/sbx/store)" },
-	{ FOR_RUN, "--artifacts DIR", "where promoted artifacts go (default sbx-runs/RUN_ID)" },
+	{ FOR_RUN, "--artifacts DIR", "this run's results directory, new or empty (default\n"
+				      "$XDG_STATE_HOME/sbx/runs/RUN_ID, made only if needed)" },
 	{ FOR_VERIFY, "--artifacts DIR", "also check the artifacts' digests against files in DIR" },
 	{ FOR_PROMOTE, "--artifacts DIR", "where the held files go, a new or empty directory\n"
-					  "(default sbx-runs/RUN_ID/promoted)" },
+					  "(default RESULTS/RUN_ID/promoted)" },
 	{ FOR_PROMOTE, "--key FILE", "Ed25519 signing key (default: config signing_key, else\n"
 				     "a per-user key)" },
 	{ FOR_RUN | FOR_BATCH, "--key FILE", "Ed25519 signing key (default: config signing_key, else\n"
@@ -208,6 +212,7 @@ static const struct optdoc optdocs[] = {
 	  "the outcome as one JSON object on one line on stdout\n"
 	  "(schema/SUBCOMMAND.schema.json); the exit status is the same" },
 	{ FOR_ALL, "--config FILE", "host configuration (default $SBX_CONFIG, else\n"
+				    "$XDG_CONFIG_HOME/sbx/sbx.json (not for root), else\n"
 				    SYSCONFDIR "/sbx/sbx.json)" },
 	{ FOR_ALL, "--policy DIR", "the catalog (default: config, else the installed one)" },
 	{ FOR_ALL, "-q, --quiet", "fewer diagnostics on stderr" },

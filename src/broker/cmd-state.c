@@ -11,6 +11,7 @@
 #include "cmd-json.h"
 #include "hold.h"
 #include "hostconfig.h"
+#include "results.h"
 #include "state.h"
 
 static int state_dir_from_config(const struct sbx_common_opts *o, char **dir,
@@ -31,7 +32,7 @@ int sbx_cmd_gc(const struct sbx_common_opts *o)
 	struct sbx_error err = { 0 };
 	struct sbx_hostconfig cfg = { 0 };
 	_cleanup_free_ char *dir = NULL;
-	unsigned reaped = 0, holds = 0;
+	unsigned reaped = 0, holds = 0, results = 0;
 	int r;
 
 	if (sbx_hostconfig_load(&cfg, o->config, &err) < 0) {
@@ -42,7 +43,9 @@ int sbx_cmd_gc(const struct sbx_common_opts *o)
 	}
 	/* Holds by age only (hold.c): they outlive their runs' entries. */
 	r = sbx_state_dir(cfg.state_dir, &dir, &err) < 0 || sbx_state_gc(dir, &reaped, &err) < 0 ||
-	    sbx_hold_gc(&cfg, &holds, &err) < 0;
+	    sbx_hold_gc(&cfg, &holds, &err) < 0 ||
+	    /* Results by age and count: they outlive their runs too. */
+	    sbx_results_gc(&cfg, dir, &results, &err) < 0;
 	sbx_hostconfig_free(&cfg);
 	if (r) {
 		sbx_error_print(&err);
@@ -51,12 +54,13 @@ int sbx_cmd_gc(const struct sbx_common_opts *o)
 		return err.code;
 	}
 	if (o->verbosity >= 0)
-		fprintf(stderr, "sbx: gc: reaped %u run%s, removed %u expired hold%s\n", reaped,
-			reaped == 1 ? "" : "s", holds, holds == 1 ? "" : "s");
+		fprintf(stderr, "sbx: gc: reaped %u run%s, removed %u expired hold%s, pruned %u run "
+			"result%s\n", reaped, reaped == 1 ? "" : "s", holds, holds == 1 ? "" : "s",
+			results, results == 1 ? "" : "s");
 	if (o->json)
-		return sbx_cmd_json_print(json_pack("{s:b, s:I, s:I}", "ok", 1, "runs_reaped",
+		return sbx_cmd_json_print(json_pack("{s:b, s:I, s:I, s:I}", "ok", 1, "runs_reaped",
 						    (json_int_t)reaped, "holds_removed",
-						    (json_int_t)holds));
+						    (json_int_t)holds, "results_pruned", (json_int_t)results));
 	return SBX_EXIT_OK;
 }
 

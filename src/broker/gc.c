@@ -335,6 +335,11 @@ out:
 	return r;
 }
 
+int sbx_state_remove_tree(int parent_fd, const char *name)
+{
+	return remove_tree(parent_fd, name);
+}
+
 /* Remove one recorded temp path; its shape was checked by the caller. */
 static int remove_temp(const char *path)
 {

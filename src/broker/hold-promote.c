@@ -30,6 +30,7 @@
 #include "hold-internal.h"
 #include "hold.h"
 #include "json.h"
+#include "results.h"
 #include "runid.h"
 #include "sign.h"
 
@@ -320,7 +321,7 @@ int sbx_cmd_promote(const struct sbx_promote_opts *o)
 	struct sbx_hostconfig cfg = { 0 };
 	struct sbx_key key = { 0 };
 	struct sbx_artifacts_dir ad = { .base_fd = -1 };
-	_cleanup_free_ char *area = NULL, *dir = NULL, *line = NULL;
+	_cleanup_free_ char *area = NULL, *dir = NULL, *line = NULL, *area_path = NULL;
 	_cleanup_close_ int area_fd = -1, run_fd = -1, files_fd = -1, rootfd = -1;
 	_cleanup_json_ json_t *man = NULL, *held = NULL, *rec = NULL, *m = NULL;
 	json_t *promoted = json_array(), *refused = json_array(), *files, *f;
@@ -345,10 +346,15 @@ int sbx_cmd_promote(const struct sbx_promote_opts *o)
 			code = SBX_EXIT_USAGE;
 			goto out;
 		}
+	/* Without --artifacts: the run's results directory (results.h),
+	 * whose area the config may name, so the config comes first. */
+	if (!o->artifacts && (sbx_hostconfig_load(&cfg, o->common.config, &err) < 0 ||
+			      sbx_results_area(cfg.results_dir, &area_path, &err) < 0))
+		goto fail;
 	dir = o->artifacts ? sbx_xstrdup(o->artifacts) :
-			     sbx_xasprintf("sbx-runs/%s/promoted", o->run_id);
+			     sbx_xasprintf("%s/%s/promoted", area_path, o->run_id);
 	if (sbx_artifacts_dir_open(dir, &ad, &err) < 0 ||
-	    sbx_hostconfig_load(&cfg, o->common.config, &err) < 0 ||
+	    (o->artifacts && sbx_hostconfig_load(&cfg, o->common.config, &err) < 0) ||
 	    sbx_sign_default_key(o->key, cfg.signing_key, &key, &err) < 0)
 		goto fail;
 

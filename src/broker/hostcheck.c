@@ -442,8 +442,13 @@ static json_t *string_or_null(const char *s)
 }
 
 static void item(struct report *rp, const char *name, bool required, const char *state,
-		 const char *detail, const char *hint)
+		 const char *detail, const char *hint_in)
 {
+	char hint[1024];
+
+	/* A hint that names a config key names the file too (error.h). */
+	snprintf(hint, sizeof(hint), "%s", hint_in ? hint_in : "");
+	sbx_hint_add_config(hint, sizeof(hint));
 	if (rp->checks) {
 		json_t *o = json_object();
 
@@ -457,8 +462,38 @@ static void item(struct report *rp, const char *name, bool required, const char 
 		return;
 	}
 	printf("%-16s %s%s%s\n", name, state, detail && detail[0] ? ": " : "", detail ? detail : "");
-	if (hint && hint[0])
+	if (hint[0])
 		printf("%-16s Hint: %s\n", "", hint);
+}
+
+/* The cgroup report's text as it is, with the config file named in a
+ * Hint line that names a config key. */
+static void print_with_config(const char *text)
+{
+	for (const char *p = text; *p;) {
+		size_t n = strcspn(p, "\n");
+		char line[2048];
+
+		snprintf(line, sizeof(line), "%.*s", (int)(n < 1500 ? n : 1500), p);
+		if (strstr(line, "Hint: "))
+			sbx_hint_add_config(line, sizeof(line));
+		puts(line);
+		p += n + (p[n] == '\n');
+	}
+}
+
+/* Which host config file sbx read, and why that one (sbx(1), FILES). */
+static void config_item(struct report *rp, const struct sbx_hostconfig *cfg)
+{
+	_cleanup_free_ char *user = sbx_hostconfig_user_file(), *detail = NULL;
+
+	if (cfg->file)
+		detail = sbx_xasprintf("%s (%s)", cfg->file, cfg->origin);
+	else
+		detail = sbx_xasprintf("none, the defaults apply (looked for --config, $SBX_CONFIG, "
+				       "%s%s" SYSCONFDIR "/sbx/sbx.json)", user ? user : "",
+				       user ? ", " : "");
+	item(rp, "config", false, "ok", detail, NULL);
 }
 
 /*
@@ -617,6 +652,7 @@ int sbx_cmd_check(const struct sbx_common_opts *o)
 		json_decref(rp.checks);
 		return err.code;
 	}
+	config_item(&rp, &cfg);
 	for (size_t i = 0; i < ARRAY_SIZE(probes); i++) {
 		char detail[1024] = "", hint[512] = "";
 		int r = probes[i].fn(detail, sizeof(detail), hint, sizeof(hint));
@@ -648,8 +684,17 @@ int sbx_cmd_check(const struct sbx_common_opts *o)
 			fclose(m);
 		cgroup_items(&rp, text ? text : "cgroup unusable: open_memstream failed\n");
 		free(text);
-	} else if (sbx_cgroup_host_report(stdout, &copts) < 0) {
-		code = SBX_EXIT_UNAVAILABLE;
+	} else {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&text, &len);
+
+		if (!m || sbx_cgroup_host_report(m, &copts) < 0)
+			code = SBX_EXIT_UNAVAILABLE;
+		if (m)
+			fclose(m);
+		print_with_config(text ? text : "cgroup unusable: open_memstream failed\n");
+		free(text);
 	}
 	if (report_ids(&rp, &cfg) < 0)
 		code = SBX_EXIT_UNAVAILABLE;
@@ -692,8 +737,10 @@ int sbx_cmd_check(const struct sbx_common_opts *o)
 		prepared_items(&rp, &cfg, &cat);
 	}
 	if (rp.checks) {
-		json_t *doc = json_pack("{s:b, s:s, s:o}", "ok", code == 0, "id_mode",
-					rp.id_mode ? rp.id_mode : "shared", "checks", rp.checks);
+		json_t *doc = json_pack("{s:b, s:s, s:o, s:o}", "ok", code == 0, "id_mode",
+					rp.id_mode ? rp.id_mode : "shared", "config",
+					cfg.file ? json_string(cfg.file) : json_null(), "checks",
+					rp.checks);
 		char *line = json_dumps(doc, JSON_COMPACT);
 
 		if (line)

@@ -312,5 +312,7 @@ json_t *sbx_manifest_build(const struct sbx_run *run)
 	json_object_set_new(m, "stdout", stream(run, &run->outcome.out));
 	json_object_set_new(m, "stderr", stream(run, &run->outcome.err));
 	json_object_set_new(m, "artifacts", artifacts(run));
+	/* What the payload got in /work/in, with digests (inputs.h). */
+	json_object_set_new(m, "inputs", run->inputs ? json_incref(run->inputs) : json_array());
 	return m;
 }

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "canonjson.h"
+#include "inputs.h"
 #include "job.h"
 #include "json.h"
 #include "oneliner.h"
@@ -57,6 +58,26 @@ static int put_list(json_t *obj, const char *key, const char *const *list, const
 		json_array_append_new(a, v);
 	}
 	return 0;
+}
+
+/* -i NAME: the store handles; -i NAME=PATH and -i PATH are the caller's
+ * local files, never a member of the job (inputs.h). */
+static int put_handles(json_t *obj, const char *const *handles, struct sbx_error *err)
+{
+	size_t n = 0, k = 0;
+	int r;
+
+	for (size_t i = 0; handles && handles[i]; i++)
+		n++;
+	{
+		_cleanup_free_ const char **store = sbx_xcalloc(n + 1, sizeof(*store));
+
+		for (size_t i = 0; i < n; i++)
+			if (!sbx_local_input_spec(handles[i]))
+				store[k++] = handles[i];
+		r = put_list(obj, "input_handles", store, "-i", err);
+	}
+	return r;
 }
 
 /*
@@ -356,7 +377,7 @@ int sbx_oneliner_build(const struct sbx_oneliner *o, char **job, size_t *len,
 	if (put_string(j, "runtime_profile", o->profile, strlen(o->profile), "-p", err) < 0 ||
 	    (o->network &&
 	     put_string(j, "network_profile", o->network, strlen(o->network), "-n", err) < 0) ||
-	    put_list(j, "input_handles", o->handles, "-i", err) < 0 ||
+	    put_handles(j, o->handles, err) < 0 ||
 	    put_limits(j, o->limits, err) < 0 ||
 	    put_list(j, "allowed_outputs", o->allow, "--allow", err) < 0 ||
 	    put_require(j, o->require, err) < 0 ||
@@ -397,6 +418,17 @@ void sbx_oneliner_usage_print(const struct sbx_error *err)
 {
 	sbx_error_print(err);
 	fputs("sbx: try 'sbx run --help'\n", stderr);
+}
+
+int sbx_oneliner_locals(const struct sbx_oneliner *o, struct sbx_local_inputs *li)
+{
+	struct sbx_error err = { 0 };
+
+	if (sbx_local_inputs_parse(o->handles, li, &err) == 0)
+		return 0;
+	sbx_local_inputs_free(li);
+	sbx_oneliner_usage_print(&err);
+	return SBX_EXIT_USAGE;
 }
 
 int sbx_oneliner_prepare(const struct sbx_oneliner *o, struct sbx_oneliner_job *j)

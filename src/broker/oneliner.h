@@ -19,7 +19,8 @@
 struct sbx_oneliner {
 	const char *profile;          /* -p; NULL: no one-line run */
 	const char *network;          /* -n */
-	const char **handles;         /* -i, NULL-terminated (or NULL) */
+	const char **handles;         /* -i, NULL-terminated (or NULL): store handles,
+				       * and local files (NAME=PATH, PATH with '/') */
 	const char **limits;          /* --limit KEY=VALUE */
 	const char **allow;           /* --allow TYPE */
 	const char **require;         /* --require PATH */
@@ -58,6 +59,11 @@ void sbx_oneliner_usage_print(const struct sbx_error *err);
 
 /* Returns 0, or the exit code after printing a usage error. */
 int sbx_oneliner_prepare(const struct sbx_oneliner *o, struct sbx_oneliner_job *j);
+
+/* The local files of -i (inputs.h) into @li: 0, or the exit code after
+ * printing a usage error.  Release @li with sbx_local_inputs_free(). */
+struct sbx_local_inputs;
+int sbx_oneliner_locals(const struct sbx_oneliner *o, struct sbx_local_inputs *li);
 
 /* sbx_job_parse() of the prepared bytes, or the build's error with
  * job->source set (as sbx_job_load() does for an unreadable file). */

@@ -49,7 +49,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -65,10 +64,10 @@
 #include "events.h"
 #include "hold.h"
 #include "nproc.h"
-#include "passwd.h"
 #include "prepare.h"
 #include "proxy.h"
 #include "report.h"
+#include "results.h"
 #include "opener.h"
 #include "rootids.h"
 #include "run.h"
@@ -211,72 +210,6 @@ static void fail_run(struct sbx_run *run)
 	run->status = sbx_status_from_exit(run->err.code);
 	snprintf(run->reason, sizeof(run->reason), "%s", sbx_error_text(&run->err, buf, sizeof(buf)));
 	run->reason_code = error_reason_code(run->err.code);
-}
-
-/* The whole of a small local file, NUL-terminated; NULL if it cannot be
- * read or is larger than @max. */
-static char *read_small(const char *path, size_t max, size_t *len)
-{
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	struct stat st;
-	char *buf;
-	ssize_t n;
-
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max)
-		return NULL;
-	buf = sbx_xmalloc((size_t)st.st_size + 1);
-	n = sbx_read_all(fd, buf, (size_t)st.st_size + 1);
-	if (n < 0 || (size_t)n > (size_t)st.st_size) {
-		free(buf);
-		return NULL;
-	}
-	buf[n] = '\0';
-	*len = (size_t)n;
-	return buf;
-}
-
-/*
- * The caller's login name from /etc/passwd when nsswitch.conf consults
- * that file first, which is getpwuid()'s answer without the cost of NSS on
- * every run (passwd.h); NULL when it cannot be told that way, and the
- * caller asks getpwuid().
- */
-static char *login_name_local(uid_t uid)
-{
-	_cleanup_free_ char *conf = NULL, *pw = NULL;
-	char name[256];
-	size_t conf_len, pw_len;
-
-	conf = read_small("/etc/nsswitch.conf", 1u << 16, &conf_len);
-	if (!conf || !sbx_nsswitch_passwd_files_first(conf, conf_len))
-		return NULL;
-	pw = read_small("/etc/passwd", 1u << 22, &pw_len);
-	if (!pw || sbx_passwd_name(pw, pw_len, (uint32_t)uid, name, sizeof(name)) != SBX_PASSWD_FOUND)
-		return NULL;
-	return sbx_xstrdup(name);
-}
-
-static int resolve_principal(const struct sbx_run_opts *o, char **out)
-{
-	if (o->principal) {
-		*out = sbx_xstrdup(o->principal);
-	} else if ((*out = login_name_local(getuid()))) {
-		/* found without NSS */
-	} else {
-		struct passwd *pw = getpwuid(getuid());
-		if (!pw) {
-			sbx_warn("--principal: cannot find the login name of uid %u; name a principal",
-				 (unsigned)getuid());
-			return -1;
-		}
-		*out = sbx_xstrdup(pw->pw_name);
-	}
-	if (!sbx_principal_name_valid(*out)) {
-		sbx_warn("--principal: \"%s\" is not a valid principal name (^[a-z_][a-z0-9_-]{0,31}$)",
-			 *out);
-		return -1;
-	}
-	return 0;
 }
 
 /* Block the cancellation signals before anything is created, so that a
@@ -623,9 +556,10 @@ static int materialize(struct sbx_run *run, const struct sbx_spec *spec,
 	 * root (sandbox.c mounts /work/in so). */
 	bool root = run->host_id != (uid_t)-1;
 	struct sbx_extract_ctl ctl;
+	uint64_t max = run->plan.profile->input_bytes_max, local = 0;
 	int r;
 
-	if (!run->job.input_handles[0])
+	if (!run->job.input_handles[0] && !run->locals.n)
 		return 0;
 	/* An archive's helper runs in the run's cgroup, under its wall clock
 	 * and its cancellation (store.c). */
@@ -644,9 +578,13 @@ static int materialize(struct sbx_run *run, const struct sbx_spec *spec,
 		setfsgid(spec->outer_gid);
 		setfsuid(spec->outer_uid);
 	}
-	r = sbx_store_materialize(store, run->job.input_handles,
-				  run->job.extract, in_fd, run->plan.profile->input_bytes_max,
-				  run->plan.profile->input_bytes_max, &ctl, &run->err);
+	/* Local files first: the store's handles get what is left of the
+	 * total, so both together stay under input_bytes_max. */
+	r = sbx_local_inputs_copy(&run->locals, in_fd, max, max, &local, &run->err) < 0 ||
+	    sbx_store_materialize(store, run->job.input_handles, run->job.extract, in_fd, max,
+				  max - local, &ctl, &run->err) < 0 ||
+	    !(run->inputs = sbx_inputs_record(in_fd, run->job.input_handles, run->job.extract,
+					      &run->locals, &run->err)) ? -1 : 0;
 	if (root) {
 		setfsuid(0);
 		setfsgid(0);
@@ -706,6 +644,10 @@ static int check_handles(struct sbx_run *run, struct sbx_store *store, char **co
 			return -1;
 		}
 	}
+	if (sbx_local_inputs_open(&run->locals, run->job.input_handles,
+				  run->plan.profile->input_bytes_max,
+				  run->plan.profile->input_bytes_max, &run->err) < 0)
+		return -1;
 	if (run->job.code_handle && read_code_handle(run, store, code, code_len) < 0)
 		return -1;
 	return 0;
@@ -1063,7 +1005,6 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	_cleanup_free_ char *state_dir = NULL;
 	_cleanup_close_ int sfd = -1;
 	struct sbx_run_state *state = NULL;
-	_cleanup_free_ char *artifacts_dir = NULL;
 	_cleanup_(sbx_oneliner_job_free) struct sbx_oneliner_job one = { 0 };
 	_cleanup_(sbx_deliver_closep) _unused_ struct sbx_deliver *deliver = &run.deliver;
 	uint64_t nofile;
@@ -1077,24 +1018,19 @@ int sbx_cmd_run(const struct sbx_run_opts *o)
 	sbx_run_id_new(run.run_id);
 
 	/* Options, host config, signing key, catalog: no manifest yet. */
-	if (resolve_principal(o, &run.principal) < 0)
+	if (sbx_run_principal(o, &run.principal) < 0)
 		return SBX_EXIT_USAGE;
-	if (o->one.profile && (code = sbx_oneliner_prepare(&o->one, &one)) != 0) {
+	if (o->one.profile && ((code = sbx_oneliner_prepare(&o->one, &one)) != 0 ||
+			       (code = sbx_oneliner_locals(&o->one, &run.locals)) != 0)) {
 		free(run.principal);
 		return code;
 	}
-	artifacts_dir = o->artifacts ? sbx_xstrdup(o->artifacts) :
-				       sbx_xasprintf("%s/%s", o->artifacts_parent ? o->artifacts_parent :
-											"sbx-runs",
-						     run.run_id);
-	/* SPEC order: options, host config, signing key, catalog, job. */
-	if (sbx_artifacts_dir_open(artifacts_dir, &run.artifacts, &run.err) < 0 ||
-	    sbx_streams_open(&run.streams, (const char *const[]){ o->stdout_file, o->stderr_file },
-			     &run.artifacts, &run.err) < 0 ||
+	/* SPEC order: options, host config, signing key, catalog, job; the
+	 * results area without --artifacts comes from the config.  The
+	 * per-uid budgets the sandbox's set-up and processes share with the
+	 * caller are raised before any sandbox exists (budgets.c). */
+	if (sbx_results_open(o, run.run_id, &run.cfg, &run.artifacts, &run.streams, &run.err) < 0 ||
 	    sbx_deliver_open(&run.deliver, o, &run.err) < 0 ||
-	    sbx_hostconfig_load(&run.cfg, o->common.config, &run.err) < 0 ||
-	    /* Before any sandbox exists: the per-uid budgets its set-up and
-	     * its processes share with the caller (budgets.c). */
 	    sbx_budget_nofile(&nofile, &run.err) < 0 ||
 	    sbx_budget_nproc(&run.nproc_budget, &run.err) < 0 ||
 	    (!o->prepare &&
@@ -1237,6 +1173,8 @@ done:
 	sbx_plan_free(&run.plan);
 	sbx_contracts_free(&run.contracts);
 	sbx_job_free(&run.job);
+	sbx_local_inputs_free(&run.locals);
+	json_decref(run.inputs);
 	sbx_catalog_free(&run.cat);
 	sbx_hostconfig_free(&run.cfg);
 	sbx_cgroup_host_free(&run.cg_host);

@@ -16,6 +16,7 @@
 #include "contract.h"
 #include "deliver.h"
 #include "hostconfig.h"
+#include "inputs.h"
 #include "job.h"
 #include "policy.h"
 #include "sign.h"
@@ -43,6 +44,8 @@ struct sbx_run {
 	struct sbx_key key;       /* the signing key (wiped at the end) */
 	struct sbx_catalog cat;
 	struct sbx_job job;
+	struct sbx_local_inputs locals; /* -i NAME=PATH of a one-line run (inputs.h) */
+	json_t *inputs;           /* the manifest's "inputs", once materialized */
 	bool job_read;            /* from here on a manifest is printed */
 	struct sbx_plan plan;
 	bool admitted;
@@ -100,6 +103,10 @@ struct sbx_run {
 	struct sbx_status_line status_line; /* on a terminal, while the payload runs */
 	const char *stage;        /* what the status line says */
 };
+
+/* principal.c: --principal, else the caller's login name; -1 after
+ * saying why there is none (a usage error). */
+int sbx_run_principal(const struct sbx_run_opts *o, char **out);
 
 /* manifest.c: the manifest of @run as a JSON object (unsigned). */
 json_t *sbx_manifest_build(const struct sbx_run *run);

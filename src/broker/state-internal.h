@@ -50,4 +50,8 @@ bool sbx_state_temp_path_ok(const char *path, const char *run_id);
  * Returns the fd or -1 with @err set. */
 int sbx_state_lock_file(const char *state_dir, const char *name, int op, struct sbx_error *err);
 
+/* Remove the directory @name below @parent_fd and all in it, never
+ * following a symlink or crossing a mount (gc.c).  0, or -1 with errno. */
+int sbx_state_remove_tree(int parent_fd, const char *name);
+
 #endif

@@ -74,6 +74,27 @@ int sbx_error_set(struct sbx_error *err, int code, int errnum, const char *fmt, 
 	return -1;
 }
 
+/* Which host config file this process read, for hints that name a key
+ * of it (set once the config is loaded; see sbx_error_config_note()). */
+static char config_note[384];
+
+void sbx_error_config_note(const char *note)
+{
+	snprintf(config_note, sizeof(config_note), "%s", note ? note : "");
+}
+
+void sbx_hint_add_config(char *hint, size_t size)
+{
+	size_t n = strlen(hint);
+
+	/* "the host config key X", "in the host config", "the host
+	 * configuration's": a key is no use to someone who cannot tell which
+	 * file holds it. */
+	if (!config_note[0] || !strstr(hint, "host config") || strstr(hint, config_note))
+		return;
+	snprintf(hint + n, size - n, " (%s)", config_note);
+}
+
 void sbx_error_hint(struct sbx_error *err, const char *fmt, ...)
 {
 	va_list ap;
@@ -83,6 +104,7 @@ void sbx_error_hint(struct sbx_error *err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err->hint, sizeof(err->hint), fmt, ap);
 	va_end(ap);
+	sbx_hint_add_config(err->hint, sizeof(err->hint));
 }
 
 void sbx_error_prefix(struct sbx_error *err, const char *fmt, ...)

@@ -51,7 +51,7 @@ struct sbx_error {
 	int code;      /* enum sbx_exit; 0 when no error is set */
 	int errnum;    /* errno at the failure, or 0 */
 	char msg[1024];
-	char hint[512];
+	char hint[1024]; /* room for the host config file (sbx_hint_add_config) */
 };
 
 /*
@@ -63,6 +63,14 @@ struct sbx_error {
 int sbx_error_set(struct sbx_error *err, int code, int errnum, const char *fmt, ...) _printf_(4, 5);
 /* Attach a "Hint:" line (what host setting to change). */
 void sbx_error_hint(struct sbx_error *err, const char *fmt, ...) _printf_(2, 3);
+/*
+ * The host config file in use, as a note for hints: "the host config is
+ * FILE", or where to create one.  Once set, every hint that mentions the
+ * host config gets it appended in parentheses (sbx_hint_add_config() does
+ * that to a hint made elsewhere).  NULL clears it.
+ */
+void sbx_error_config_note(const char *note);
+void sbx_hint_add_config(char *hint, size_t size);
 /* Prepend context ("job.json: ") to an already set message. */
 void sbx_error_prefix(struct sbx_error *err, const char *fmt, ...) _printf_(2, 3);
 /* Print "sbx: <msg>[: <strerror>]" and, if set, "sbx: Hint: <hint>". */

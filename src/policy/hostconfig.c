@@ -7,7 +7,11 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "hostconfig.h"
@@ -18,7 +22,8 @@
 
 static const char *const config_keys[] = {
 	"store", "policy", "signing_key", "state_dir", "cgroup_parent", "max_concurrent",
-	"memory_budget_mib", "root_ids", "hold_dir", "hold_max_age_hours", "prepared_dir", NULL,
+	"memory_budget_mib", "root_ids", "hold_dir", "hold_max_age_hours", "prepared_dir",
+	"results_dir", "results_max_age_hours", "results_max_count", NULL,
 };
 static const char *const root_ids_keys[] = { "first", "count", NULL };
 
@@ -79,6 +84,24 @@ static int get_path(const struct sbx_jctx *c, const json_t *root, const char *ke
 	return 0;
 }
 
+/* How much of the results area sbx gc keeps; bounds against nonsense. */
+static int results_limits(const struct sbx_jctx *c, const json_t *root, struct sbx_hostconfig *cfg)
+{
+	const json_t *v;
+
+	cfg->results_max_age_hours = SBX_RESULTS_MAX_AGE_HOURS_DEFAULT;
+	cfg->results_max_count = SBX_RESULTS_MAX_COUNT_DEFAULT;
+	if ((v = json_object_get(root, "results_max_age_hours")) &&
+	    sbx_json_uint(c, "results_max_age_hours", v, 1, SBX_HOLD_MAX_AGE_HOURS_MAX,
+			  &cfg->results_max_age_hours) < 0)
+		return -1;
+	if ((v = json_object_get(root, "results_max_count")) &&
+	    sbx_json_uint(c, "results_max_count", v, 1, SBX_RESULTS_MAX_COUNT_MAX,
+			  &cfg->results_max_count) < 0)
+		return -1;
+	return 0;
+}
+
 int sbx_hostconfig_parse(struct sbx_hostconfig *cfg, const char *source, const char *data,
 			 size_t len, struct sbx_error *err)
 {
@@ -99,6 +122,7 @@ int sbx_hostconfig_parse(struct sbx_hostconfig *cfg, const char *source, const c
 	    get_path(&c, root, "prepared_dir", &cfg->prepared_dir) < 0 ||
 	    get_path(&c, root, "cgroup_parent", &cfg->cgroup_parent) < 0 ||
 	    get_path(&c, root, "hold_dir", &cfg->hold_dir) < 0 ||
+	    get_path(&c, root, "results_dir", &cfg->results_dir) < 0 ||
 	    get_root_ids(&c, root, cfg) < 0)
 		goto fail;
 	/* Bounds only against nonsense; the admission code decides what a
@@ -114,36 +138,87 @@ int sbx_hostconfig_parse(struct sbx_hostconfig *cfg, const char *source, const c
 	    sbx_json_uint(&c, "hold_max_age_hours", v, 1, SBX_HOLD_MAX_AGE_HOURS_MAX,
 			  &cfg->hold_max_age_hours) < 0)
 		goto fail;
+	if (results_limits(&c, root, cfg) < 0)
+		goto fail;
 	return 0;
 fail:
 	sbx_hostconfig_free(cfg);
 	return -1;
 }
 
+/*
+ * The user's own file: $XDG_CONFIG_HOME/sbx/sbx.json, else
+ * ~/.config/sbx/sbx.json; NULL for root (whose runs are the host's, set
+ * up in the system file, whatever HOME a sudo left behind) and without a
+ * home.
+ */
+char *sbx_hostconfig_user_file(void)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+
+	if (geteuid() == 0)
+		return NULL;
+	/* The XDG spec says relative values are to be ignored. */
+	if (xdg && xdg[0] == '/')
+		return sbx_xasprintf("%s/sbx/sbx.json", xdg);
+	if (home && home[0] == '/')
+		return sbx_xasprintf("%s/.config/sbx/sbx.json", home);
+	return NULL;
+}
+
+/* An optional file: absent is no error, but one that exists and cannot
+ * be read is, never a silent fall back to defaults.  lstat: a symlink
+ * is there, and is read (and refused if dangling). */
+static bool present(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0 || errno != ENOENT;
+}
+
 int sbx_hostconfig_load(struct sbx_hostconfig *cfg, const char *path, struct sbx_error *err)
 {
-	static const char default_file[] = SYSCONFDIR "/sbx/sbx.json";
-	_cleanup_free_ char *data = NULL;
-	const char *env = getenv("SBX_CONFIG");
-	struct stat st;
+	static const char system_file[] = SYSCONFDIR "/sbx/sbx.json";
+	_cleanup_free_ char *data = NULL, *user = sbx_hostconfig_user_file(), *note = NULL;
+	const char *env = getenv("SBX_CONFIG"), *origin = "--config";
 	size_t len = 0;
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->root_ids_first = SBX_ROOT_IDS_FIRST_DEFAULT;
 	cfg->root_ids_count = SBX_ROOT_IDS_COUNT_DEFAULT;
 	cfg->hold_max_age_hours = SBX_HOLD_MAX_AGE_HOURS_DEFAULT;
-	if (!path && env && *env)
+	cfg->results_max_age_hours = SBX_RESULTS_MAX_AGE_HOURS_DEFAULT;
+	cfg->results_max_count = SBX_RESULTS_MAX_COUNT_DEFAULT;
+	/* --config, $SBX_CONFIG, the user's file, the system file: the first
+	 * that is named or exists is the whole configuration (sbx(1)). */
+	if (!path && env && *env) {
 		path = env;
-	if (!path) {
-		/* The system file is optional, but one that exists and cannot
-		 * be read is an error, not a silent fall back to defaults. */
-		if (lstat(default_file, &st) < 0 && errno == ENOENT)
-			return 0;
-		path = default_file;
+		origin = "$SBX_CONFIG";
 	}
+	if (!path && user && present(user)) {
+		path = user;
+		origin = "the user's file";
+	}
+	if (!path && present(system_file)) {
+		path = system_file;
+		origin = "the system file";
+	}
+	if (!path) {
+		cfg->origin = "none";
+		note = sbx_xasprintf("no host config file was read; create %s",
+				     user ? user : system_file);
+		sbx_error_config_note(note);
+		return 0;
+	}
+	cfg->origin = origin;
+	note = sbx_xasprintf("the host config is %s", path);
+	sbx_error_config_note(note);
 	if (sbx_json_read(path, HOSTCONFIG_MAX_BYTES, SBX_EXIT_UNAVAILABLE, &data, &len, err) < 0)
 		return -1;
-	return sbx_hostconfig_parse(cfg, path, data, len, err);
+	if (sbx_hostconfig_parse(cfg, path, data, len, err) < 0)
+		return -1;
+	cfg->origin = origin;
+	return 0;
 }
 
 void sbx_hostconfig_free(struct sbx_hostconfig *cfg)
@@ -158,5 +233,6 @@ void sbx_hostconfig_free(struct sbx_hostconfig *cfg)
 	free(cfg->prepared_dir);
 	free(cfg->cgroup_parent);
 	free(cfg->hold_dir);
+	free(cfg->results_dir);
 	memset(cfg, 0, sizeof(*cfg));
 }

@@ -29,6 +29,8 @@
 
 struct sbx_hostconfig {
 	char *file;          /* NULL when no file was read */
+	const char *origin;  /* how file was chosen: "--config", "$SBX_CONFIG",
+			      * "the user's file", "the system file"; "none" (static) */
 	char *store;
 	char *policy;
 	char *signing_key;
@@ -45,7 +47,18 @@ struct sbx_hostconfig {
 	 * how long sbx gc keeps them.  hold_max_age_hours is always set. */
 	char *hold_dir;
 	uint64_t hold_max_age_hours;
+	/* Results of runs without --artifacts (src/broker/results.h): the
+	 * area, NULL for the default, and what sbx gc keeps of it.  Both
+	 * limits are always set. */
+	char *results_dir;
+	uint64_t results_max_age_hours;
+	uint64_t results_max_count;
 };
+
+/* sbx gc keeps a run's results 30 days, and the newest 1000 at most. */
+#define SBX_RESULTS_MAX_AGE_HOURS_DEFAULT 720u
+#define SBX_RESULTS_MAX_COUNT_DEFAULT 1000u
+#define SBX_RESULTS_MAX_COUNT_MAX 1000000u
 
 /* sbx gc removes holds older than this unless hold_max_age_hours says. */
 #define SBX_HOLD_MAX_AGE_HOURS_DEFAULT 168u
@@ -53,11 +66,16 @@ struct sbx_hostconfig {
 #define SBX_HOLD_MAX_AGE_HOURS_MAX 87600u
 
 /*
- * sbx_hostconfig_load() - read @path; when @path is NULL, $SBX_CONFIG, else
- * SYSCONFDIR/sbx/sbx.json if present, else an empty config.  An explicitly
- * named file that is missing is an error.  Errors are SBX_EXIT_UNAVAILABLE.
+ * sbx_hostconfig_load() - read @path (--config); when @path is NULL,
+ * $SBX_CONFIG, else the user's file (sbx_hostconfig_user_file()) if
+ * present, else SYSCONFDIR/sbx/sbx.json if present, else an empty config.
+ * The first found is the whole configuration: files are not merged.  An
+ * explicitly named file that is missing is an error.  Errors are
+ * SBX_EXIT_UNAVAILABLE.  Also tells error.h which file hints should name.
  */
 int sbx_hostconfig_load(struct sbx_hostconfig *cfg, const char *path, struct sbx_error *err);
+/* The user's config file, newly allocated; NULL for root or no home. */
+char *sbx_hostconfig_user_file(void);
 int sbx_hostconfig_parse(struct sbx_hostconfig *cfg, const char *source, const char *data,
 			 size_t len, struct sbx_error *err);
 void sbx_hostconfig_free(struct sbx_hostconfig *cfg);

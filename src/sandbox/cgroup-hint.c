@@ -103,7 +103,8 @@ void sbx_cgroup_hint_set(struct sbx_error *err, const char *root, int version,
 		       "sbx needs a cgroup it may write, with the memory, pids and cpu controllers%s: "
 		       "%s%screate a cgroup directory%s, chown it to this user, name it in the host "
 		       "config key cgroup_parent and start sbx from a process inside it "
-		       "(docs/cgroups.md)",
+		       "(docs/cgroups.md, \"Delegating a cgroup to an ordinary user\", has the "
+		       "exact commands)",
 		       version == 1 ? " (v1: and cpuacct; freezer is optional)" : "",
 		       systemd ? systemd_advice() : "", systemd ? ", or " : "",
 		       version == 1 ? " in each of those hierarchies" : "");

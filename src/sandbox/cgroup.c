@@ -25,7 +25,8 @@
 const char sbx_cgroup_hint[] =
 	"sbx needs a cgroup it may write, with the memory, pids and cpu controllers: "
 	"create a cgroup directory, chown it to this user, name it in the host config key "
-	"cgroup_parent and start sbx from a process inside it (docs/cgroups.md)";
+	"cgroup_parent and start sbx from a process inside it (docs/cgroups.md, \"Delegating a "
+	"cgroup to an ordinary user\", has the exact commands)";
 
 /* --- file helpers ----------------------------------------------------- */
 

@@ -186,11 +186,11 @@ echo "$n runs in $(( (end - start) / 1000000 )) ms: $(( n * 1000000000 / (end - 
 echo
 echo "== sbx batch: 200 trivial jobs, max_concurrent 8, runs per second"
 # Against GNU parallel running sbx run on the same jobs, 8 at once, with
-# the same options (artifacts in sbx-runs/RUN_ID, waiting for capacity);
+# the same options (results in sbx-runs/RUN_ID, waiting for capacity);
 # interleaved rounds, each ending with the number of manifests written.
 mkdir -p "$W/batch"
 for i in $(seq 200); do printf '{"runtime_profile":"shell","code":"echo %d"}\n' "$i" > "$W/batch/j$i.json"; done
-printf '{"state_dir":"%s","max_concurrent":8}\n' "$STATE" > "$W/config8.json"
+printf '{"state_dir":"%s","max_concurrent":8,"results_dir":"%s"}\n' "$STATE" "$W/sbx-runs" > "$W/config8.json"
 BOPTS="-q --config $W/config8.json --policy $S/policy --key $W/key --store $W/store"
 rate() { awk -v n="$1" -v ns="$2" 'BEGIN { printf "%d runs in %d ms: %.1f runs/s", n, ns / 1e6, n * 1e9 / ns }'; }
 for round in 1 2 3; do

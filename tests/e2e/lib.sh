@@ -137,6 +137,12 @@ setup_mode() {
 		printf '{"state_dir":"%s","root_ids":{"first":%d,"count":%d},"prepared_dir":"%s"}\n' \
 			"$M/state" "$ROOT_IDS_FIRST" "$ROOT_IDS_COUNT" "$PREPARED" > "$M/config.json"
 	fi
+	# Root's results (runs without --artifacts) in the scratch directory,
+	# not the host's results area; a user's go to its scratch HOME anyway.
+	if [ "$MODE" = root ]; then
+		jq -c --arg r "$M/results" '.results_dir = $r' "$M/config.json" > "$M/config.json.new" &&
+			mv "$M/config.json.new" "$M/config.json"
+	fi
 	KEY="$M/key"
 	as_mode "$SBX" keygen -o "$KEY" 2>/dev/null || { echo "Bail out! sbx keygen failed"; exit 1; }
 }

@@ -194,7 +194,7 @@ suite() {
 		eval '[ $RC -eq 0 ] && [ "$(jq -r .status "$OUT")" = succeeded ] && signed "$OUT" "$d/key"' ||
 		diag "rc $RC: $(head -c 1500 "$ERR") stdout: $(head -c 1500 "$OUT" | tr '\n' ' ')"
 	check "$mode: the example job: its artifact in the runs volume" \
-		eval 'grep -qx "north,12.5" "$d/runs/sbx-runs/$id/totals.csv"' ||
+		eval 'grep -qx "north,12.5" "$d/runs/$id/totals.csv"' ||
 		diag "runs volume: $(cd "$d/runs" && find . | head -20 | tr '\n' ' ')"
 	check "$mode: the example job: nothing left in the container's cgroup or the state volume" nothing_left
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "inputs.h"
 #include "job.h"
 #include "oneliner.h"
 
@@ -32,6 +33,51 @@ static char *build(const struct sbx_oneliner *o, int *code)
 		return NULL;
 	assert_int_equal(strlen(job), len);
 	return job;
+}
+
+/* -i with '=' or '/' is a local file: never a member of the job, and
+ * named by NAME or by PATH's last component. */
+static void test_local_inputs(void **state)
+{
+	const char *handles[] = { "h.csv", "data=./x.csv", "sub/y.txt", "./z", NULL };
+	const char *twice[] = { "a=./x", "./a", NULL };
+	const char *bad[] = { "a b=./x", NULL };
+	const char *empty[] = { "a=", NULL };
+	const char *dirslash[] = { "sub/", NULL };
+	struct sbx_oneliner o = { .profile = "shell", .handles = handles, .code = "true" };
+	struct sbx_local_inputs li;
+	struct sbx_error err = { 0 };
+	_cleanup_free_ char *job = NULL;
+	int code;
+
+	(void)state;
+	job = build(&o, &code);
+	assert_int_equal(code, 0);
+	assert_string_equal(job, "{\"code\":\"true\",\"input_handles\":[\"h.csv\"],"
+				 "\"runtime_profile\":\"shell\"}");
+	assert_true(sbx_local_input_spec("a=b") && sbx_local_input_spec("./a"));
+	assert_false(sbx_local_input_spec("a.csv"));
+
+	assert_int_equal(sbx_local_inputs_parse(handles, &li, &err), 0);
+	assert_int_equal(li.n, 3);
+	assert_string_equal(li.v[0].name, "data");
+	assert_string_equal(li.v[0].path, "./x.csv");
+	assert_string_equal(li.v[1].name, "y.txt");
+	assert_string_equal(li.v[2].name, "z");
+	assert_int_equal(li.v[2].fd, -1);
+	sbx_local_inputs_free(&li);
+
+	{
+		const char *const *cases[] = { twice, bad, empty, dirslash };
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			struct sbx_error e = { 0 };
+
+			assert_int_equal(sbx_local_inputs_parse(cases[i], &li, &e), -1);
+			assert_int_equal(e.code, SBX_EXIT_USAGE);
+			sbx_local_inputs_free(&li);
+		}
+	}
 }
 
 static void test_canonical(void **state)
@@ -232,6 +278,7 @@ int main(void)
 		cmocka_unit_test(test_job_parser_judges),
 		cmocka_unit_test(test_refused_here),
 		cmocka_unit_test(test_file),
+		cmocka_unit_test(test_local_inputs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -78,6 +78,16 @@ static const struct cfg_case cases[] = {
 	  "sbx.json: hold_max_age_hours: expected a positive integer, got \"7d\"" },
 	{ "hold age negative", "{\"hold_max_age_hours\":-1}",
 	  "sbx.json: hold_max_age_hours: expected a positive integer, got -1" },
+	{ "results", "{\"results_dir\":\"/srv/runs\",\"results_max_age_hours\":24,"
+	  "\"results_max_count\":10}", NULL },
+	{ "relative results dir", "{\"results_dir\":\"runs\"}",
+	  "sbx.json: results_dir: expected an absolute path in normal form, got \"runs\"" },
+	{ "results age zero", "{\"results_max_age_hours\":0}",
+	  "sbx.json: results_max_age_hours: expected a positive integer, got 0" },
+	{ "results count zero", "{\"results_max_count\":0}",
+	  "sbx.json: results_max_count: expected a positive integer, got 0" },
+	{ "results count huge", "{\"results_max_count\":1000001}",
+	  "sbx.json: results_max_count: expected a positive integer of at most 1000000" },
 	{ "control char", "{\"store\":\"/a\\u001b[31m\"}", "sbx.json: store: expected an absolute path in normal form, got \"/a\\x1b[31m\"" },
 };
 
@@ -132,6 +142,13 @@ static void test_values(void **state)
 	assert_int_equal(cfg.hold_max_age_hours, 168);
 	sbx_hostconfig_free(&cfg);
 
+	/* results: the default area, 30 days, 1000 at most */
+	assert_int_equal(sbx_hostconfig_parse(&cfg, "c.json", "{}", 2, &err), 0);
+	assert_null(cfg.results_dir);
+	assert_int_equal(cfg.results_max_age_hours, 720);
+	assert_int_equal(cfg.results_max_count, 1000);
+	sbx_hostconfig_free(&cfg);
+
 	assert_int_equal(sbx_hostconfig_parse(&cfg, "c.json",
 					      "{\"hold_dir\":\"/srv/holds\",\"hold_max_age_hours\":1}", 48,
 					      &err), 0);
@@ -166,13 +183,29 @@ static void test_load(void **state)
 	/* Explicit path. */
 	assert_int_equal(sbx_hostconfig_load(&cfg, path, &err), 0);
 	assert_string_equal(cfg.file, path);
+	assert_string_equal(cfg.origin, "--config");
 	assert_int_equal(cfg.max_concurrent, 3);
 	sbx_hostconfig_free(&cfg);
+	{
+		/* From now on a Hint that names a config key names the file;
+		 * one that does not is left as it is. */
+		struct sbx_error h = { 0 };
+		_cleanup_free_ char *note = sbx_xasprintf("set cgroup_parent in the host config "
+							  "(the host config is %s)", path);
 
-	/* $SBX_CONFIG when no path is given. */
+		sbx_error_set(&h, SBX_EXIT_UNAVAILABLE, 0, "x");
+		sbx_error_hint(&h, "set cgroup_parent in the host config");
+		assert_string_equal(h.hint, note);
+		sbx_error_hint(&h, "mount the hierarchy");
+		assert_string_equal(h.hint, "mount the hierarchy");
+	}
+
+	/* $SBX_CONFIG when no path is given, and says so. */
 	setenv("SBX_CONFIG", path, 1);
 	assert_int_equal(sbx_hostconfig_load(&cfg, NULL, &err), 0);
 	assert_int_equal(cfg.max_concurrent, 3);
+	assert_string_equal(cfg.origin, "$SBX_CONFIG");
+	assert_int_equal(cfg.results_max_count, 1000);
 	sbx_hostconfig_free(&cfg);
 
 	/* An explicitly named file that is missing is an error, not defaults. */
