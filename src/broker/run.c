@@ -176,42 +176,6 @@ static void kill_cgroup(void *ud)
 		sbx_cgroup_kill(run->cg, NULL);
 }
 
-/* The reason_code of an error's exit class: what a run that ended in an
- * error (not in its payload's outcome) says beside its reason.  The
- * errors of 124, 130 and 137 come from extracting archives, before the
- * payload: the deadline, a cancellation, the memory limit. */
-static const char *error_reason_code(int code)
-{
-	switch (code) {
-	case SBX_EXIT_INVALID:
-		return "invalid_job";
-	case SBX_EXIT_REFUSED:
-		return "policy_refused";
-	case SBX_EXIT_CAPACITY:
-		return "no_capacity";
-	case SBX_EXIT_UNAVAILABLE:
-		return "isolation_unavailable";
-	case SBX_EXIT_TIMEOUT:
-		return "wall_timeout";
-	case SBX_EXIT_CANCELLED:
-		return "cancelled";
-	case SBX_EXIT_LIMIT:
-		return "memory_limit";
-	default:
-		return "internal_error";
-	}
-}
-
-/* The end of a run that sbx itself could not carry out. */
-static void fail_run(struct sbx_run *run)
-{
-	char buf[sizeof(run->err.msg) + 128];
-
-	run->status = sbx_status_from_exit(run->err.code);
-	snprintf(run->reason, sizeof(run->reason), "%s", sbx_error_text(&run->err, buf, sizeof(buf)));
-	run->reason_code = error_reason_code(run->err.code);
-}
-
 /* Block the cancellation signals before anything is created, so that a
  * SIGINT during setup is a cancellation and not a death that leaves state
  * behind; the supervisor reads them from a signalfd. */
@@ -239,165 +203,6 @@ static bool output_root_full(int fd)
 {
 	struct statfs sf;
 	return fstatfs(fd, &sf) == 0 && (sf.f_bfree == 0 || sf.f_ffree == 0);
-}
-
-/* The sandbox's most tasks at once: pids.peak, else its limit. */
-static uint64_t nproc_peak(const struct sbx_run *run)
-{
-	return run->have_stats && run->stats.has_pids_peak ? run->stats.pids_peak :
-							     run->plan.limits.v[SBX_LIMIT_PIDS];
-}
-
-/*
- * A payload that failed without a fork refused by pids.max may have had
- * one refused by the caller's RLIMIT_NPROC instead, which also counts the
- * caller's processes outside the sandbox (nproc.c).  No counter records
- * that refusal, so it is judged from the counts: the caller's tasks now
- * (the sandbox's are gone with its init), the sandbox's peak and the
- * refused fork together at the cap.  Only then is the limit named; a
- * payload that failed with room to spare failed on its own.
- */
-static void check_nproc(struct sbx_run *run)
-{
-	const struct sbx_outcome *o = &run->outcome;
-
-	if (run->nproc_budget == RLIM_INFINITY || !o->exited || o->term != SBX_TERM_NONE ||
-	    (WIFEXITED(o->wait_status) && WEXITSTATUS(o->wait_status) == 0) ||
-	    (run->have_stats && (run->stats.pids_events_max > 0 || run->stats.oom_kills > 0)))
-		return;
-	if (sbx_nproc_count(getuid(), &run->nproc_count) < 0)
-		return;
-	/* Slack: the broker's helper threads and processes that came and
-	 * went between the refused fork and the count. */
-	run->nproc_hit = sbx_nproc_exhausted(run->nproc_count, nproc_peak(run), run->nproc_budget, 2);
-}
-
-static void decide_status(struct sbx_run *run)
-{
-	const struct sbx_outcome *o = &run->outcome;
-	bool oom = run->have_stats && run->stats.oom_kills > 0;
-	bool pids = run->have_stats && run->stats.pids_events_max > 0;
-
-	run->partial = true;
-	if (o->term == SBX_TERM_CANCEL) {
-		run->status = SBX_STATUS_CANCELLED;
-		snprintf(run->reason, sizeof(run->reason), "cancelled by the caller");
-		run->reason_code = "cancelled";
-		return;
-	}
-	if (o->term == SBX_TERM_TIMEOUT) {
-		run->status = SBX_STATUS_TIMED_OUT;
-		snprintf(run->reason, sizeof(run->reason), "wall_seconds %llu reached%s",
-			 (unsigned long long)run->plan.limits.v[SBX_LIMIT_WALL_SECONDS],
-			 o->killed ? "; killed after grace_seconds" : "");
-		run->reason_code = "wall_timeout";
-		return;
-	}
-	if (!o->exited && o->init_sigkilled && oom) {
-		/* The OOM killer took the init itself before it could report:
-		 * on v2 memory.oom.group kills the whole group at once, and on
-		 * v1 a payload that lowered its oom_score_adj back to the
-		 * init's, with memory no process owns (tmpfs pages, socket
-		 * buffers), can leave the init the kernel's choice.  Either way
-		 * the payload ran into its memory limit; it died with the pid
-		 * namespace, of SIGKILL. */
-		run->status = SBX_STATUS_LIMIT_EXCEEDED;
-		run->sandbox_oom_killed = true;
-		snprintf(run->reason, sizeof(run->reason),
-			 "memory: memory_mib %llu exceeded (OOM kill of the whole sandbox)",
-			 (unsigned long long)run->plan.limits.v[SBX_LIMIT_MEMORY_MIB]);
-		run->reason_code = "memory_limit";
-		return;
-	}
-	if (!o->exited) {
-		run->status = SBX_STATUS_ERROR;
-		snprintf(run->reason, sizeof(run->reason), "the sandbox ended without reporting the payload's exit");
-		run->reason_code = "sandbox_lost";
-		return;
-	}
-	if (WIFSIGNALED(o->wait_status) && WTERMSIG(o->wait_status) == SIGKILL && oom) {
-		run->status = SBX_STATUS_LIMIT_EXCEEDED;
-		snprintf(run->reason, sizeof(run->reason), "memory: memory_mib %llu exceeded (OOM kill)",
-			 (unsigned long long)run->plan.limits.v[SBX_LIMIT_MEMORY_MIB]);
-		run->reason_code = "memory_limit";
-		return;
-	}
-	if (!(WIFEXITED(o->wait_status) && WEXITSTATUS(o->wait_status) == 0)) {
-		/* The payload's own exit decides; a limit it ran into is the
-		 * likely cause and is named. */
-		if (pids || run->output_quota_hit) {
-			run->status = SBX_STATUS_LIMIT_EXCEEDED;
-			snprintf(run->reason, sizeof(run->reason), "%s",
-				 pids ? "pids: fork failed at the pids limit" :
-					"output: the output quota (output_bytes/output_files) was exhausted");
-			run->reason_code = pids ? "pids_limit" : "output_quota";
-			return;
-		}
-		if (run->nproc_hit) {
-			run->status = SBX_STATUS_LIMIT_EXCEEDED;
-			snprintf(run->reason, sizeof(run->reason),
-				 "nproc: fork failed at the caller's RLIMIT_NPROC %llu, which counts "
-				 "every process of uid %u on the host (%llu outside the sandbox, "
-				 "%llu in it at the peak; pids %llu not reached)",
-				 (unsigned long long)run->nproc_budget, (unsigned)getuid(),
-				 (unsigned long long)run->nproc_count,
-				 (unsigned long long)nproc_peak(run),
-				 (unsigned long long)run->plan.limits.v[SBX_LIMIT_PIDS]);
-			run->reason_code = "nproc_limit";
-			return;
-		}
-		/* A payload that ran to its own end is complete, only
-		 * unsuccessful: partial_outputs is for runs cut short. */
-		run->partial = false;
-		run->status = SBX_STATUS_FAILED;
-		if (WIFEXITED(o->wait_status))
-			snprintf(run->reason, sizeof(run->reason), "payload exited with code %d",
-				 WEXITSTATUS(o->wait_status));
-		else
-			snprintf(run->reason, sizeof(run->reason), "payload died of signal %d",
-				 WTERMSIG(o->wait_status));
-		run->reason_code = WIFEXITED(o->wait_status) ? "exit_nonzero" : "signal";
-		return;
-	}
-	run->partial = false;
-	run->status = SBX_STATUS_SUCCEEDED;
-}
-
-/* One required output must have been promoted for "succeeded". */
-static bool required_ok(struct sbx_run *run, const char *path)
-{
-	const struct sbx_artifact *a = run->collected ? sbx_collection_find(&run->coll, path) : NULL;
-
-	if (a && a->status == SBX_ARTIFACT_PROMOTED)
-		return true;
-	run->status = SBX_STATUS_FAILED;
-	if (a && a->contract && !a->contract->ok) {
-		const struct sbx_contract_failure *f = &a->contract->fail[0];
-
-		snprintf(run->reason, sizeof(run->reason),
-			 "required output \"%s\" failed its contract: %s: %s%s", path, f->check,
-			 f->detail, a->contract->count > 1 ? " (and more)" : "");
-		run->reason_code = "output_contract";
-		return false;
-	}
-	snprintf(run->reason, sizeof(run->reason), "required output \"%s\" %s", path,
-		 a ? "was rejected" : "is missing");
-	run->reason_code = a ? "required_output_rejected" : "required_output_missing";
-	return false;
-}
-
-/* Required outputs (required_outputs, and every contract not marked
- * "required": false) must have been promoted for "succeeded". */
-static void check_required(struct sbx_run *run)
-{
-	if (run->status != SBX_STATUS_SUCCEEDED)
-		return;
-	for (char **r = run->job.required_outputs; r && *r; r++)
-		if (!required_ok(run, *r))
-			return;
-	for (size_t i = 0; i < run->contracts.n; i++)
-		if (run->contracts.v[i].required && !required_ok(run, run->contracts.v[i].path))
-			return;
 }
 
 /* Does the directory at @fd hold nothing but "." and ".."? */
@@ -445,103 +250,6 @@ static int record_cgroups(struct sbx_run *run)
 			return -1;
 	}
 	return 0;
-}
-
-/*
- * The run's private temp dir, which holds the quarantine: a name no one
- * can predict (the run id is no secret: it names the run's cgroup, which
- * every local user can list), recorded before it exists so that gc knows
- * it.  It is made 0700 only when there is something to collect: a run
- * without outputs (most runs) never writes to a disk /tmp, where a mkdir
- * and its rmdir cost ~0.3 ms.  No one can take the name in the meantime,
- * as no one else knows it; a taken name is retried under a new one.
- * Whether the directory can be made at all is checked at the start
- * (check_temp_base), so that an unusable TMPDIR refuses the run before
- * the payload starts rather than failing its collection.
- */
-static char *random_temp_path(const char *run_id)
-{
-	unsigned char b[8];
-	char suffix[2 + 2 * sizeof(b)];
-
-	sbx_random_bytes(b, sizeof(b));
-	suffix[0] = '-';
-	sbx_hex(b, sizeof(b), suffix + 1);
-	return sbx_state_temp_path(run_id, suffix);
-}
-
-static int make_temp_dir(struct sbx_run *run)
-{
-	struct stat st;
-
-	/* A taken name is someone's 1-in-2^64 guess or a bug: try a few. */
-	for (int tries = 0; mkdir(run->temp_dir, 0700) < 0; tries++) {
-		if (errno != EEXIST) {
-			/* A host setting: TMPDIR names no place for it. */
-			sbx_error_set(&run->err, SBX_EXIT_UNAVAILABLE, errno,
-				      "temp dir: cannot create %s", run->temp_dir);
-			sbx_error_hint(&run->err, SBX_TEMP_HINT);
-			return -1;
-		}
-		if (tries == 3)
-			return sbx_error_set(&run->err, SBX_EXIT_SOFTWARE, errno, "%s", run->temp_dir);
-		free(run->temp_dir);
-		run->temp_dir = random_temp_path(run->run_id);
-		if (sbx_state_add_temp(run->state, run->temp_dir, &run->err) < 0 ||
-		    sbx_state_save(run->state, &run->err) < 0)
-			return -1;
-	}
-	run->temp_fd = open(run->temp_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (run->temp_fd < 0) {
-		sbx_error_set(&run->err, SBX_EXIT_SOFTWARE, errno, "%s", run->temp_dir);
-		rmdir(run->temp_dir); /* just made, still empty */
-		return -1;
-	}
-	if (fstat(run->temp_fd, &st) < 0)
-		return sbx_error_set(&run->err, SBX_EXIT_SOFTWARE, errno, "%s", run->temp_dir);
-	if (st.st_uid != geteuid() || (st.st_mode & 077))
-		return sbx_error_set(&run->err, SBX_EXIT_SOFTWARE, 0,
-				     "%s: not the private directory just made", run->temp_dir);
-	return 0;
-}
-
-/* Before anything runs: can this user make directories in the temp base?
- * (No write: faccessat with the effective ids answers it, EROFS included.) */
-static int check_temp_base(struct sbx_run *run)
-{
-	_cleanup_free_ char *base = sbx_state_temp_base();
-	struct stat st;
-
-	int e = 0;
-
-	if (stat(base, &st) < 0)
-		e = errno;
-	else if (!S_ISDIR(st.st_mode))
-		e = ENOTDIR;
-	else if (faccessat(AT_FDCWD, base, W_OK | X_OK, AT_EACCESS) < 0)
-		e = errno;
-	if (e) {
-		sbx_error_set(&run->err, SBX_EXIT_UNAVAILABLE, e, "temp dir: cannot create %s",
-			      run->temp_dir);
-		sbx_error_hint(&run->err, SBX_TEMP_HINT);
-		return -1;
-	}
-	return 0;
-}
-
-/* Remove the (by now empty) temp dir, if the name still is the directory
- * that was made; a replacement is not ours to remove. */
-static void remove_temp_dir(struct sbx_run *run)
-{
-	struct stat made, now;
-
-	if (run->temp_fd < 0)
-		return;
-	if (fstat(run->temp_fd, &made) == 0 && lstat(run->temp_dir, &now) == 0 &&
-	    made.st_dev == now.st_dev && made.st_ino == now.st_ino)
-		rmdir(run->temp_dir);
-	close(run->temp_fd);
-	run->temp_fd = -1;
 }
 
 /*
@@ -776,7 +484,7 @@ static int execute(struct sbx_run *run, int sfd)
 	/* The run's private temp dir (for the quarantine), known to gc by
 	 * its name and recorded before it exists, so a crash leaves nothing
 	 * unknown; made only if there are outputs to collect. */
-	run->temp_dir = random_temp_path(run->run_id);
+	run->temp_dir = sbx_run_temp_path(run->run_id);
 	if (sbx_state_add_temp(run->state, run->temp_dir, &run->err) < 0)
 		goto out;
 
@@ -814,7 +522,7 @@ static int execute(struct sbx_run *run, int sfd)
 		goto out;
 	/* While the init builds the sandbox's root, and before the payload
 	 * starts: the place for the quarantine must exist. */
-	if (check_temp_base(run) < 0)
+	if (sbx_run_temp_check_base(run) < 0)
 		goto out;
 	if (sbx_spawn_receive_work(&sp, &run->err) < 0)
 		goto out;
@@ -876,8 +584,7 @@ static int execute(struct sbx_run *run, int sfd)
 	/* Before the status: a failing payload that filled the output root
 	 * is limit_exceeded, not failed. */
 	run->output_quota_hit = output_root_full(sp.outroot_fd);
-	check_nproc(run);
-	decide_status(run);
+	sbx_run_decide(run);
 	if (run->opts->prepare) {
 		/* sbx prepare: the output root is the prepared tree, taken once
 		 * nothing the command left behind runs any more. */
@@ -913,7 +620,7 @@ static int execute(struct sbx_run *run, int sfd)
 			lim.open_at = sbx_opener_open;
 			lim.open_ud = &opener;
 		}
-		if (make_temp_dir(run) < 0 ||
+		if (sbx_run_temp_make(run) < 0 ||
 		    sbx_collect(sp.outroot_fd, &lim, run->temp_dir, &run->coll, &run->err) < 0) {
 			r = -1;
 			goto out;
@@ -933,7 +640,7 @@ static int execute(struct sbx_run *run, int sfd)
 		sbx_run_event(run, "validated", NULL);
 	}
 required:
-	check_required(run);
+	sbx_run_check_required(run);
 	r = 0;
 out:
 	stop_proxy(run);
@@ -1134,7 +841,7 @@ done:
 	if (run.err.code) {
 		sbx_status_line_clear(&run.status_line);
 		sbx_error_print(&run.err);
-		fail_run(&run);
+		sbx_run_fail(&run);
 	}
 	sbx_state_set_stage(state, "cleaning");
 	cleanup(&run);
@@ -1159,7 +866,7 @@ done:
 	sbx_outcome_free(&run.outcome);
 	if (run.collected)
 		sbx_collection_free(&run.coll);
-	remove_temp_dir(&run);
+	sbx_run_temp_remove(&run);
 	free(run.temp_dir);
 	sbx_hold_close(run.hold);
 	free(run.hold);

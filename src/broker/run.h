@@ -111,6 +111,23 @@ int sbx_run_principal(const struct sbx_run_opts *o, char **out);
 /* manifest.c: the manifest of @run as a JSON object (unsigned). */
 json_t *sbx_manifest_build(const struct sbx_run *run);
 
+/* run-status.c: the run's status, reason and reason_code.  sbx_run_decide
+ * judges the payload's end (and the caller's RLIMIT_NPROC, nproc.h);
+ * sbx_run_check_required turns a success into a failure when a required
+ * output was not promoted; sbx_run_fail records sbx's own error. */
+void sbx_run_decide(struct sbx_run *run);
+void sbx_run_check_required(struct sbx_run *run);
+void sbx_run_fail(struct sbx_run *run);
+
+/* run-temp.c: the run's private temp dir (run->temp_dir, run->temp_fd).
+ * A fresh unpredictable path; whether one can be made in the temp base
+ * at all (69 with a Hint, before the payload runs); made 0700 when there
+ * is something to collect; removed if the name is still that directory. */
+char *sbx_run_temp_path(const char *run_id);
+int sbx_run_temp_check_base(struct sbx_run *run);
+int sbx_run_temp_make(struct sbx_run *run);
+void sbx_run_temp_remove(struct sbx_run *run);
+
 /* Record a lifecycle event in the manifest and the --events stream. */
 void sbx_run_event(struct sbx_run *run, const char *event, const char *detail);
 
