@@ -120,7 +120,7 @@ int sbx_collect(int outroot_fd, const struct sbx_collect_limits *lim,
 		const char *quarantine_parent, struct sbx_collection *c, struct sbx_error *err);
 
 /*
- * Validation runs in the confined validator (src/broker/validation.c
+ * Validation runs in the confined validator (src/broker/run/validation.c
  * starts it, verdict.h is what it answers); the collection only hands out
  * its candidates and takes the verdicts.
  *

@@ -47,7 +47,7 @@ struct sbx_hostconfig {
 	 * how long sbx gc keeps them.  hold_max_age_hours is always set. */
 	char *hold_dir;
 	uint64_t hold_max_age_hours;
-	/* Results of runs without --artifacts (src/broker/results.h): the
+	/* Results of runs without --artifacts (src/broker/run/results.h): the
 	 * area, NULL for the default, and what sbx gc keeps of it.  Both
 	 * limits are always set. */
 	char *results_dir;

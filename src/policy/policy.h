@@ -20,7 +20,7 @@ struct sbx_plan {
 	struct sbx_limits limits;  /* every key set; soft 0 = no soft deadline */
 	char **allowed_outputs;    /* effective: job's list, or the profile's */
 	char **env;                /* profile env + allowed job env, KEY=VALUE */
-	/* The profile's prepared tree (broker/prepare.h), set after
+	/* The profile's prepared tree (broker/cmd/prepare.h), set after
 	 * admission when it has one: bound read-only at prepare.mount. */
 	char *prepared_tree;       /* host directory; NULL: none */
 	char prepared_sha256[65];

@@ -4,7 +4,7 @@
  * output bytes (media types, contracts, JSON Schema, patterns) runs here,
  * never in the broker, which holds the signing key.
  *
- * Protocol (the caller is sbx, src/broker/validation.c; the wire format
+ * Protocol (the caller is sbx, src/broker/run/validation.c; the wire format
  * is src/outputs/verdict.h):
  *   fd 0   the request (allowed types, the job's contracts), a memfd
  *   fd 3   a SOCK_SEQPACKET socket: one item with one quarantined file's
