@@ -287,7 +287,8 @@ if [ "$rc" -eq 64 ] && [ ! -s "$C/run-json.out" ]; then ok "sbx run --json witho
 else not_ok "sbx run --json without --dry-run: exit $rc"; fi
 cmdjson ps 0 ps "no live run" ps "${G[@]}"
 cmdjson prepare-typo 64 prepare "a misspelt profile" prepare "${G[@]}" pyhton
-if jq -e '.ok == false and .exit == 64 and .prepared == []' "$C/prepare-typo.json" >/dev/null &&
+if jq -e '.ok == false and .exit == 64 and .prepared == [] and (.error | test("pyhton")) and
+	(.hint | type == "string")' "$C/prepare-typo.json" >/dev/null &&
 	grep -q 'no such runtime profile; did you mean "python-analysis"?' "$C/prepare-typo.err"; then
 	ok "sbx prepare pyhton: 64, did you mean \"python-analysis\""
 else
@@ -404,6 +405,19 @@ if [ "$ROOT" = 1 ]; then
 			not_ok "$MODE: sbx prepare --json: $(head -c 400 "$M/prepare.json") $(head -c 400 "$M/prepare.err")"
 		fi
 		add valid prepare "$M/prepare.json" "$MODE: sbx prepare --json matches prepare.schema.json"
+		# A prepare step that fails: error and hint, the exit status.
+		jq '.prepare.argv = ["/bin/sh", "-c", "echo no >&2; exit 3"]' \
+			"$POLICY/profiles/shell-prep.json" >"$M/shell-prep-fail.json" &&
+			cat "$M/shell-prep-fail.json" >"$POLICY/profiles/shell-prep.json"
+		as_mode "$SBX" prepare --json --config "$M/config.json" --policy "$POLICY" shell-prep \
+			>"$M/prepare-fail.json" 2>"$M/prepare-fail.err"
+		if [ $? -eq 1 ] && jq -e '.ok == false and .exit == 1 and (.error | test("shell-prep")) and
+			(.hint | type == "string")' "$M/prepare-fail.json" >/dev/null; then
+			ok "$MODE: sbx prepare --json of a failing step: exit 1, error and hint"
+		else
+			not_ok "$MODE: sbx prepare --json of a failing step: $(head -c 400 "$M/prepare-fail.json")"
+		fi
+		add valid prepare "$M/prepare-fail.json" "$MODE: ... and it matches prepare.schema.json"
 		schemas batch <"$B"
 		check "$MODE: nothing left behind" nothing_left
 	done

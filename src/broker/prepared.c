@@ -3,9 +3,10 @@
  * prepared.c - the check every run of a profile with a prepare step makes
  * of its prepared state (prepare.h), and where that state lives.
  *
- * The state file records what the tree was built from (the profile file's
- * bytes and the declared inputs' identity) and every entry's identity
- * (inode, size, mtime, ctime), so that a run checks it with one read and a
+ * The state file records what the tree was built from (the recipe's
+ * bytes, prepare-recipe.c, and the interpreter's and declared inputs'
+ * identity) and every entry's identity (inode, size, mtime, ctime), so
+ * that a run checks it with one read, one small JSON re-encoding and a
  * few fstatat calls, without hashing: ctime cannot be set back, so an
  * entry that was written, replaced or added to shows.  `sbx check`
  * re-hashes the content as well.
@@ -73,7 +74,34 @@ int sbx_prepared_base(const struct sbx_hostconfig *cfg, const struct sbx_catalog
 	return 0;
 }
 
-/* DIR/<profile>, every directory on the way checked (trustdir.h); made
+/*
+ * One directory a catalog: two catalogs with a profile of the same name
+ * (a copy under test beside the installed one, two checkouts) would
+ * otherwise replace each other's state at every prepare and refuse each
+ * other's runs.  The name is a digest of the catalog's canonical path, so
+ * that a catalog reached through a symbolic link is the same catalog; the
+ * state file names the path (the "catalog" line) for people, and a run
+ * compares it.
+ */
+int sbx_prepared_dir(const struct sbx_hostconfig *cfg, const struct sbx_catalog *cat,
+		     const struct sbx_profile *pr, char **dir, char **catalog,
+		     struct sbx_trust *who, struct sbx_error *err)
+{
+	_cleanup_free_ char *base = NULL, *real = NULL;
+	char sha[65];
+
+	if (sbx_prepared_base(cfg, cat, &base, who, err) < 0)
+		return -1;
+	if (!(real = realpath(cat->dir, NULL)))
+		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "prepare: %s", cat->dir);
+	if (sbx_sha256_buf(real, strlen(real), sha, err) < 0)
+		return -1;
+	*dir = sbx_xasprintf("%s/%.16s/%s", base, sha, pr->name);
+	*catalog = TAKE_PTR(real);
+	return 0;
+}
+
+/* BASE/<catalog>/<profile>, every directory on the way checked (trustdir.h); made
  * when @create.  On error the message is the profile's. */
 int sbx_prepared_open_dir(const char *dir, const struct sbx_profile *pr,
 			  const struct sbx_trust *who, bool create, struct sbx_error *err)
@@ -120,36 +148,6 @@ static int stale(struct sbx_error *err, const struct sbx_profile *pr, const char
 	return -1;
 }
 
-/* Hash the tree at @fd (entries in the order recorded), into @hex. */
-int sbx_prepared_hash_tree(int root_fd, const json_t *entries, char hex[65],
-			   struct sbx_error *err)
-{
-	_cleanup_sha256_ struct sbx_sha256 h = { 0 };
-	size_t i;
-	json_t *e;
-
-	if (sbx_sha256_init(&h, err) < 0)
-		return -1;
-	json_array_foreach(entries, i, e) {
-		const char *path = json_string_value(json_object_get(e, "path"));
-		const char *type = json_string_value(json_object_get(e, "type"));
-		char line[4096 + 128], fh[65] = "";
-
-		if (!path || !type)
-			return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0, "malformed entry");
-		if (!strcmp(type, "file")) {
-			_cleanup_close_ int fd = strcmp(path, ".") ?
-				openat(root_fd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
-			if (fd < 0 || sbx_sha256_fd(fd, fh, NULL, err) < 0)
-				return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "%s", path);
-		}
-		snprintf(line, sizeof(line), "%s %s %s\n", type, fh, path);
-		if (sbx_sha256_update(&h, line, strlen(line), err) < 0)
-			return -1;
-	}
-	return sbx_sha256_final_hex(&h, hex, err);
-}
-
 /* A @kind line's fields after the identity: @st and, for entries, its ctime. */
 static bool identity_matches(const char *fields, bool entry, const struct stat *st,
 			     const char **path)
@@ -185,11 +183,14 @@ static const char *entry_path(const char *fields, char type[8])
 
 /*
  * The state file, one record a line, the path last on its line:
- *   sbx-prepared 1
- *   profile FNV1A64 SIZE SHA256
+ *   sbx-prepared 2
+ *   catalog PATH                         (the catalog's canonical path)
+ *   recipe FNV1A64 SIZE SHA256           (of sbx_prepare_recipe()'s bytes)
  *   tree NAME SHA256
+ *   interpreter absent PATH | interpreter TYPE DEV INO SIZE MTIME_NS PATH
  *   input absent PATH | input TYPE DEV INO SIZE MTIME_NS PATH
  *   entry TYPE DEV INO SIZE MTIME_NS CTIME_NS PATH    (the tree itself is ".")
+ * Version 1 recorded the whole profile file instead of its recipe.
  * Text rather than JSON: a run reads it, and a JSON parser's allocations
  * cost more than every fstatat the check makes.
  */
@@ -226,23 +227,36 @@ static int tree_reachable(const char *tree, const char *profile, struct sbx_erro
 	return 0;
 }
 
+/* An "input" or "interpreter" line's fields (after the keyword) against
+ * what @path is now. */
+static bool host_file_matches(const char *fields, const char *path)
+{
+	struct stat st;
+	const char *p = NULL;
+	int r = stat(path, &st);
+
+	if (!strncmp(fields, "absent ", 7))
+		return !strcmp(fields + 7, path) && r < 0;
+	return r == 0 && identity_matches(fields, false, &st, &p) && !strcmp(p, path);
+}
+
 int sbx_prepared_lookup(const struct sbx_hostconfig *cfg, const struct sbx_catalog *cat,
 			const struct sbx_profile *pr, bool deep, struct sbx_prepared *out,
 			struct sbx_error *err)
 {
-	_cleanup_free_ char *base = NULL, *dir = NULL, *data = NULL;
+	_cleanup_free_ char *dir = NULL, *catalog = NULL, *data = NULL, *recipe = NULL,
+			    *interp = NULL;
 	_cleanup_json_ json_t *entries = deep ? json_array() : NULL;
 	_cleanup_close_ int dfd = -1, sfd = -1, tfd = -1;
 	char tree[128] = "", sha[65] = "", *save = NULL, *line;
-	size_t n_in = 0, n_entries = 0;
-	bool have_profile = false;
+	size_t n_in = 0, n_entries = 0, recipe_len = 0;
+	bool have_catalog = false, have_recipe = false, have_interp = false;
 	struct sbx_trust who = { 0 };
 	struct stat st;
 	ssize_t n;
 
-	if (sbx_prepared_base(cfg, cat, &base, &who, err) < 0)
+	if (sbx_prepared_dir(cfg, cat, pr, &dir, &catalog, &who, err) < 0)
 		return -1;
-	dir = sbx_xasprintf("%s/%s", base, pr->name);
 	/* Every directory down to the state first: one that someone else
 	 * owns or may write is refused even before the state exists, as
 	 * they could make it before sbx prepare does. */
@@ -268,21 +282,34 @@ int sbx_prepared_lookup(const struct sbx_hostconfig *cfg, const struct sbx_catal
 		return stale(err, pr, "unreadable", STATE_FILE);
 	data[n] = '\0';
 	line = strtok_r(data, "\n", &save);
-	if (!line || strcmp(line, "sbx-prepared 1"))
+	if (line && !strcmp(line, "sbx-prepared 1"))
+		return stale(err, pr, "stale", "made by an earlier sbx, which kept it per profile name");
+	if (!line || strcmp(line, "sbx-prepared 2"))
 		return stale(err, pr, "unreadable", STATE_FILE);
+	if (sbx_prepare_recipe(pr, &recipe, &recipe_len, err) < 0)
+		return -1;
+	interp = sbx_prepare_interpreter(pr);
 	while ((line = strtok_r(NULL, "\n", &save))) {
 		const char *path = NULL;
 		struct stat es;
 
-		if (!strncmp(line, "profile ", 8)) {
+		if (!strncmp(line, "catalog ", 8)) {
+			/* The directory's name is a digest of the path: this
+			 * tells a collision from the catalog itself. */
+			if (strcmp(line + 8, catalog))
+				return stale(err, pr, "unreadable", "it names another catalog");
+			have_catalog = true;
+		} else if (!strncmp(line, "recipe ", 7)) {
 			char fnv[17];
 			unsigned long long size;
 
-			if (sscanf(line + 8, "%16s %llu", fnv, &size) != 2)
+			if (sscanf(line + 7, "%16s %llu", fnv, &size) != 2)
 				return stale(err, pr, "unreadable", STATE_FILE);
-			if (size != pr->raw_len || strtoull(fnv, NULL, 16) != fnv1a64(pr->raw, pr->raw_len))
-				return stale(err, pr, "stale", "the profile changed since it was prepared");
-			have_profile = true;
+			if (size != recipe_len || strtoull(fnv, NULL, 16) != fnv1a64(recipe, recipe_len))
+				return stale(err, pr, "stale",
+					     "the prepare step's recipe changed since it was prepared "
+					     "(its \"prepare\", or the profile's binds, symlinks or env)");
+			have_recipe = true;
 		} else if (!strncmp(line, "tree ", 5)) {
 			if (sscanf(line + 5, "%127s %64s", tree, sha) != 2 || strncmp(tree, "tree-", 5) ||
 			    strchr(tree, '/') || strlen(sha) != 64)
@@ -290,21 +317,23 @@ int sbx_prepared_lookup(const struct sbx_hostconfig *cfg, const struct sbx_catal
 			tfd = openat(dfd, tree, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (tfd < 0)
 				return stale(err, pr, "missing", tree);
+		} else if (!strncmp(line, "interpreter ", 12)) {
+			if (!have_recipe || have_interp)
+				return stale(err, pr, "unreadable", STATE_FILE);
+			if (!host_file_matches(line + 12, interp)) {
+				_cleanup_free_ char *what =
+					sbx_xasprintf("%s (the prepare step's interpreter) changed", interp);
+				return stale(err, pr, "stale", what);
+			}
+			have_interp = true;
 		} else if (!strncmp(line, "input ", 6)) {
 			/* The inputs in the profile's order, each as it was. */
 			const char *want = pr->prepare->inputs[n_in];
-			int r;
 
-			if (!have_profile || !want)
+			if (!have_recipe || !want)
 				return stale(err, pr, "stale", "the declared inputs changed");
-			r = stat(want, &es);
-			if (!strncmp(line + 6, "absent ", 7)) {
-				if (strcmp(line + 13, want) || r == 0)
-					return stale(err, pr, "stale", want);
-			} else if (r < 0 || !identity_matches(line + 6, false, &es, &path) ||
-				   strcmp(path, want)) {
+			if (!host_file_matches(line + 6, want))
 				return stale(err, pr, "stale", want);
-			}
 			n_in++;
 		} else if (!strncmp(line, "entry ", 6)) {
 			/* Every entry as it was recorded: one fstatat each. */
@@ -329,7 +358,7 @@ int sbx_prepared_lookup(const struct sbx_hostconfig *cfg, const struct sbx_catal
 			return stale(err, pr, "unreadable", STATE_FILE);
 		}
 	}
-	if (!have_profile || tfd < 0 || !n_entries)
+	if (!have_catalog || !have_recipe || !have_interp || tfd < 0 || !n_entries)
 		return stale(err, pr, "unreadable", STATE_FILE);
 	if (pr->prepare->inputs[n_in])
 		return stale(err, pr, "stale", "the declared inputs changed");

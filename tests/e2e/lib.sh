@@ -191,20 +191,30 @@ in_launch_cgroup() {
 	fi
 }
 
+# prepared_state CATALOG PROFILE: where this mode's prepared_dir keeps
+# CATALOG's state of PROFILE (sbx-policy(5), prepared_dir: one directory a
+# catalog, named by the first 16 hex digits of the SHA-256 of its
+# canonical path).
+prepared_state() {
+	echo "$PREPARED/$(printf '%s' "$(realpath "$1")" | sha256sum | cut -c1-16)/$2"
+}
+
 # ensure_prepared POLICYDIR PROFILE: a profile with a prepare step has its
 # prepared state in this mode's prepared_dir for that catalog's version of
 # the profile (sbx run refuses it otherwise); prepared again only when the
 # profile file differs from the one last prepared.
 ensure_prepared() {
-	local pol=$1 prof=$2 f sum
+	local pol=$1 prof=$2 f sum rec
 	# tests/e2e/prepare.sh prepares by hand, to see what runs do without.
 	[ -z "${SBX_E2E_NO_AUTO_PREPARE:-}" ] || return 0
 	f="$pol/profiles/$prof.json"
 	[ -f "$f" ] && jq -e 'has("prepare")' "$f" >/dev/null 2>&1 || return 0
 	sum=$(cksum < "$f")
-	[ "$(cat "$M/prepared.$prof.sum" 2>/dev/null)" = "$sum" ] && return 0
+	# One record a catalog, as sbx keeps one state a catalog.
+	rec="$M/prepared.$prof.$(basename "$(dirname "$(prepared_state "$pol" "$prof")")").sum"
+	[ "$(cat "$rec" 2>/dev/null)" = "$sum" ] && return 0
 	if as_mode "$SBX" prepare --config "$M/config.json" --policy "$pol" "$prof" >/dev/null 2>"$M/prepare.err"; then
-		echo "$sum" > "$M/prepared.$prof.sum"
+		echo "$sum" > "$rec"
 	else
 		diag "sbx prepare $prof failed: $(head -c 500 "$M/prepare.err")"
 	fi

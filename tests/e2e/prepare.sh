@@ -3,7 +3,7 @@
 # prepare.sh - prepared runtime state (sbx-policy(5), "prepare").
 #
 # A profile with a prepare step is refused (69, with a Hint) until `sbx
-# prepare` built its state, and again once the state is stale (the profile
+# prepare` built its state, and again once the state is stale (its recipe
 # or a declared input changed) or tampered with; `sbx check` says so too.
 # A prepared run binds the tree read-only (EROFS for the payload) and gets
 # the seed writable in its workspace.  What prepare refuses (a seed that
@@ -35,6 +35,7 @@ GOOD='mkdir -p /work/out/seed /work/out/data && echo cache > /work/out/seed/cach
 echo v1 > "$T/input"
 chmod 0644 "$T/input"
 mkcat "$T/cat-good" "$GOOD"
+cp "$T/cat-good/profiles/prep.json" "$T/prep-good.json"
 mkcat "$T/cat-symlink" 'mkdir /work/out/real && echo x > /work/out/real/f && ln -s real /work/out/seed'
 mkcat "$T/cat-inner-link" 'mkdir /work/out/seed && ln -s /etc/passwd /work/out/seed/pw'
 mkcat "$T/cat-hardlink" 'mkdir /work/out/seed && echo x > /work/out/seed/a && ln /work/out/seed/a /work/out/seed/b'
@@ -62,10 +63,21 @@ find_sbx() {
 	done
 	return 1
 }
-state_sum() { cksum < "$PREPARED/prep/state" 2>/dev/null; }
+# The good catalog's state of prep: a refused prepare of another recipe
+# (prepare_as) must leave it as it was.
+state_dir() { prepared_state "$T/cat-good" prep; }
+state_sum() { cksum < "$(state_dir)/state" 2>/dev/null; }
+# prepare_as VARIANT: the good catalog's prep given cat-VARIANT's recipe,
+# prepared, and given its own back (the state is per catalog and profile:
+# only a prepare of the same catalog could touch it).
+prepare_as() {
+	cp "$T/cat-$1/profiles/prep.json" "$T/cat-good/profiles/prep.json"
+	prepare "$T/cat-good"
+	cp "$T/prep-good.json" "$T/cat-good/profiles/prep.json"
+}
 # Nothing of a refused prepare: no staging tree, no run directory, one tree.
 no_debris() {
-	local d="$PREPARED/prep"
+	local d; d=$(state_dir)
 	[ -z "$(ls -A "$d" | grep -E '^\.(new|run)-')" ] &&
 		[ "$(ls -d "$d"/tree-* 2>/dev/null | wc -l)" -le 1 ]
 }
@@ -94,8 +106,8 @@ if touch /run/sbx/prepared/new 2>/dev/null; then echo CREATED; else echo refused
 	prepare "$POLICY"
 	expect_rc 0 "$mode: sbx prepare builds the state"
 	check "$mode: the state is the caller's, not writable by others" \
-		test "$(stat -c %U "$PREPARED/prep/state")" = "$(as_mode id -un)"
-	TREE_SHA=$(awk '$1 == "tree" { print $3 }' "$PREPARED/prep/state")
+		test "$(stat -c %U "$(state_dir)/state")" = "$(as_mode id -un)"
+	TREE_SHA=$(awk '$1 == "tree" { print $3 }' "$(state_dir)/state")
 	as_mode "$SBX" check --json --config "$M/config.json" --policy "$POLICY" > "$M/check.json"
 	check "$mode: sbx check reports it ok" \
 		test "$(jq -r '.checks[] | select(.name == "prepared" and (.detail | startswith("prep: "))) | .state' "$M/check.json")" = ok
@@ -109,14 +121,14 @@ if touch /run/sbx/prepared/new 2>/dev/null; then echo CREATED; else echo refused
 		test "$(jqm .stdout.excerpt | tail -n +5 | grep -cx refused)" -eq 2
 	check "$mode: ... with EROFS" eval 'jqm .stderr.excerpt | grep -q "Read-only file system"'
 	check "$mode: the tree is unchanged on the host" \
-		test "$(cat "$PREPARED"/prep/tree-*/data/file)" = ro
+		test "$(cat "$(state_dir)"/tree-*/data/file)" = ro
 
 	# The VM suite (tests/vm) reruns only what involves the run's cgroup
 	# or the tree's bind (under emulation every run costs seconds); the
 	# checks of the state's bookkeeping and of hostile trees run here.
 	if [ -z "${SBX_E2E_CGROUP_ONLY:-}" ]; then
 		# Tampered with after prepare: refused, and check says so.
-		f=$(ls "$PREPARED"/prep/tree-*/data/file)
+		f=$(ls "$(state_dir)"/tree-*/data/file)
 		chmod u+w "$f"; echo evil > "$f"; chmod a-w "$f"
 		sbx_run "$M/probe.json"
 		expect_rc 69 "$mode: a tampered tree is refused"
@@ -126,11 +138,11 @@ if touch /run/sbx/prepared/new 2>/dev/null; then echo CREATED; else echo refused
 			test "$(jq -r '.checks[] | select(.name == "prepared" and (.detail | startswith("prep: "))) | .state' "$M/check.json")" = stale
 		prepare "$POLICY"
 		expect_rc 0 "$mode: prepared again"
-		check "$mode: the old tree is gone" test "$(ls -d "$PREPARED"/prep/tree-* | wc -l)" -eq 1
+		check "$mode: the old tree is gone" test "$(ls -d "$(state_dir)"/tree-* | wc -l)" -eq 1
 		sbx_run "$M/probe.json"
 		expect_rc 0 "$mode: runs again"
 
-		# Stale: a declared input changed, then the profile itself.
+		# Stale: a declared input changed, then the prepare step itself.
 		echo v2 > "$T/input"
 		sbx_run "$M/probe.json"
 		expect_rc 69 "$mode: an input that changed makes the state stale"
@@ -138,12 +150,13 @@ if touch /run/sbx/prepared/new 2>/dev/null; then echo CREATED; else echo refused
 		prepare "$POLICY"
 		sbx_run "$M/probe.json"
 		expect_rc 0 "$mode: prepared for the new input, it runs"
-		jq '.description = "changed"' "$POLICY/profiles/prep.json" > "$T/p.json" &&
+		# (What is and is not the recipe: tests/e2e/prepare-key.sh.)
+		jq '.prepare.timeout_seconds = 100' "$POLICY/profiles/prep.json" > "$T/p.json" &&
 			cp "$T/p.json" "$POLICY/profiles/prep.json"
 		sbx_run "$M/probe.json"
-		expect_rc 69 "$mode: a changed profile makes the state stale"
-		check "$mode: ... saying the profile changed" grep -q "the profile changed" "$ERR"
-		mkcat "$T/cat-good" "$GOOD"
+		expect_rc 69 "$mode: a changed prepare step makes the state stale"
+		check "$mode: ... saying the recipe changed" grep -q "the prepare step's recipe changed" "$ERR"
+		cp "$T/prep-good.json" "$POLICY/profiles/prep.json"
 		prepare "$POLICY"
 		expect_rc 0 "$mode: prepared again for the good catalog"
 	fi
@@ -152,26 +165,25 @@ if touch /run/sbx/prepared/new 2>/dev/null; then echo CREATED; else echo refused
 	before=$(state_sum)
 	if [ -z "${SBX_E2E_CGROUP_ONLY:-}" ]; then
 		for c in symlink inner-link hardlink fifo; do
-			prepare "$T/cat-$c"
+			prepare_as $c
 			expect_rc 77 "$mode: a tree with a $c is refused"
 			check "$mode: ... the old state is kept, nothing left ($c)" \
 				eval 'test "$(state_sum)" = "$before" && no_debris'
 		done
-		# The refused catalogs' prep differs from the good one's only in the
-		# script: the good state still serves the good catalog.
-		prepare "$T/cat-fail"
+		prepare_as fail
 		expect_rc 1 "$mode: a prepare command that fails fails sbx prepare"
 		check "$mode: ... showing the command's stderr" grep -q "prepare: stderr: no-fonts-here" "$ERR"
 		check "$mode: ... the old state is kept, nothing left (fail)" \
 			eval 'test "$(state_sum)" = "$before" && no_debris'
 	fi
-	prepare "$T/cat-slow"
+	prepare_as slow
 	expect_rc 124 "$mode: a prepare command past timeout_seconds is killed"
 	check "$mode: ... the old state is kept, nothing left (timeout)" \
 		eval 'test "$(state_sum)" = "$before" && no_debris'
 	# sbx killed in the middle of a prepare: the next one clears what it
 	# left, and sbx gc the run's own state.
-	as_mode "$SBX" prepare --config "$M/config.json" --policy "$T/cat-hang" prep >/dev/null 2>&1 &
+	cp "$T/cat-hang/profiles/prep.json" "$POLICY/profiles/prep.json"
+	as_mode "$SBX" prepare --config "$M/config.json" --policy "$POLICY" prep >/dev/null 2>&1 &
 	killed=$!
 	# $! is the subshell of as_mode: sbx is below it (under runuser as
 	# the user), found through /proc/PID/task/*/children.
@@ -180,6 +192,7 @@ if touch /run/sbx/prepared/new 2>/dev/null; then echo CREATED; else echo refused
 	sleep 1
 	if [ -n "$sbxpid" ]; then kill -KILL "$sbxpid"; else not_ok "$mode: no sbx below $killed"; fi
 	wait "$killed" 2>/dev/null
+	cp "$T/prep-good.json" "$POLICY/profiles/prep.json"
 	as_mode "$SBX" gc --config "$M/config.json" >/dev/null 2>&1
 	check "$mode: a killed prepare left the old state" test "$(state_sum)" = "$before"
 	prepare "$POLICY"
@@ -194,7 +207,7 @@ if touch /run/sbx/prepared/new 2>/dev/null; then echo CREATED; else echo refused
 		# says when it has the lock and keeps it until told (a fixed sleep
 		# raced the user's runuser under emulation: the prepare came first).
 		rm -f "$M/home/held" "$M/home/release"
-		as_mode flock "$PREPARED/prep/.lock" sh -c 'touch "$0/held"
+		as_mode flock "$(state_dir)/.lock" sh -c 'touch "$0/held"
 			i=0; while [ ! -e "$0/release" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done' "$M/home" &
 		holder=$!
 		for i in $(seq 600); do [ -e "$M/home/held" ] && break; sleep 0.1; done
@@ -243,6 +256,15 @@ if touch /run/sbx/prepared/new 2>/dev/null; then echo CREATED; else echo refused
 		ROOT_CONFIG="$M/config.json" ROOT_M=$M
 	fi
 done
+# The user's own catalog, prepared by the user (the state is per catalog):
+# root runs it below with that state.
+cp -a "$T/cat-good" "$T/cat-user"
+chown -R "$SBX_TEST_USER" "$T/cat-user"
+as_mode "$SBX" prepare --config "$M/config.json" --policy "$T/cat-user" prep >/dev/null 2>"$M/prepare.err"
+RC=$?; ERR="$M/prepare.err"; OUT=/dev/null
+expect_rc 0 "user: the user's own catalog prepared"
+# The directory of cat-good's state in any prepared_dir.
+K=$(basename "$(dirname "$(prepared_state "$T/cat-good" prep)")")
 
 # Whose the prepared state may be (sbx-policy(5), prepared_dir): the
 # directory, each of its parents and the tree belong to root, the
@@ -250,11 +272,11 @@ done
 # Otherwise a run is refused (69) before it reads anything there, sbx check
 # says "unusable", and sbx prepare builds nothing.
 
-# forge SRC DST: what any user can make without sbx: SRC/prep (the test
-# user's own state for cat-good) copied to DST/prep with the seed's cache
+# forge SRC DST: what any user can make without sbx: SRC/$K/prep (the test
+# user's own state for cat-good) copied to DST/$K/prep with the seed's cache
 # replaced, and the state's entries rewritten to the copy's identities.
 forge() {
-	runuser -u "$SBX_TEST_USER" -- python3 - "$1/prep" "$2/prep" <<'EOF'
+	runuser -u "$SBX_TEST_USER" -- python3 - "$1/$K/prep" "$2/$K/prep" <<'EOF'
 import os, shutil, sys
 src, dst = sys.argv[1:]
 shutil.copytree(src, dst, ignore=shutil.ignore_patterns('.lock', '.run-*', '.new-*'))
@@ -347,8 +369,8 @@ if [ -z "${SBX_E2E_CGROUP_ONLY:-}" ]; then
 	refused "a prepared_dir another user made" "$PT/shared/prepared: owned by uid $SBX_TEST_UID, not by root"
 	# The tree someone else's, the directories root's: refused all the same.
 	mkdir -m 0755 "$PT/mixed" "$PT/mixed/prepared"
-	cp -a "$PT/shared/prepared/prep" "$PT/mixed/prepared/"
-	chown root "$PT/mixed/prepared/prep" "$PT/mixed/prepared/prep/state"
+	cp -a "$PT/shared/prepared/$K" "$PT/mixed/prepared/"
+	chown root "$PT/mixed/prepared/$K" "$PT/mixed/prepared/$K/prep" "$PT/mixed/prepared/$K/prep/state"
 	prep_config mixed "$PT/mixed/prepared"
 	root_run "$M/config-mixed.json"
 	refused "a tree another user owns, in root's prepared_dir" "owned by uid $SBX_TEST_UID"
@@ -378,8 +400,6 @@ if [ -z "${SBX_E2E_CGROUP_ONLY:-}" ]; then
 	# The tree is trusted when it is the catalog's owner's: root runs a
 	# catalog of the test user's with that user's prepared state, but not
 	# that state with root's own catalog.
-	cp -a "$T/cat-good" "$T/cat-user"
-	chown -R "$SBX_TEST_USER" "$T/cat-user"
 	prep_config user "$PT/user/prepared"
 	root_run "$M/config-user.json" "$T/cat-user"
 	expect_rc 0 "root: a catalog's owner's prepared state serves that catalog"

@@ -4,7 +4,9 @@
  * "prepare"): `sbx prepare PROFILE` builds it, `sbx run` binds it, `sbx
  * check` reports it.
  *
- * Where it lives: DIR/<profile>/, DIR being the host config's
+ * Where it lives: DIR/<catalog>/<profile>/, <catalog> the first 16 hex
+ * digits of the SHA-256 of the catalog's canonical path (two catalogs
+ * with a profile of the same name keep their own), DIR the host config's
  * "prepared_dir", else LOCALSTATEDIR/lib/sbx/prepared when the catalog
  * belongs to root, else $XDG_STATE_HOME/sbx/prepared (~/.local/state) of
  * the user who owns the catalog and runs sbx.  Only below directories
@@ -34,6 +36,8 @@ struct sbx_prepared {
  * cheap way a run can afford: one small file read, and one fstatat per
  * entry of the tree and per declared input (no hashing).
  * @deep: also re-hash the tree's content (sbx check).
+ * Stale means the recipe (prepare-recipe.c), the interpreter or a
+ * declared input changed since it was prepared.
  * Errors: SBX_EXIT_UNAVAILABLE (69): "prepared state missing", "stale" or
  * "tampered with" and why, with a Hint to run `sbx prepare NAME`; or
  * "prepared state unusable" where the state, its tree or a directory
@@ -64,6 +68,10 @@ struct sbx_prepare_run {
 	int (*admit)(struct sbx_prepare_run *pr, struct sbx_plan *plan, struct sbx_error *err);
 	/* After a successful command: take the tree from the output root. */
 	int (*take)(struct sbx_prepare_run *pr, int outroot_fd, struct sbx_error *err);
+	/* Once the run ended with @code: @err (printed already) when sbx
+	 * failed, else the payload's @reason ("" when it succeeded). */
+	void (*ended)(struct sbx_prepare_run *pr, const struct sbx_error *err, int code,
+		      const char *reason);
 	void *ud;
 };
 

@@ -854,8 +854,7 @@ done:
 	if (o->prepare) {
 		/* No manifest: the state written by prepare.c is the record. */
 		code = run.err.code ? run.err.code : sbx_status_exit(run.status);
-		if (!run.err.code && run.reason[0] && run.status != SBX_STATUS_SUCCEEDED)
-			sbx_warn("prepare: %s: %s", run.plan.profile->name, run.reason);
+		o->prepare->ended(o->prepare, &run.err, code, run.reason);
 	} else if (sbx_deliver_manifest(&run) < 0) {
 		sbx_error_print(&run.err);
 		code = SBX_EXIT_SOFTWARE;
