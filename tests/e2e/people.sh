@@ -97,6 +97,14 @@ summary_manifest() {
 in_area() { [ -n "$1" ] && [ "$1" = "$AREA/$(jq -r .run_id "$1")/.sbx/manifest.json" ]; }
 listing() { (cd "$1" && find . | sort); }
 newdir() { mkdir -p "$1"; [ "$MODE" = user ] && chown "$SBX_TEST_USER" "$1"; return 0; }
+# batch_results_ok: each of the batch's three runs printed its number,
+# kept in the results area.
+batch_results_ok() {
+	local i
+	for i in 1 2 3; do
+		[ "$(cat "$AREA/$(jq -r .run_id "$B/sbx-batch/j$i.json")/.sbx/stdout" 2>/dev/null)" = $i ] || return 1
+	done
+}
 record_id() { jq -r '.run_id // empty' "$@" >> "$T/run-ids" 2>/dev/null; return 0; }
 
 for mode in root user; do
@@ -184,7 +192,7 @@ for mode in root user; do
 		eval '[ "$RC" = 0 ] && grep -q "^sbx: batch: 3 jobs, 3 run in .* 3 succeeded$" "$M/batch.lines"'
 	check "$mode: tty: the batch's results are in the results area; its directory has only ./sbx-batch's manifests" \
 		eval '[ "$(listing "$B" | tr "\n" " ")" = ". ./sbx-batch ./sbx-batch/j1.json ./sbx-batch/j2.json ./sbx-batch/j3.json " ] &&
-		      for i in 1 2 3; do [ "$(cat "$AREA/$(jq -r .run_id "$B/sbx-batch/j$i.json")/.sbx/stdout")" = $i ] || exit 1; done'
+		      batch_results_ok'
 
 	# --- a pipeline ------------------------------------------------------------
 	pfx "$W"
@@ -344,12 +352,15 @@ live = subprocess.Popen([SBX, "run", "-p", "python-analysis", "-c", "import time
 rows, deadline = [], time.monotonic() + 30
 while time.monotonic() < deadline:
     rows = one_json(sbx("ps", "--json"))
-    if rows and rows[0]["state"] == "running":
+    # Root sees every user's runs on the host: only its own are the test's.
+    mine = [r for r in rows if r["uid"] == os.geteuid()]
+    if mine and mine[0]["state"] == "running":
         break
     time.sleep(0.2)
-check("python: ps --json: parsed, matches ps.schema.json, shows the live run",
-      lambda: schema_ok("ps", rows) and len(rows) == 1 and rows[0]["profile"] == "python-analysis")
-rid = rows[0]["run_id"] if rows else "0" * 32
+check("python: ps --json: parsed, matches ps.schema.json, shows the live run, running",
+      lambda: schema_ok("ps", rows) and len(mine) == 1 and mine[0]["profile"] == "python-analysis"
+      and mine[0]["state"] == "running")
+rid = mine[0]["run_id"] if mine else "0" * 32
 p = sbx("cancel", "--json", rid)
 c = one_json(p)
 check("python: cancel --json: parsed, matches cancel.schema.json, SIGTERM sent",
