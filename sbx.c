@@ -201,16 +201,18 @@ static const struct optdoc optdocs[] = {
 	{ FOR_RUN, "--manifest-fd N", "write the signed manifest to the open fd N" },
 	{ FOR_VERIFY, "--pubkey FILE", "the public key (default: the one the manifest names)" },
 	{ FOR_KEYGEN, "-o, --output FILE", "where the key goes (FILE.pub beside it)" },
-	{ FOR_CHECK | FOR_PROFILES, "--json", "one JSON object on one line instead of text" },
-	{ FOR_PS, "--json", "a JSON array, one object per run, instead of the table" },
+/* What --json does to errors, for every subcommand that takes it. */
+#define JSON_ERRORS "\nusage (64) and job file (65) errors: one JSON line on\nstderr (schema/error.schema.json)"
+	{ FOR_CHECK | FOR_PROFILES, "--json", "one JSON object on one line instead of text" JSON_ERRORS },
+	{ FOR_PS, "--json", "a JSON array, one object per run, instead of the table" JSON_ERRORS },
 	{ FOR_RUN, "--json", "with --dry-run: the plan as one JSON object on one line\n"
 			     "(schema/dry-run.schema.json); a run's manifest is JSON\n"
-			     "already" },
+			     "already" JSON_ERRORS },
 	{ FOR_BATCH, "--json", "after the manifests, the summary as one JSON object\n"
-			       "on stdout (schema/batch-summary.schema.json)" },
+			       "on stdout (schema/batch-summary.schema.json)" JSON_ERRORS },
 	{ FOR_VERIFY | FOR_KEYGEN | FOR_GC | FOR_CANCEL | FOR_PREPARE, "--json",
 	  "the outcome as one JSON object on one line on stdout\n"
-	  "(schema/SUBCOMMAND.schema.json); the exit status is the same" },
+	  "(schema/SUBCOMMAND.schema.json); the exit status is the same" JSON_ERRORS },
 	{ FOR_ALL, "--config FILE", "host configuration (default $SBX_CONFIG, else\n"
 				    "$XDG_CONFIG_HOME/sbx/sbx.json (not for root), else\n"
 				    SYSCONFDIR "/sbx/sbx.json)" },
@@ -309,6 +311,17 @@ static _printf_(2, 3) int usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (sbx_error_json_on()) {
+		char msg[1024], hint[128];
+		int k = snprintf(msg, sizeof(msg), "%s%s", cmd ? cmd : "", cmd ? ": " : "");
+
+		va_start(ap, fmt);
+		vsnprintf(msg + k, sizeof(msg) - (size_t)k, fmt, ap);
+		va_end(ap);
+		snprintf(hint, sizeof(hint), "try 'sbx %s%s--help'", cmd ? cmd : "", cmd ? " " : "");
+		sbx_error_print_json(SBX_EXIT_USAGE, msg, hint, NULL, NULL);
+		return SBX_EXIT_USAGE;
+	}
 	fprintf(stderr, "sbx: %s%s", cmd ? cmd : "", cmd ? ": " : "");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -562,8 +575,10 @@ static int do_run(struct parsed *p)
 
 	if (p->run.print_job && p->run.dry_run)
 		return usage_error("run", "--print-job and --dry-run exclude each other");
-	if (p->run.common.json && !p->run.dry_run)
-		return usage_error("run", "--json goes with --dry-run (a run's manifest and --print-job's job are JSON already)");
+	/* --json of a run: errors as JSON (main() set that); the manifest
+	 * is JSON already.  --print-job prints the job as JSON anyway. */
+	if (p->run.common.json && p->run.print_job)
+		return usage_error("run", "--json does not go with --print-job (its job is JSON already)");
 	/* A person at a terminal sees the program's output, as with docker
 	 * run; a back end reading stdout through a pipe gets the manifest. */
 	p->run.attach = p->attach >= 0 ? p->attach == 1 : isatty(STDOUT_FILENO) == 1;
@@ -784,6 +799,11 @@ int main(int argc, char **argv)
 	/* Options before the subcommand: only those every subcommand takes
 	 * ("+": the subcommand's name ends them). */
 	opterr = 0;
+	/* --json anywhere before "--" makes the usage and job errors JSON,
+	 * also those met before the option itself is parsed. */
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--json") == 0)
+			sbx_error_json(true);
 	while ((c = getopt_long(argc, argv, "+:qvh", global_options, NULL)) != -1) {
 		if (c == OPT_VERSION) {
 			printf("sbx %s\n", PACKAGE_VERSION);

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
@@ -67,6 +68,8 @@ int sbx_error_set(struct sbx_error *err, int code, int errnum, const char *fmt, 
 	err->code = code ? code : SBX_EXIT_SOFTWARE;
 	err->errnum = errnum;
 	err->hint[0] = '\0';
+	err->file[0] = err->path[0] = '\0';
+	err->has_path = false;
 	va_start(ap, fmt);
 	if (vsnprintf(err->msg, sizeof(err->msg), fmt, ap) >= (int)sizeof(err->msg))
 		trim_cut_char(err->msg);
@@ -131,9 +134,89 @@ const char *sbx_error_text(const struct sbx_error *err, char *buf, size_t len)
 	return buf;
 }
 
+void sbx_error_locate(struct sbx_error *err, const char *file, const char *path)
+{
+	if (!err || !err->code)
+		return;
+	snprintf(err->file, sizeof(err->file), "%s", file ? file : "");
+	snprintf(err->path, sizeof(err->path), "%s", path ? path : "");
+	err->has_path = path != NULL;
+}
+
+static bool json_errors;
+
+void sbx_error_json(bool on)
+{
+	json_errors = on;
+}
+
+bool sbx_error_json_on(void)
+{
+	return json_errors;
+}
+
+/*
+ * Append @s to @out (of @size, NUL-terminated) as a JSON string of at most
+ * @budget bytes (cut short there), or null for NULL: quotes, backslashes and controls escaped,
+ * a byte that does not start valid UTF-8 written as U+FFFD.  By hand: the
+ * static programs that link src/common have no JSON library.
+ */
+static void put_json_text(char *out, size_t size, const char *s, size_t budget)
+{
+	size_t at = strlen(out), end = at + budget < size - 2 ? at + budget : size - 2;
+
+#define PUT(...) (at += (size_t)snprintf(out + at, at < size ? size - at : 0, __VA_ARGS__))
+	if (!s) {
+		PUT("null");
+		return;
+	}
+	PUT("\"");
+	for (const unsigned char *p = (const unsigned char *)s; *p && at + 8 < end; p++) {
+		size_t k = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 :
+			   (*p & 0xf8) == 0xf0 ? 4 : 0;
+
+		if (*p == '"' || *p == '\\')
+			PUT("\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			PUT("\\u%04x", *p);
+		else if (k == 1)
+			PUT("%c", *p);
+		else if (k && strnlen((const char *)p, k) == k && sbx_utf8_valid((const char *)p, k))
+			PUT("%.*s", (int)k, (const char *)p), p += k - 1;
+		else
+			PUT("\\ufffd");
+	}
+	PUT("\"");
+#undef PUT
+}
+
+void sbx_error_print_json(int code, const char *msg, const char *hint, const char *file,
+			  const char *path)
+{
+	/* Room for each field escaped, and the keys. */
+	char line[4096 + 2048 + 2 * 768 + 128] = "{\"error\":";
+
+	put_json_text(line, sizeof(line), msg, 4096);
+	strcat(line, ",\"hint\":");
+	put_json_text(line, sizeof(line), hint, 2048);
+	snprintf(line + strlen(line), 32, ",\"exit\":%d,\"file\":", code);
+	put_json_text(line, sizeof(line), file, 768);
+	strcat(line, ",\"path\":");
+	put_json_text(line, sizeof(line), path, 768);
+	/* One write of one line: nothing else of sbx's goes between. */
+	fprintf(stderr, "%s}\n", line);
+}
+
 void sbx_error_print(const struct sbx_error *err)
 {
 	char buf[sizeof(err->msg) + 128];
+
+	if (json_errors && (err->code == SBX_EXIT_USAGE || err->code == SBX_EXIT_INVALID)) {
+		sbx_error_print_json(err->code, sbx_error_text(err, buf, sizeof(buf)),
+				     err->hint[0] ? err->hint : NULL, err->file[0] ? err->file : NULL,
+				     err->has_path ? err->path : NULL);
+		return;
+	}
 
 	fprintf(stderr, "sbx: %s\n", sbx_error_text(err, buf, sizeof(buf)));
 	if (err->hint[0])

@@ -52,6 +52,12 @@ struct sbx_error {
 	int errnum;    /* errno at the failure, or 0 */
 	char msg[1024];
 	char hint[1024]; /* room for the host config file (sbx_hint_add_config) */
+	/* Where in the input the error is, for --json (sbx_error_locate()):
+	 * the file as named and the JSON path ("" for the whole document);
+	 * has_path false when the error is not at a JSON value. */
+	char file[256];
+	char path[256];
+	bool has_path;
 };
 
 /*
@@ -73,8 +79,26 @@ void sbx_error_config_note(const char *note);
 void sbx_hint_add_config(char *hint, size_t size);
 /* Prepend context ("job.json: ") to an already set message. */
 void sbx_error_prefix(struct sbx_error *err, const char *fmt, ...) _printf_(2, 3);
-/* Print "sbx: <msg>[: <strerror>]" and, if set, "sbx: Hint: <hint>". */
+/*
+ * sbx_error_locate() - the file (and, @path not NULL, the JSON path) the
+ * error just set is about; sets nothing when @err has none set.
+ */
+void sbx_error_locate(struct sbx_error *err, const char *file, const char *path);
+/*
+ * Print "sbx: <msg>[: <strerror>]" and, if set, "sbx: Hint: <hint>".
+ * Under sbx_error_json(true) a usage (64) or data (65) error is one JSON
+ * line instead, schema/error.schema.json: {"error", "hint", "exit", "file",
+ * "path"}, so that a back end never parses the prose.
+ */
 void sbx_error_print(const struct sbx_error *err);
+/* --json: print 64 and 65 as one JSON line on stderr from here on. */
+void sbx_error_json(bool on);
+bool sbx_error_json_on(void);
+/* The JSON line of an error of class @code with @msg and @hint (NULL: no
+ * hint), @file and @path (NULL: none), on stderr (for errors that are not
+ * in a struct sbx_error, such as usage errors of the command line). */
+void sbx_error_print_json(int code, const char *msg, const char *hint, const char *file,
+			  const char *path);
 /* The message with errno text, as one string, into @buf. */
 const char *sbx_error_text(const struct sbx_error *err, char *buf, size_t len);
 

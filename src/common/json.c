@@ -241,7 +241,11 @@ int sbx_json_error(const struct sbx_jctx *c, const char *path, const char *fmt, 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	return sbx_error_set(c->err, c->code, 0, "%s: %s: %s", c->source, shown_path(path), what);
+	if (c->err && c->err->code)
+		return -1; /* the first error stands */
+	sbx_error_set(c->err, c->code, 0, "%s: %s: %s", c->source, shown_path(path), what);
+	sbx_error_locate(c->err, c->source, path ? path : "");
+	return -1;
 }
 
 int sbx_json_expected(const struct sbx_jctx *c, const char *path, const json_t *v,
@@ -436,8 +440,11 @@ json_t *sbx_json_parse(const struct sbx_jctx *c, const char *data, size_t len)
 	 * a duplicate key is named by its path like every other error. */
 	sbx_json_escape(jerr.text, text, sizeof(text));
 	sbx_json_path_at(data, len, jerr.position > 0 ? (size_t)jerr.position : 0, path);
-	sbx_error_set(c->err, c->code, 0, "%s: line %d column %d: %s: %s", c->source, jerr.line,
-		      jerr.column, shown_path(path), text);
+	if (c->err && !c->err->code) {
+		sbx_error_set(c->err, c->code, 0, "%s: line %d column %d: %s: %s", c->source,
+			      jerr.line, jerr.column, shown_path(path), text);
+		sbx_error_locate(c->err, c->source, path);
+	}
 	return NULL;
 }
 

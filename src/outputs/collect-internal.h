@@ -29,10 +29,12 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir)
 int collect_open_beneath(int dirfd, const char *name, int flags, struct sbx_error *err);
 
 /*
- * collect_set_rejected() - mark @a REJECTED, with the formatted reason cleaned of
- * control bytes and invalid UTF-8 for the manifest.
+ * collect_set_rejected() - mark @a REJECTED with @code (an SBX_RC_* of
+ * reasoncode.h) and the formatted reason, cleaned of control bytes and
+ * invalid UTF-8 for the manifest.
  */
-void collect_set_rejected(struct sbx_artifact *a, const char *fmt, ...) _printf_(2, 3);
+void collect_set_rejected(struct sbx_artifact *a, const char *code, const char *fmt, ...)
+	_printf_(3, 4);
 
 /* collect_drop_quarantined() - remove @a's quarantine copy, if it has one. */
 void collect_drop_quarantined(struct sbx_collection *c, struct sbx_artifact *a);

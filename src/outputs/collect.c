@@ -147,15 +147,16 @@ static struct sbx_artifact *add(struct sbx_collection *c, char *path)
 	return a;
 }
 
-void collect_set_rejected(struct sbx_artifact *a, const char *fmt, ...)
+void collect_set_rejected(struct sbx_artifact *a, const char *code, const char *fmt, ...)
 {
-	char buf[512];
+	char buf[SBX_VERDICT_MAX_REASON + 256];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	a->status = SBX_ARTIFACT_REJECTED;
+	a->reason_code = code;
 	free(a->reason);
 	a->reason = clean_text(buf);
 }
@@ -198,7 +199,7 @@ static int quarantine_copy(struct walk *w, int src, uint64_t size, struct sbx_ar
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			collect_set_rejected(a, "read error: %s", strerror(errno));
+			collect_set_rejected(a, SBX_RC_IO_ERROR, "read error: %s", strerror(errno));
 			collect_drop_quarantined(w->c, a);
 			return 0;
 		}
@@ -213,7 +214,7 @@ static int quarantine_copy(struct walk *w, int src, uint64_t size, struct sbx_ar
 					     "outputs: cannot write quarantine file");
 	}
 	if (total != size) {
-		collect_set_rejected(a, "changed while collected (%s)", total > size ? "grew" : "shrank");
+		collect_set_rejected(a, SBX_RC_CHANGED, "changed while collected (%s)", total > size ? "grew" : "shrank");
 		collect_drop_quarantined(w->c, a);
 		return 0;
 	}
@@ -232,15 +233,15 @@ static int take_file(struct walk *w, int dirfd, const char *name, const struct s
 	int r;
 
 	if (st->st_nlink > 1) {
-		collect_set_rejected(a, "hard link (%ju links)", (uintmax_t)st->st_nlink);
+		collect_set_rejected(a, SBX_RC_HARD_LINK, "hard link (%ju links)", (uintmax_t)st->st_nlink);
 		return 0;
 	}
 	if (w->files_accepted >= w->lim->max_files) {
-		collect_set_rejected(a, "exceeds output_files (%llu)", (unsigned long long)w->lim->max_files);
+		collect_set_rejected(a, SBX_RC_OVER_COUNT, "exceeds output_files (%llu)", (unsigned long long)w->lim->max_files);
 		return 0;
 	}
 	if (size > w->lim->max_bytes - w->bytes_accepted) {
-		collect_set_rejected(a, "exceeds output_bytes (%llu)", (unsigned long long)w->lim->max_bytes);
+		collect_set_rejected(a, SBX_RC_TOO_LARGE, "exceeds output_bytes (%llu)", (unsigned long long)w->lim->max_bytes);
 		return 0;
 	}
 
@@ -248,12 +249,12 @@ static int take_file(struct walk *w, int dirfd, const char *name, const struct s
 	if (fd < 0) {
 		if (errno == ENOSYS)
 			return -1;
-		collect_set_rejected(a, "changed while collected (open: %s)", strerror(errno));
+		collect_set_rejected(a, SBX_RC_CHANGED, "changed while collected (open: %s)", strerror(errno));
 		return 0;
 	}
 	if (fstat(fd, &now) < 0 || !S_ISREG(now.st_mode) || now.st_dev != st->st_dev ||
 	    now.st_ino != st->st_ino || now.st_nlink != 1 || now.st_size != st->st_size) {
-		collect_set_rejected(a, "changed while collected");
+		collect_set_rejected(a, SBX_RC_CHANGED, "changed while collected");
 		return 0;
 	}
 	r = quarantine_copy(w, fd, size, a);
@@ -274,7 +275,7 @@ static int take_dir(struct walk *w, int dirfd, const char *name, const struct st
 	char *path = (*ap)->path;
 
 	if (depth >= w->lim->max_depth) {
-		collect_set_rejected(*ap, "directory nesting deeper than %u levels, not descended",
+		collect_set_rejected(*ap, SBX_RC_TOO_DEEP, "directory nesting deeper than %u levels, not descended",
 			     w->lim->max_depth);
 		return 0;
 	}
@@ -282,12 +283,12 @@ static int take_dir(struct walk *w, int dirfd, const char *name, const struct st
 	if (fd < 0) {
 		if (errno == ENOSYS)
 			return -1;
-		collect_set_rejected(*ap, "changed while collected (open: %s)", strerror(errno));
+		collect_set_rejected(*ap, SBX_RC_CHANGED, "changed while collected (open: %s)", strerror(errno));
 		return 0;
 	}
 	if (fstat(fd, &now) < 0 || !S_ISDIR(now.st_mode) || now.st_dev != st->st_dev ||
 	    now.st_ino != st->st_ino) {
-		collect_set_rejected(*ap, "changed while collected");
+		collect_set_rejected(*ap, SBX_RC_CHANGED, "changed while collected");
 		return 0;
 	}
 	/* A directory is not an artifact: drop its provisional entry. */
@@ -349,14 +350,14 @@ static int walk_entry(struct walk *w, int dirfd, const char *dpath, const char *
 	struct stat st;
 
 	if (++w->seen > w->lim->max_entries_seen) {
-		collect_set_rejected(a, "too many entries in the output tree, walk stopped after %llu",
+		collect_set_rejected(a, SBX_RC_OVER_COUNT, "too many entries in the output tree, walk stopped after %llu",
 			     (unsigned long long)w->lim->max_entries_seen);
 		w->stop = true;
 		w->c->walk_stopped = true;
 		return 0;
 	}
 	if (walk_stat(w, dirfd, name, &st) < 0) {
-		collect_set_rejected(a, "vanished while collected");
+		collect_set_rejected(a, SBX_RC_CHANGED, "vanished while collected");
 		return 0;
 	}
 	if (S_ISREG(st.st_mode)) {
@@ -365,7 +366,7 @@ static int walk_entry(struct walk *w, int dirfd, const char *dpath, const char *
 		a->size = (uint64_t)st.st_size;
 	}
 	if (bad) {
-		collect_set_rejected(a, "%s", bad);
+		collect_set_rejected(a, SBX_RC_BAD_NAME, "%s", bad);
 		return 0;
 	}
 	switch (st.st_mode & S_IFMT) {
@@ -374,20 +375,20 @@ static int walk_entry(struct walk *w, int dirfd, const char *dpath, const char *
 	case S_IFDIR:
 		return take_dir(w, dirfd, name, &st, &a, depth);
 	case S_IFLNK:
-		collect_set_rejected(a, "symbolic link");
+		collect_set_rejected(a, SBX_RC_SYMLINK, "symbolic link");
 		return 0;
 	case S_IFIFO:
-		collect_set_rejected(a, "fifo");
+		collect_set_rejected(a, SBX_RC_SPECIAL_FILE, "fifo");
 		return 0;
 	case S_IFSOCK:
-		collect_set_rejected(a, "socket");
+		collect_set_rejected(a, SBX_RC_SPECIAL_FILE, "socket");
 		return 0;
 	case S_IFCHR:
 	case S_IFBLK:
-		collect_set_rejected(a, "device node");
+		collect_set_rejected(a, SBX_RC_SPECIAL_FILE, "device node");
 		return 0;
 	default:
-		collect_set_rejected(a, "not a regular file");
+		collect_set_rejected(a, SBX_RC_SPECIAL_FILE, "not a regular file");
 		return 0;
 	}
 }
@@ -408,7 +409,7 @@ static int walk_dir(struct walk *w, int fd, const char *dpath, unsigned depth)
 	pending = n;
 	if (errnum) {
 		struct sbx_artifact *a = add(w->c, sbx_xstrdup(*dpath ? dpath : "."));
-		collect_set_rejected(a, "directory could not be read: %s", strerror(errnum));
+		collect_set_rejected(a, SBX_RC_IO_ERROR, "directory could not be read: %s", strerror(errnum));
 		/* Half a directory would make the listing depend on getdents order. */
 		if (errnum == E2BIG)
 			pending = 0;
@@ -488,7 +489,7 @@ void sbx_collect_unvalidated(struct sbx_collection *c, struct sbx_artifact *a, c
 	a->validated = true;
 	a->formula_cells = false;
 	a->flags = 0;
-	collect_set_rejected(a, "not validated: %s", why);
+	collect_set_rejected(a, SBX_RC_NOT_VALIDATED, "not validated: %s", why);
 	collect_drop_quarantined(c, a);
 }
 
@@ -504,14 +505,15 @@ void sbx_collect_apply(struct sbx_collection *c, struct sbx_artifact *a,
 	free(a->media_type);
 	a->media_type = v->media_type ? sbx_xstrdup(v->media_type) : NULL;
 	if (!v->ok) {
-		collect_set_rejected(a, "%s", v->reason);
+		collect_set_rejected(a, v->reason_code ? v->reason_code : SBX_RC_INVALID_CONTENT, "%s",
+				     v->reason);
 	} else if (v->media_type != by_name || !sbx_media_type_in(allowed, v->media_type)) {
-		collect_set_rejected(a, "not validated: the validator answered %s, which the name "
+		collect_set_rejected(a, SBX_RC_NOT_VALIDATED, "not validated: the validator answered %s, which the name "
 					"or the job does not allow", v->media_type);
 	} else if (k && !v->has_contract) {
-		collect_set_rejected(a, "not validated: the validator did not check the contract");
+		collect_set_rejected(a, SBX_RC_NOT_VALIDATED, "not validated: the validator did not check the contract");
 	} else if (!k && v->has_contract) {
-		collect_set_rejected(a, "not validated: the validator checked a contract the job "
+		collect_set_rejected(a, SBX_RC_NOT_VALIDATED, "not validated: the validator checked a contract the job "
 					"does not have");
 	} else {
 		a->formula_cells = v->formula_cells;
@@ -527,7 +529,7 @@ void sbx_collect_apply(struct sbx_collection *c, struct sbx_artifact *a,
 			a->hold = a->hold || k->hold;
 			return;
 		}
-		collect_set_rejected(a, "output contract: %s: %s%s", v->contract.fail[0].check,
+		collect_set_rejected(a, SBX_RC_CONTRACT_FAILED, "output contract: %s: %s%s", v->contract.fail[0].check,
 				     v->contract.fail[0].detail,
 				     v->contract.count > 1 ? " (and more)" : "");
 	}

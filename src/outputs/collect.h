@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "reasoncode.h"
 
 enum sbx_artifact_status {
 	SBX_ARTIFACT_PROMOTED,  /* passed so far; final after promotion */
@@ -51,6 +52,7 @@ struct sbx_artifact {
 	char *media_type;  /* detected type, or NULL */
 	enum sbx_artifact_status status;
 	char *reason;      /* NULL when promoted */
+	const char *reason_code; /* SBX_RC_* (reasoncode.h) with a reason, else NULL */
 	bool partial;      /* promoted from a run that did not complete */
 	bool formula_cells; /* CSV cells starting with = + - @ TAB CR */
 	unsigned flags;     /* SBX_MEDIA_FLAG_*: suspicious but allowed */

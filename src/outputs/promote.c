@@ -322,7 +322,7 @@ static int place(struct sbx_collection *c, struct sbx_artifact *a, int rootfd,
 	return 0;
 fail:
 	e = errno;
-	collect_set_rejected(a, "promotion failed: %s", strerror(e));
+	collect_set_rejected(a, SBX_RC_IO_ERROR, "promotion failed: %s", strerror(e));
 	collect_drop_quarantined(c, a);
 	return sbx_error_set(err, e == ENOSYS ? SBX_EXIT_UNAVAILABLE : SBX_EXIT_SOFTWARE, e,
 			     "artifacts: %s", a->path);
@@ -341,7 +341,7 @@ int sbx_collect_promote(struct sbx_collection *c, const struct sbx_artifacts_dir
 			struct sbx_artifact *a = &c->items[i];
 			if (a->status != SBX_ARTIFACT_PROMOTED)
 				continue;
-			collect_set_rejected(a, "not promoted: the artifacts directory could not be used");
+			collect_set_rejected(a, SBX_RC_IO_ERROR, "not promoted: the artifacts directory could not be used");
 			collect_drop_quarantined(c, a);
 		}
 		return -1;
@@ -352,12 +352,13 @@ int sbx_collect_promote(struct sbx_collection *c, const struct sbx_artifacts_dir
 		if (a->status != SBX_ARTIFACT_PROMOTED)
 			continue;
 		if (!a->validated || !a->qname[0]) {
-			collect_set_rejected(a, "not validated");
+			collect_set_rejected(a, SBX_RC_NOT_VALIDATED, "not validated");
 			continue;
 		}
 		if (partial && !retain_partial) {
 			a->status = SBX_ARTIFACT_DISCARDED;
 			a->reason = sbx_xstrdup("run did not complete");
+			a->reason_code = SBX_RC_RUN_INCOMPLETE;
 			collect_drop_quarantined(c, a);
 			continue;
 		}
@@ -383,7 +384,7 @@ int sbx_collect_hold(struct sbx_collection *c, struct sbx_artifact *a, int hold_
 		return 1;
 	}
 	e = errno;
-	collect_set_rejected(a, "could not be held: %s", strerror(e));
+	collect_set_rejected(a, SBX_RC_IO_ERROR, "could not be held: %s", strerror(e));
 	collect_drop_quarantined(c, a);
 	return sbx_error_set(err, SBX_EXIT_SOFTWARE, e, "held outputs: %s", a->path);
 }

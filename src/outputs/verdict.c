@@ -16,6 +16,7 @@
 
 #include "json.h"
 #include "mediatype.h"
+#include "reasoncode.h"
 #include "util.h"
 #include "verdict.h"
 
@@ -133,9 +134,9 @@ int sbx_verdict_parse(const char *buf, size_t len, size_t index, struct sbx_verd
 		      char *why, size_t why_len)
 {
 	static const char *const keys[] = { "v", "i", "ok", "media_type", "reason", "flags",
-					    "formula_cells", "width", "height", "contract", NULL };
+					    "formula_cells", "width", "height", "contract", "code", NULL };
 	_cleanup_json_ json_t *root = NULL;
-	const json_t *ok, *type, *reason, *formula, *contract;
+	const json_t *ok, *type, *reason, *formula, *contract, *code;
 	uint64_t v = 0, i = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -155,6 +156,7 @@ int sbx_verdict_parse(const char *buf, size_t len, size_t index, struct sbx_verd
 	reason = json_object_get(root, "reason");
 	formula = json_object_get(root, "formula_cells");
 	contract = json_object_get(root, "contract");
+	code = json_object_get(root, "code");
 	if (!json_is_boolean(ok) || !json_is_boolean(formula))
 		return bad(why, why_len, "ok and formula_cells must be booleans");
 	out->ok = json_is_true(ok);
@@ -166,6 +168,10 @@ int sbx_verdict_parse(const char *buf, size_t len, size_t index, struct sbx_verd
 		      (!reason || !get_text(reason, SBX_VERDICT_MAX_REASON, out->reason) ||
 		       !out->reason[0]))
 		return bad(why, why_len, "ok, media_type and reason disagree");
+	/* A refusal's code is one of sbx's own names (reasoncode.h). */
+	if (out->ok ? code != NULL :
+		      !(out->reason_code = sbx_reason_code_static(json_string_value(code))))
+		return bad(why, why_len, "a rejected file has a reason code sbx knows, a valid one none");
 	if (parse_flags(json_object_get(root, "flags"), &out->flags) < 0)
 		return bad(why, why_len, "flags must be distinct names sbx knows");
 	if (!get_u64(json_object_get(root, "width"), UINT32_MAX, &out->width) ||
@@ -192,9 +198,12 @@ char *sbx_verdict_format(const struct sbx_verdict *v)
 	json_object_set_new(o, "i", json_integer((json_int_t)v->index));
 	json_object_set_new(o, "ok", json_boolean(v->ok));
 	json_object_set_new(o, "media_type", v->media_type ? json_string(v->media_type) : json_null());
-	if (!v->ok)
+	if (!v->ok) {
 		json_object_set_new(o, "reason", json_stringn(v->reason, strnlen(v->reason,
 										SBX_VERDICT_MAX_REASON)));
+		json_object_set_new(o, "code", json_string(v->reason_code ? v->reason_code :
+										 SBX_RC_INVALID_CONTENT));
+	}
 	for (unsigned b = 0; b < SBX_MEDIA_FLAG_COUNT; b++)
 		if (v->flags & (1u << b))
 			json_array_append_new(flags, json_string(sbx_media_flag_name(b)));

@@ -21,7 +21,8 @@
  *         message of at most SBX_VERDICT_MAX_ANSWER bytes:
  *           {"v": 1, "i": N, "ok": true|false,
  *            "media_type": "text/csv" | null,
- *            "reason": "..."                  (only when ok is false)
+ *            "reason": "...", "code": "..."   (only when ok is false;
+ *                                              code: a name of reasoncode.h)
  *            "flags": ["active_content", ...], "formula_cells": false,
  *            "width": 0, "height": 0,
  *            "contract": {"ok": bool, "count": N,   (only when a contract
@@ -53,14 +54,16 @@
 /* One answer, validator -> broker: 20 contract failures of 160 + 256
  * bytes, escaped, fit with room to spare. */
 #define SBX_VERDICT_MAX_ANSWER 65536
-/* Longest rejection reason kept from an answer. */
-#define SBX_VERDICT_MAX_REASON 255
+/* Longest rejection reason kept from an answer: room for what an unknown
+ * file looked like and the list of types the job allows. */
+#define SBX_VERDICT_MAX_REASON 511
 
 struct sbx_verdict {
 	size_t index;
 	bool ok;
 	const char *media_type; /* static (mediatype.h), or NULL */
 	char reason[SBX_VERDICT_MAX_REASON + 1];
+	const char *reason_code; /* static (reasoncode.h); NULL: invalid_content */
 	unsigned flags;         /* SBX_MEDIA_FLAG_* */
 	bool formula_cells;
 	uint64_t width, height;

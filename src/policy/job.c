@@ -19,7 +19,7 @@
 static const char *const job_keys[] = {
 	"input_handles", "extract", "runtime_profile", "network_profile", "code", "code_handle",
 	"args", "env", "limits", "allowed_outputs", "required_outputs", "partial_outputs",
-	"outputs", NULL,
+	"outputs", "on_rejected_output", NULL,
 };
 
 static bool is_alnum(char ch)
@@ -204,6 +204,18 @@ static int parse_partial(const struct sbx_jctx *c, const json_t *v, enum sbx_par
 	return sbx_json_expected(c, "partial_outputs", v, "\"discard\", \"retain\" or \"hold\"");
 }
 
+static int parse_on_rejected(const struct sbx_jctx *c, const json_t *v, bool *fail)
+{
+	*fail = false;
+	if (!v || (json_is_string(v) && strcmp(json_string_value(v), "keep") == 0))
+		return 0;
+	if (json_is_string(v) && strcmp(json_string_value(v), "fail") == 0) {
+		*fail = true;
+		return 0;
+	}
+	return sbx_json_expected(c, "on_rejected_output", v, "\"keep\" or \"fail\"");
+}
+
 static int check_extract(const struct sbx_jctx *c, const struct sbx_job *job)
 {
 	for (size_t i = 0; job->extract[i]; i++) {
@@ -279,6 +291,8 @@ static int parse_root(const struct sbx_jctx *c, const json_t *root, struct sbx_j
 	}
 	if (parse_outputs(c, json_object_get(root, "outputs"), job) < 0)
 		return -1;
+	if (parse_on_rejected(c, json_object_get(root, "on_rejected_output"), &job->fail_on_rejected) < 0)
+		return -1;
 	return parse_partial(c, json_object_get(root, "partial_outputs"), &job->partial_outputs);
 }
 
@@ -304,6 +318,7 @@ static void free_fields(struct sbx_job *job)
 	job->code_len = 0;
 	memset(&job->limits, 0, sizeof(job->limits));
 	job->partial_outputs = SBX_PARTIAL_DISCARD;
+	job->fail_on_rejected = false;
 }
 
 int sbx_job_parse(struct sbx_job *job, const char *source, const char *data, size_t len,

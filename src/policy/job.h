@@ -53,6 +53,10 @@ struct sbx_job {
 	json_t *outputs;         /* the contracts' object as given, or NULL
 				  * (parsed at admission: contract.h) */
 	enum sbx_partial partial_outputs;
+	/* on_rejected_output "fail": a refused output fails the run (exit 1,
+	 * reason_code output_rejected); "keep", the default, leaves the
+	 * status to the payload's exit and required_outputs. */
+	bool fail_on_rejected;
 };
 
 /*

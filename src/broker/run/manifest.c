@@ -268,8 +268,37 @@ static json_t *artifacts(const struct sbx_run *run)
 				     x->partial, "formula_cells", x->formula_cells, "flags", flags));
 		json_object_set_new(json_array_get(a, json_array_size(a) - 1), "contract",
 				    contract(x->contract));
+		/* The reason's stable name (reasoncode.h); null with no reason. */
+		json_object_set_new(json_array_get(a, json_array_size(a) - 1), "reason_code",
+				    x->reason && x->reason_code ? json_string(x->reason_code) :
+								  json_null());
 	}
 	return a;
+}
+
+/* How many artifacts ended in each status, so that a program need not
+ * count them; every artifact listed is counted once. */
+static json_t *summary(const struct sbx_run *run)
+{
+	json_int_t n[4] = { 0 };
+
+	for (size_t i = 0; run->collected && i < run->coll.n; i++)
+		switch (run->coll.items[i].status) {
+		case SBX_ARTIFACT_PROMOTED:
+			n[0]++;
+			break;
+		case SBX_ARTIFACT_REJECTED:
+			n[1]++;
+			break;
+		case SBX_ARTIFACT_HELD:
+			n[2]++;
+			break;
+		case SBX_ARTIFACT_DISCARDED:
+			n[3]++;
+			break;
+		}
+	return json_pack("{s:I,s:I,s:I,s:I}", "promoted", n[0], "rejected", n[1], "held", n[2],
+			 "discarded", n[3]);
 }
 
 json_t *sbx_manifest_build(const struct sbx_run *run)
@@ -312,6 +341,7 @@ json_t *sbx_manifest_build(const struct sbx_run *run)
 	json_object_set_new(m, "stdout", stream(run, &run->outcome.out));
 	json_object_set_new(m, "stderr", stream(run, &run->outcome.err));
 	json_object_set_new(m, "artifacts", artifacts(run));
+	json_object_set_new(m, "summary", summary(run));
 	/* What the payload got in /work/in, with digests (inputs.h). */
 	json_object_set_new(m, "inputs", run->inputs ? json_incref(run->inputs) : json_array());
 	return m;

@@ -209,6 +209,21 @@ void sbx_run_check_required(struct sbx_run *run)
 	for (size_t i = 0; i < run->contracts.n; i++)
 		if (run->contracts.v[i].required && !required_ok(run, run->contracts.v[i].path))
 			return;
+	/* on_rejected_output "fail": any refused output, the first named.
+	 * What passed is still promoted; the status tells a back end that
+	 * the run did not give it everything it wrote. */
+	for (size_t i = 0; run->job.fail_on_rejected && run->collected && i < run->coll.n; i++) {
+		const struct sbx_artifact *a = &run->coll.items[i];
+
+		if (a->status != SBX_ARTIFACT_REJECTED)
+			continue;
+		run->status = SBX_STATUS_FAILED;
+		snprintf(run->reason, sizeof(run->reason),
+			 "output \"%s\" was rejected (%s) and on_rejected_output is \"fail\"", a->path,
+			 a->reason_code ? a->reason_code : "rejected");
+		run->reason_code = "output_rejected";
+		return;
+	}
 }
 
 void sbx_run_decide(struct sbx_run *run)

@@ -114,7 +114,7 @@ json_t *sbx_manifest_build(const struct sbx_run *run);
 /* run-status.c: the run's status, reason and reason_code.  sbx_run_decide
  * judges the payload's end (and the caller's RLIMIT_NPROC, nproc.h);
  * sbx_run_check_required turns a success into a failure when a required
- * output was not promoted; sbx_run_fail records sbx's own error. */
+ * output was not promoted, or (on_rejected_output "fail") any was refused; sbx_run_fail records sbx's own error. */
 void sbx_run_decide(struct sbx_run *run);
 void sbx_run_check_required(struct sbx_run *run);
 void sbx_run_fail(struct sbx_run *run);

@@ -169,6 +169,7 @@ void sbx_streams_reserve(struct sbx_collection *c)
 		/* Not validated, never promoted; its quarantine copy goes with
 		 * the collection. */
 		a->status = SBX_ARTIFACT_REJECTED;
+		a->reason_code = SBX_RC_RESERVED_NAME;
 		free(a->reason);
 		a->reason = sbx_xstrdup("name reserved: " SBX_STREAMS_DIR
 					"/ in the artifacts directory holds sbx's captures of stdout and stderr");

@@ -209,7 +209,7 @@ static int html_like(const char *what, bool markdown, int fd, uint64_t size,
 	size_t len = 0;
 
 	if (size > SBX_MEDIA_HTML_MAX_BYTES)
-		return sbx_media_fail(rep, "%s: larger than %llu bytes", what,
+		return sbx_media_fail_code(rep, SBX_RC_TOO_LARGE, "%s: larger than %llu bytes", what,
 				      (unsigned long long)SBX_MEDIA_HTML_MAX_BYTES);
 	r = sbx_media_reader_new(fd, size);
 	a = sbx_xcalloc(1, sizeof(*a));

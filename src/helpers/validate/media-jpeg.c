@@ -38,7 +38,7 @@ static int check_sof(struct sbx_media_reader *r, unsigned len, struct sbx_media_
 	if (w == 0 || h == 0)
 		return sbx_media_fail(rep, "jpeg: SOF: bad dimensions %ux%u", w, h);
 	if ((uint64_t)w * h > SBX_MEDIA_MAX_PIXELS)
-		return sbx_media_fail(rep, "jpeg: SOF: %ux%u exceeds %llu pixels", w, h,
+		return sbx_media_fail_code(rep, SBX_RC_TOO_LARGE, "jpeg: SOF: %ux%u exceeds %llu pixels", w, h,
 				      (unsigned long long)SBX_MEDIA_MAX_PIXELS);
 	if (ncomp < 1 || ncomp > 4 || len != 8 + 3 * ncomp)
 		return sbx_media_fail(rep, "jpeg: SOF: bad component count %u", ncomp);
@@ -115,7 +115,7 @@ static int check_metadata(struct sbx_media_reader *r, int m, unsigned len,
 		left -= (uint64_t)k;
 	}
 	if (scan.found)
-		return sbx_media_fail(rep, "jpeg: %s segment holds a %s at offset %llu",
+		return sbx_media_fail_code(rep, SBX_RC_POLYGLOT, "jpeg: %s segment holds a %s at offset %llu",
 				      m == 0xfe ? "COM" : "APPn", scan.found,
 				      (unsigned long long)scan.found_at);
 	return 0;

@@ -82,7 +82,7 @@ static int check_ihdr(const unsigned char *d, struct sbx_media_report *rep)
 	rep->width = w;
 	rep->height = h;
 	if ((uint64_t)w * h > SBX_MEDIA_MAX_PIXELS)
-		return sbx_media_fail(rep, "png: IHDR: %ux%u exceeds %llu pixels", w, h,
+		return sbx_media_fail_code(rep, SBX_RC_TOO_LARGE, "png: IHDR: %ux%u exceeds %llu pixels", w, h,
 				      (unsigned long long)SBX_MEDIA_MAX_PIXELS);
 	if (!depth_ok(d[9], d[8]))
 		return sbx_media_fail(rep, "png: IHDR: bit depth %u invalid for colour type %u", d[8],
@@ -188,7 +188,7 @@ int sbx_media_png_validate(int fd, uint64_t size, struct sbx_media_report *rep)
 		if (scan.found && image_data)
 			rep->flags |= SBX_MEDIA_FLAG_EMBEDDED;
 		else if (scan.found)
-			return sbx_media_fail(rep, "png: %.4s chunk holds a %s at offset %llu", type,
+			return sbx_media_fail_code(rep, SBX_RC_POLYGLOT, "png: %.4s chunk holds a %s at offset %llu", type,
 					      scan.found, (unsigned long long)scan.found_at);
 
 		if (chunks == 1) {

@@ -155,6 +155,14 @@ static int xfail(struct svg *s, uint64_t at, struct sbx_media_report *rep, const
 			      arg ? arg : "", arg ? ")" : "");
 }
 
+/* A refusal for what runs or fetches when the image is opened. */
+static int afail(struct svg *s, uint64_t at, struct sbx_media_report *rep, const char *what,
+		 const char *arg)
+{
+	rep->code = SBX_RC_ACTIVE_CONTENT;
+	return xfail(s, at, rep, what, arg);
+}
+
 static bool name_start(unsigned char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
@@ -230,7 +238,7 @@ static int pat_feed(struct svg *s, struct pat *p, uint32_t cp, uint64_t at,
 		if (c == '#')
 			p->url_open = false;
 		else if (!xml_ws((unsigned char)c) && c != '"' && c != '\'')
-			return xfail(s, at, rep, "external reference", "CSS url() other than "
+			return afail(s, at, rep, "external reference", "CSS url() other than "
 								      "url(#fragment)");
 	}
 	if (!(cp <= 0x20 || cp == 0x7f))
@@ -240,16 +248,16 @@ static int pat_feed(struct svg *s, struct pat *p, uint32_t cp, uint64_t at,
 	if (win_ends(p->dense, "url("))
 		p->url_open = true;
 	if (win_ends(p->dense, "@import"))
-		return xfail(s, at, rep, "CSS @import", NULL);
+		return afail(s, at, rep, "CSS @import", NULL);
 	if (win_ends(p->dense, "@font-face"))
-		return xfail(s, at, rep, "CSS @font-face (its src fetches)", NULL);
+		return afail(s, at, rep, "CSS @font-face (its src fetches)", NULL);
 	for (size_t i = 0; i < ARRAY_SIZE(css_fetching); i++)
 		if (win_ends(p->dense, css_fetching[i]))
-			return xfail(s, at, rep, "CSS function that fetches", css_fetching[i]);
+			return afail(s, at, rep, "CSS function that fetches", css_fetching[i]);
 	if (win_ends(p->dense, "expression("))
-		return xfail(s, at, rep, "CSS expression()", NULL);
+		return afail(s, at, rep, "CSS expression()", NULL);
 	if (win_ends(p->dense, "javascript:") || win_ends(p->dense, "vbscript:"))
-		return xfail(s, at, rep, "script URI", "javascript: or vbscript:");
+		return afail(s, at, rep, "script URI", "javascript: or vbscript:");
 	return 0;
 }
 
@@ -270,7 +278,7 @@ static int attr_name_done(struct svg *s, uint64_t at, struct sbx_media_report *r
 		return -1;
 	ln = local_name(s->name);
 	if (strncasecmp(ln, "on", 2) == 0)
-		return xfail(s, at, rep, "event handler attribute", s->name);
+		return afail(s, at, rep, "event handler attribute", s->name);
 	if (strcasecmp(s->name, "xml:base") == 0)
 		return xfail(s, at, rep, "xml:base is refused", NULL);
 	for (unsigned i = 0; i < s->nattrs; i++)
@@ -332,7 +340,7 @@ static int attribute_name_done(struct svg *s, uint64_t at, struct sbx_media_repo
 	ln = strrchr(s->vhead, ':');
 	ln = ln ? ln + 1 : s->vhead;
 	if (strncmp(ln, "on", 2) == 0 || strcmp(s->vhead, "xml:base") == 0)
-		return xfail(s, at, rep, "animation of an event handler or xml:base", s->vhead);
+		return afail(s, at, rep, "animation of an event handler or xml:base", s->vhead);
 	for (size_t i = 0; i < ARRAY_SIZE(reference_attrs); i++)
 		if (strcmp(ln, reference_attrs[i]) == 0)
 			return xfail(s, at, rep, "animation of a reference attribute", s->vhead);
@@ -347,7 +355,7 @@ static int value_done(struct svg *s, uint64_t at, struct sbx_media_report *rep)
 	if (s->vkind == V_HREF && !(head_is(s, "#") && s->vhlen > 1) &&
 	    !head_is(s, "data:image/png;") && !head_is(s, "data:image/png,") &&
 	    !head_is(s, "data:image/jpeg;") && !head_is(s, "data:image/jpeg,"))
-		return xfail(s, at, rep, "external reference",
+		return afail(s, at, rep, "external reference",
 			     "href to something other than #fragment or a PNG or JPEG data: URI");
 	if (s->vkind == V_ATTRNAME)
 		return attribute_name_done(s, at, rep);
@@ -833,7 +841,7 @@ int sbx_media_svg_validate(int fd, uint64_t size, struct sbx_media_report *rep)
 	struct sbx_media_utf8 u = { 0 };
 
 	if (size > SBX_MEDIA_SVG_MAX_BYTES)
-		return sbx_media_fail(rep, "svg: larger than %llu bytes",
+		return sbx_media_fail_code(rep, SBX_RC_TOO_LARGE, "svg: larger than %llu bytes",
 				      (unsigned long long)SBX_MEDIA_SVG_MAX_BYTES);
 	r = sbx_media_reader_new(fd, size);
 	s = sbx_xcalloc(1, sizeof(*s));

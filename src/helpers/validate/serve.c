@@ -91,11 +91,13 @@ void sbx_validator_free(struct sbx_validator *val)
 }
 
 /* A reason for the manifest: valid UTF-8 (cut before a bad byte), no
- * control characters, at most SBX_VERDICT_MAX_REASON bytes. */
-static void set_reason(struct sbx_verdict *v, const char *fmt, ...) _printf_(2, 3);
-static void set_reason(struct sbx_verdict *v, const char *fmt, ...)
+ * control characters, at most SBX_VERDICT_MAX_REASON bytes; and its code,
+ * an SBX_RC_* of reasoncode.h. */
+static void set_reason(struct sbx_verdict *v, const char *code, const char *fmt, ...)
+	_printf_(3, 4);
+static void set_reason(struct sbx_verdict *v, const char *code, const char *fmt, ...)
 {
-	char buf[512];
+	char buf[SBX_VERDICT_MAX_REASON + 256];
 	size_t n;
 	va_list ap;
 
@@ -116,7 +118,27 @@ static void set_reason(struct sbx_verdict *v, const char *fmt, ...)
 		if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
 			p[0] = p[1] = '?';
 	snprintf(v->reason, sizeof(v->reason), "%s", n ? buf : "rejected");
+	v->reason_code = code;
 	v->ok = false;
+}
+
+/* "text/csv, image/png" of @allowed into @buf, cut with "..." when long:
+ * the types the job allows, for a refusal that says what to write. */
+static const char *allowed_list(char *const *allowed, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; allowed[i]; i++) {
+		int k = snprintf(buf + at, len - at, "%s%s", i ? ", " : "", allowed[i]);
+
+		if (k < 0 || (size_t)k >= len - at) {
+			snprintf(buf + (at < len - 5 ? at : len - 5), 5, "%s", i ? ", ..." : "...");
+			break;
+		}
+		at += (size_t)k;
+	}
+	return buf[0] ? buf : "none";
 }
 
 static const struct sbx_contract *contract_for(const struct sbx_validator *val, const char *path)
@@ -134,6 +156,7 @@ void sbx_validator_check(struct sbx_validator *val, int fd, const char *path, ui
 	struct sbx_media_report rep;
 	const char *base = strrchr(path, '/'), *type, *by_name;
 	const struct sbx_contract *k;
+	char list[320];
 	ssize_t n;
 
 	memset(v, 0, sizeof(*v));
@@ -141,7 +164,7 @@ void sbx_validator_check(struct sbx_validator *val, int fd, const char *path, ui
 	base = base ? base + 1 : path;
 	n = pread(fd, head, sizeof(head), 0);
 	if (n < 0) {
-		set_reason(v, "read error: %s", strerror(errno));
+		set_reason(v, SBX_RC_IO_ERROR, "read error: %s", strerror(errno));
 		return;
 	}
 	type = sbx_media_detect(head, (size_t)n, base);
@@ -152,16 +175,25 @@ void sbx_validator_check(struct sbx_validator *val, int fd, const char *path, ui
 	    strcmp(by_name, "text/plain") == 0)
 		type = by_name;
 	v->media_type = sbx_media_type_static(type);
+	/* The refusals that a different file would pass say which types
+	 * would: the list the job allows. */
 	if (!type) {
-		set_reason(v, "content is not a known media type");
+		set_reason(v, SBX_RC_UNKNOWN_TYPE,
+			   "content is not a known media type: it looks like %s; allowed: %s",
+			   sbx_media_describe(head, (size_t)n), allowed_list(val->allowed, list, sizeof(list)));
 	} else if (!by_name) {
-		set_reason(v, "extension does not name a known media type (content is %s)", type);
+		set_reason(v, SBX_RC_UNKNOWN_EXTENSION,
+			   "extension does not name a known media type (content is %s); allowed: %s",
+			   type, allowed_list(val->allowed, list, sizeof(list)));
 	} else if (strcmp(type, by_name) != 0) {
-		set_reason(v, "content is %s but the extension says %s", type, by_name);
+		set_reason(v, SBX_RC_TYPE_MISMATCH, "content is %s but the extension says %s", type,
+			   by_name);
 	} else if (!sbx_media_type_in(val->allowed, type)) {
-		set_reason(v, "media type %s is not in allowed_outputs", type);
+		set_reason(v, SBX_RC_NOT_ALLOWED_TYPE, "media type %s is not in allowed_outputs; allowed: %s",
+			   type, allowed_list(val->allowed, list, sizeof(list)));
 	} else if (sbx_media_validate(type, fd, size, &rep) < 0) {
-		set_reason(v, "%s", rep.reason[0] ? rep.reason : "rejected by its validator");
+		set_reason(v, rep.code ? rep.code : SBX_RC_INVALID_CONTENT, "%s",
+			   rep.reason[0] ? rep.reason : "rejected by its validator");
 	} else {
 		v->formula_cells = rep.formula_cells;
 		v->flags = rep.flags;

@@ -98,6 +98,17 @@ int sbx_media_fail(struct sbx_media_report *rep, const char *fmt, ...)
 	return -1;
 }
 
+int sbx_media_fail_code(struct sbx_media_report *rep, const char *code, const char *fmt, ...)
+{
+	va_list ap;
+
+	rep->code = code;
+	va_start(ap, fmt);
+	vsnprintf(rep->reason, sizeof(rep->reason), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
 /* --- the reader ----------------------------------------------------------- */
 
 struct sbx_media_reader *sbx_media_reader_new(int fd, uint64_t size)
@@ -397,12 +408,12 @@ int sbx_media_zip_tail(int fd, uint64_t size, const char *what, struct sbx_media
 		if (buf[i] != 'P' || buf[i + 1] != 'K')
 			continue;
 		if (buf[i + 2] == 5 && buf[i + 3] == 6)
-			return sbx_media_fail(rep,
+			return sbx_media_fail_code(rep, SBX_RC_POLYGLOT,
 					      "%s: a ZIP end-of-central-directory record at offset %llu: "
 					      "the file is also a ZIP archive",
 					      what, (unsigned long long)(off + i));
 		if (buf[i + 2] == 6 && buf[i + 3] == 7)
-			return sbx_media_fail(rep,
+			return sbx_media_fail_code(rep, SBX_RC_POLYGLOT,
 					      "%s: a ZIP64 end-of-central-directory locator at offset "
 					      "%llu: the file is also a ZIP archive",
 					      what, (unsigned long long)(off + i));

@@ -45,6 +45,7 @@
 #include <sys/types.h>
 
 #include "mediatype.h"
+#include "reasoncode.h"
 
 /* Largest image accepted, in pixels (width * height), for PNG and JPEG. */
 #define SBX_MEDIA_MAX_PIXELS 50000000ULL
@@ -79,6 +80,7 @@
 
 struct sbx_media_report {
 	char reason[256];   /* why the file was rejected, "" when valid */
+	const char *code;   /* its SBX_RC_* (reasoncode.h); NULL: invalid_content */
 	unsigned flags;     /* SBX_MEDIA_FLAG_* */
 	bool formula_cells; /* CSV: a cell starts with = + - @ TAB or CR (after
 			     * spaces, full-width forms too, for any of the
@@ -144,9 +146,21 @@ ssize_t sbx_media_reader_chunk(struct sbx_media_reader *r, const unsigned char *
 /* Skip @n bytes; -1 when fewer are left. */
 int sbx_media_reader_skip(struct sbx_media_reader *r, uint64_t n);
 
-/* printf into rep->reason; returns -1 so validators can `return fail(...)`. */
+/* printf into rep->reason; returns -1 so validators can `return fail(...)`.
+ * The refusal's reason code is invalid_content unless rep->code was set. */
 int sbx_media_fail(struct sbx_media_report *rep, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* The same with the reason code @code (an SBX_RC_* of reasoncode.h): a
+ * validator names the kind of failure where it is not just invalid. */
+int sbx_media_fail_code(struct sbx_media_report *rep, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * sbx_media_describe() - what the first @n bytes @head of a file that is
+ * no known type look like ("a ZIP archive ...", "a Python pickle ...",
+ * "binary data"), for its refusal (describe.c).  A static string.
+ */
+const char *sbx_media_describe(const unsigned char *head, size_t n);
 
 /*
  * Streaming UTF-8 check: feed bytes in any split; sbx_media_utf8_end()

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * reasoncode.c - the table of artifact reason codes (reasoncode.h).
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "reasoncode.h"
+
+const struct sbx_reason_code sbx_reason_codes[] = {
+	{ SBX_RC_UNKNOWN_TYPE, "the content is no media type sbx knows" },
+	{ SBX_RC_UNKNOWN_EXTENSION, "the extension names no media type sbx knows" },
+	{ SBX_RC_TYPE_MISMATCH, "the content is one type, the extension names another" },
+	{ SBX_RC_NOT_ALLOWED_TYPE, "the type is not in the job's allowed_outputs" },
+	{ SBX_RC_INVALID_CONTENT, "the type's validator refused the content" },
+	{ SBX_RC_ACTIVE_CONTENT, "the file runs or fetches something when opened" },
+	{ SBX_RC_POLYGLOT, "the file is also another format a reader would open" },
+	{ SBX_RC_TOO_LARGE, "over a size or dimension bound" },
+	{ SBX_RC_CONTRACT_FAILED, "the job's output contract for the path failed" },
+	{ SBX_RC_SYMLINK, "a symbolic link" },
+	{ SBX_RC_HARD_LINK, "a file with more than one link" },
+	{ SBX_RC_SPECIAL_FILE, "a fifo, socket, device or other non-regular file" },
+	{ SBX_RC_BAD_NAME, "the name has control characters, is not UTF-8 or is too long" },
+	{ SBX_RC_RESERVED_NAME, "the name is sbx's own (.sbx)" },
+	{ SBX_RC_TOO_DEEP, "directories nested too deep" },
+	{ SBX_RC_OVER_COUNT, "more files than output_files, or the walk's cap" },
+	{ SBX_RC_CHANGED, "the file changed or vanished while it was collected" },
+	{ SBX_RC_NOT_VALIDATED, "the validator gave no usable answer" },
+	{ SBX_RC_IO_ERROR, "sbx could not read, hold or deliver the file" },
+	{ SBX_RC_RUN_INCOMPLETE, "valid, discarded because the run did not complete" },
+	{ NULL, NULL },
+};
+
+const char *sbx_reason_code_static(const char *name)
+{
+	if (!name)
+		return NULL;
+	for (const struct sbx_reason_code *c = sbx_reason_codes; c->name; c++)
+		if (strcmp(c->name, name) == 0)
+			return c->name;
+	return NULL;
+}
