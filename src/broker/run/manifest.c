@@ -20,6 +20,7 @@
 
 #include "canonjson.h"
 #include "excerpt.h"
+#include "traceback.h"
 #include "run.h"
 #include "mediatype.h"
 
@@ -162,6 +163,31 @@ static json_t *stream(const struct sbx_run *run, const struct sbx_stream *s)
 	return json_pack("{s:I,s:s,s:b,s:s,s:b}", "bytes", (json_int_t)s->bytes, "sha256", s->sha256,
 			 "truncated", s->truncated, "excerpt", ex, "excerpt_truncated",
 			 left_out > 0);
+}
+
+/*
+ * The exception a Python payload's stderr ends with (traceback.h), for
+ * python profiles (the interpreter is python*): null when there is none,
+ * when the capture was cut short (its end is not the stream's end), or for
+ * another interpreter.  "claimed_by": the payload printed it; sbx checked
+ * nothing of it, and the run's status does not depend on it.
+ */
+static json_t *error_claim(const struct sbx_run *run)
+{
+	const struct sbx_stream *s = &run->outcome.err;
+	const char *argv0, *base;
+	struct sbx_traceback tb;
+
+	if (!run->ran || !run->admitted || !run->plan.profile->argv || s->truncated || !s->buf)
+		return json_null();
+	argv0 = run->plan.profile->argv[0];
+	base = argv0 ? strrchr(argv0, '/') : NULL;
+	base = base ? base + 1 : argv0;
+	if (!base || strncmp(base, "python", 6) != 0 || !sbx_traceback_find(s->buf, s->len, &tb))
+		return json_null();
+	return json_pack("{s:s,s:o,s:o,s:o,s:I}", "claimed_by", "payload", "type", cstr(tb.type),
+			 "message", cstr(tb.message), "file", cstr(tb.file), "line",
+			 (json_int_t)tb.line);
 }
 
 /* --stdin: what was passed to the payload; null without it. */
@@ -340,6 +366,7 @@ json_t *sbx_manifest_build(const struct sbx_run *run)
 	json_object_set_new(m, "stdin", stdin_record(run));
 	json_object_set_new(m, "stdout", stream(run, &run->outcome.out));
 	json_object_set_new(m, "stderr", stream(run, &run->outcome.err));
+	json_object_set_new(m, "error", error_claim(run));
 	json_object_set_new(m, "artifacts", artifacts(run));
 	json_object_set_new(m, "summary", summary(run));
 	/* What the payload got in /work/in, with digests (inputs.h). */

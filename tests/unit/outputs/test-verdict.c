@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "mediatype.h"
+#include "reasoncode.h"
 #include "verdict.h"
 
 #define HEAD "{\"v\":1,\"i\":4,"
@@ -26,7 +27,16 @@ static const struct {
 	const char *why; /* NULL: accepted */
 } cases[] = {
 	{ HEAD "\"ok\":true,\"media_type\":\"text/csv\"," OKTAIL, NULL },
-	{ HEAD "\"ok\":false,\"media_type\":null,\"reason\":\"no\"," OKTAIL, NULL },
+	{ HEAD "\"ok\":false,\"media_type\":null,\"reason\":\"no\",\"code\":\"unknown_type\"," OKTAIL,
+	  NULL },
+	/* a refusal's code: one of sbx's names, and only on a refusal */
+	{ HEAD "\"ok\":false,\"media_type\":null,\"reason\":\"no\"," OKTAIL, "reason code" },
+	{ HEAD "\"ok\":false,\"media_type\":null,\"reason\":\"no\",\"code\":\"all_good\"," OKTAIL,
+	  "reason code" },
+	{ HEAD "\"ok\":false,\"media_type\":null,\"reason\":\"no\",\"code\":1," OKTAIL,
+	  "reason code" },
+	{ HEAD "\"ok\":true,\"media_type\":\"text/csv\",\"code\":\"unknown_type\"," OKTAIL,
+	  "reason code" },
 	{ HEAD "\"ok\":true,\"media_type\":\"text/csv\",\"flags\":[\"active_content\","
 	       "\"terminal_colors\"],\"formula_cells\":true,\"width\":3,\"height\":4,"
 	       "\"contract\":{\"ok\":false,\"count\":1,\"failures\":[{\"check\":\"rows\","
@@ -59,7 +69,8 @@ static const struct {
 	       "\"width\":0,\"height\":0}", "flags" },
 	{ HEAD "\"ok\":true,\"media_type\":\"text/csv\",\"flags\":[\"active_content\","
 	       "\"active_content\"],\"formula_cells\":false,\"width\":0,\"height\":0}", "flags" },
-	{ HEAD "\"ok\":false,\"media_type\":null,\"reason\":\"r\",\"flags\":[\"active_content\"],"
+	{ HEAD "\"ok\":false,\"media_type\":null,\"reason\":\"r\",\"code\":\"symlink\","
+	       "\"flags\":[\"active_content\"],"
 	       "\"formula_cells\":false,\"width\":0,\"height\":0}", "no flags or contract" },
 	/* numbers out of range */
 	{ HEAD "\"ok\":true,\"media_type\":\"image/png\",\"flags\":[],\"formula_cells\":false,"
@@ -146,6 +157,19 @@ static void test_round_trip(void **state)
 	assert_int_equal(back.contract.count, 25);
 	assert_int_equal(back.contract.n, SBX_CONTRACT_MAX_FAILURES);
 	assert_int_equal(back.contract.fail[19].row, 20);
+	free(text);
+
+	/* A refusal's code comes back as the table's own string; none set is
+	 * invalid_content. */
+	v = (struct sbx_verdict){ .index = 2, .reason = "r", .reason_code = SBX_RC_POLYGLOT };
+	text = sbx_verdict_format(&v);
+	assert_int_equal(sbx_verdict_parse(text, strlen(text), 2, &back, why, sizeof(why)), 0);
+	assert_ptr_equal(back.reason_code, sbx_reason_code_static("polyglot"));
+	free(text);
+	v.reason_code = NULL;
+	text = sbx_verdict_format(&v);
+	assert_int_equal(sbx_verdict_parse(text, strlen(text), 2, &back, why, sizeof(why)), 0);
+	assert_string_equal(back.reason_code, "invalid_content");
 	free(text);
 }
 
