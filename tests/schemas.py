@@ -37,6 +37,8 @@ SCHEMAS = ("job", "profile", "network", "seccomp", "manifest", "promote-manifest
 # in the directory is loaded, and must be one of these or of SCHEMAS.
 COMMANDS = ("check", "profiles", "ps", "verify", "keygen", "gc", "cancel", "batch-summary",
             "dry-run", "prepare")
+# What every subcommand with --json prints on stderr for 64 and 65.
+OTHERS = ("error",)
 # The subcommand of each, where the names differ.
 COMMAND_OF = {"batch-summary": "batch", "dry-run": "run"}
 failed = 0
@@ -58,8 +60,8 @@ def load_schemas(d):
 
 def cmd_commands(schemas, src):
     """Each --json output has a schema, and each schema here is known."""
-    known = set(SCHEMAS) | set(COMMANDS)
-    for n in SCHEMAS + COMMANDS:
+    known = set(SCHEMAS) | set(COMMANDS) | set(OTHERS)
+    for n in SCHEMAS + COMMANDS + OTHERS:
         report(n in schemas, "schema/%s.schema.json exists" % n, "missing")
     extra = sorted(set(schemas) - known)
     report(not extra, "schema/ holds no schema tests/schemas.py does not know", ", ".join(extra))
@@ -181,13 +183,22 @@ def cmd_source(schemas, src):
 
     # The manifest's members: what sbx_manifest_build() sets, and the
     # signature manifest-sign.c adds, is what the schema requires.
-    mc = read("src", "broker", "manifest.c")
+    mc = read("src", "broker", "run", "manifest.c")
     build = mc[mc.find("sbx_manifest_build("):]
     first = re.search(r"json_pack\(\s*\"\{[^\"]*\}\"\s*,(.*?)\);", build, re.S)
     keys = re.findall(r'"(\w+)"\s*,', first.group(1)) if first else []
     keys += re.findall(r'json_object_set_new\(\s*m\s*,\s*"(\w+)"', build)
     same("manifest: the required members are the ones manifest.c sets",
          man["required"], keys + ["signature"] if keys else None)
+
+    # The artifacts' reason codes are reasoncode.h's, each in its table.
+    rc_h, rc_c = read("src", "common", "reasoncode.h"), read("src", "common", "reasoncode.c")
+    names = dict(re.findall(r'#define (SBX_RC_\w+) "(\w+)"', rc_h))
+    table = [names.get(m) for m in re.findall(r"\{\s*(SBX_RC_\w+),", rc_c)]
+    same("manifest: artifact reason codes are reasoncode.h's",
+         man["properties"]["artifacts"]["items"]["properties"]["reason_code"]["oneOf"][1]["enum"],
+         list(names.values()) or None)
+    same("reasoncode.c: the table lists every code of reasoncode.h", table, list(names.values()) or None)
 
     # Statuses and the exit status of each (error.c, error.h).
     err_c, err_h = read("src", "common", "error.c"), read("src", "common", "error.h")
@@ -247,6 +258,7 @@ def cmd_lines(schemas, path):
     vp = Draft202012Validator(schemas["promote-manifest"])
     n = other = 0
     kinds = {}  # (status, error) -> [count, first line]
+    codes = {}  # artifact reason_code -> first line
     with open(path) as f:
         for i, line in enumerate(f, 1):
             if not line.strip():
@@ -261,6 +273,9 @@ def cmd_lines(schemas, path):
                 other += 1
                 continue
             n += 1
+            for a in doc.get("artifacts") or []:
+                if isinstance(a, dict) and a.get("reason_code") is not None:
+                    codes.setdefault(a["reason_code"], i)
             err = first_error(vp if doc.get("kind") == "promote" else v, doc)
             if err:
                 kinds.setdefault((str(doc.get("status")), err[:200]), [0, i])[0] += 1
@@ -271,6 +286,12 @@ def cmd_lines(schemas, path):
     why = "%d do not: %s" % (bad, "; ".join("%d %s like line %d: %s" % (c, s, first, e)
                                              for (s, e), (c, first) in list(kinds.items())[:5]))
     report(n > 0 and bad == 0, what, why if bad else "no manifest in " + path)
+    # Every artifact reason_code a run gave is one of the documented list.
+    listed = schemas["manifest"]["properties"]["artifacts"]["items"]["properties"]["reason_code"]["oneOf"][1]["enum"]
+    unknown = sorted(c for c in codes if c not in listed)
+    report(not unknown, "the e2e suite's artifact reason codes (%s) are all in the documented list" %
+           ", ".join(sorted(codes)), "not listed: %s (first on lines %s)" %
+           (", ".join(map(str, unknown)), ", ".join(str(codes[c]) for c in unknown)))
 
 
 def main():

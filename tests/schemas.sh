@@ -281,10 +281,34 @@ if jq -e '.limits.cpu_millicores == 500 and .runtime_profile == "shell" and .arg
 else
 	not_ok "sbx run --dry-run --json: $(head -c 400 "$C/dry-run.json")"
 fi
-env -i PATH=/usr/bin:/bin HOME="$J" "$SBX" run "${G[@]}" --json -p shell -c true >"$C/run-json.out" 2>"$C/run-json.err"
-rc=$?
-if [ "$rc" -eq 64 ] && [ ! -s "$C/run-json.out" ]; then ok "sbx run --json without --dry-run: 64, runs nothing"
-else not_ok "sbx run --json without --dry-run: exit $rc"; fi
+# errjson NAME WANT-RC WHAT SUBCOMMAND ARGS...: sbx SUBCOMMAND --json ARGS
+# fails with WANT-RC (64 or 65) and stderr is one line, error.schema.json's.
+errjson() {
+	local name=$1 want=$2 what=$3 rc
+	shift 3
+	env -i PATH=/usr/bin:/bin HOME="$J" SBX_LIBEXECDIR="$SBX_BUILDDIR" "$SBX" "$1" --json "${@:2}" \
+		>"$C/$name.out" 2>"$C/$name.err"
+	rc=$?
+	if [ "$rc" -eq "$want" ] && [ "$(wc -l <"$C/$name.err")" -eq 1 ] &&
+		jq -e --argjson w "$want" '.exit == $w' "$C/$name.err" >/dev/null 2>&1; then
+		ok "sbx $1 --json: $what: exit $want, one JSON line on stderr"
+	else
+		not_ok "sbx $1 --json: $what: exit $rc (wanted $want): $(head -c 400 "$C/$name.err")"
+	fi
+	add valid error "$C/$name.err" "sbx $1 --json: $what: stderr matches error.schema.json"
+}
+printf '{"runtime_profile": "shell", "code": "true", "limits": {"pids": -1}}\n' >"$C/bad-job.json"
+printf '{"runtime_profile": "shell",\n' >"$C/cut-job.json"
+errjson run-bad 65 "a job with a bad limit" run "${G[@]}" --key "$J/key" "$C/bad-job.json"
+if jq -e '.path == "limits.pids" and (.file | endswith("bad-job.json"))' "$C/run-bad.err" >/dev/null; then
+	ok "sbx run --json: the error names the file and the JSON path"
+else
+	not_ok "sbx run --json: $(head -c 400 "$C/run-bad.err")"
+fi
+errjson run-cut 65 "a job that is not JSON" run "${G[@]}" --key "$J/key" "$C/cut-job.json"
+errjson run-opt 64 "an unknown option" run "${G[@]}" --no-such-option "$C/bad-job.json"
+errjson batch-opt 64 "an unknown option" batch "${G[@]}" --no-such-option "$C"
+errjson verify-none 64 "no operand" verify "${G[@]}"
 cmdjson ps 0 ps "no live run" ps "${G[@]}"
 cmdjson prepare-typo 64 prepare "a misspelt profile" prepare "${G[@]}" pyhton
 if jq -e '.ok == false and .exit == 64 and .prepared == [] and (.error | test("pyhton")) and
@@ -373,6 +397,14 @@ if [ "$ROOT" = 1 ]; then
 				"$(jqm .run_id)" p.txt >"$M/promote.$n.json" 2>"$M/promote.$n.err"
 			add manifest $? "$M/promote.$n.json" "$MODE: sbx promote ($n): promote manifest matches promote-manifest.schema.json"
 		done
+		run rejfail 1 '.reason_code == "output_rejected" and .summary == {"promoted": 1, "rejected": 1,
+			"held": 0, "discarded": 0} and ([.artifacts[].reason_code] | sort) == [null, "unknown_type"]' \
+			"on_rejected_output fail, one output refused" shell \
+			'printf "\\000\\001" >/work/out/b.txt; echo ok >/work/out/ok.txt' '{on_rejected_output: "fail"}'
+		run pyerr 1 '.error == {"claimed_by": "payload", "type": "KeyError", "message": "'"'"'k'"'"'",
+			"file": "/work/main.py", "line": 2}' "python, an uncaught KeyError" python-analysis \
+			'x = 1
+{}["k"]'
 		run refused 77 '.limits == null and .exit == null' "refused, over the profile's maximum" shell \
 			'echo never' '{limits: {memory_mib: 100000}}'
 		run invalid 65 '.profile.sha256 == null' "invalid, an unknown key" shell 'echo never' '{lots: 1}'

@@ -164,6 +164,14 @@ os.write(2, b"ValueError: " * (1048576 // 12))'
 	check "$mode: ... no error field: no frame line before it" \
 		eval '[ "$(jqm .stderr.truncated)" = false ] && [ "$(jqm .error)" = null ]'
 
+	# Every reason_code this script's runs gave is in the documented list
+	# (the enum of manifest.schema.json, which sbx(1) lists).
+	listed=$(jq -c '.properties.artifacts.items.properties.reason_code.oneOf[1].enum' \
+		"$SBX_SRCDIR/schema/manifest.schema.json")
+	given=$(cat "$M"/out.*.json | jq -sc '[.[].artifacts[]?.reason_code | select(. != null)] | unique')
+	check "$mode: every artifact reason_code given ($given) is in the documented list" \
+		eval 'jq -ne --argjson l "$listed" --argjson g "$given" "(\$g | length) >= 8 and (\$g - \$l) == []" >/dev/null'
+
 	check "$mode: nothing left behind" nothing_left
 done
 
