@@ -313,11 +313,13 @@ cmdjson ps 0 ps "no live run" ps "${G[@]}"
 cmdjson prepare-typo 64 prepare "a misspelt profile" prepare "${G[@]}" pyhton
 if jq -e '.ok == false and .exit == 64 and .prepared == [] and (.error | test("pyhton")) and
 	(.hint | type == "string")' "$C/prepare-typo.json" >/dev/null &&
-	grep -q 'no such runtime profile; did you mean "python-analysis"?' "$C/prepare-typo.err"; then
+	jq -e '.exit == 64 and (.error | test("no such runtime profile; did you mean \"python-analysis\"[?]"))' \
+		"$C/prepare-typo.err" >/dev/null; then
 	ok "sbx prepare pyhton: 64, did you mean \"python-analysis\""
 else
 	not_ok "sbx prepare pyhton: $(head -c 300 "$C/prepare-typo.json") / $(head -c 300 "$C/prepare-typo.err")"
 fi
+add valid error "$C/prepare-typo.err" "sbx prepare --json pyhton: stderr matches error.schema.json"
 # check: 0 or 69 by the host; either way the document matches.
 env -i PATH=/usr/bin:/bin HOME="$J" SBX_LIBEXECDIR="$SBX_BUILDDIR" "$SBX" check "${G[@]}" --json >"$C/check.json" 2>/dev/null
 rc=$?

@@ -3,7 +3,8 @@
  * cmd-json.c - --json for the subcommands that report one outcome
  * (verify, keygen, gc, cancel): one object on one line on stdout.  The
  * stderr lines stay as they are, so a person watching a script sees the
- * same as without --json.
+ * same as without --json; but for usage (64) and job file (65) errors,
+ * which are one JSON line there too (sbx_error_print(), error.h).
  */
 #include "config.h"
 
