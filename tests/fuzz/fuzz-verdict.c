@@ -10,6 +10,7 @@
 #include "fuzz-util.h"
 
 #include "mediatype.h"
+#include "reasoncode.h"
 #include "verdict.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -25,6 +26,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_assert(v.index == 3);
 	fuzz_assert(!v.media_type || sbx_media_type_static(v.media_type) == v.media_type);
 	fuzz_assert(v.ok ? v.media_type != NULL : fuzz_clean_line(v.reason));
+	/* A refusal's code is the table's own string; a valid file has none. */
+	fuzz_assert(v.ok ? v.reason_code == NULL :
+			   sbx_reason_code_static(v.reason_code) == v.reason_code);
 	fuzz_assert(v.flags < (1u << SBX_MEDIA_FLAG_COUNT));
 	if (v.has_contract) {
 		fuzz_assert(v.contract.n <= SBX_CONTRACT_MAX_FAILURES && v.contract.n <= v.contract.count);
@@ -36,7 +40,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_assert(sbx_verdict_parse(again, strlen(again), 3, &back, why, sizeof(why)) == 0);
 	fuzz_assert(back.ok == v.ok && back.flags == v.flags && back.media_type == v.media_type &&
 		    back.width == v.width && back.height == v.height &&
-		    back.has_contract == v.has_contract && !strcmp(back.reason, v.reason));
+		    back.has_contract == v.has_contract && !strcmp(back.reason, v.reason) &&
+		    back.reason_code == v.reason_code);
 	free(again);
 	return 0;
 }
