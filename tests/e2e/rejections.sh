@@ -68,17 +68,27 @@ for mode in root user; do
 	# --- reason codes of the collector's own refusals, and held outputs ----
 	mkjob "$M/mixed.json" shell 'echo a,b > /work/out/t.csv; echo note > /work/out/n.txt;
 		ln -s /etc/passwd /work/out/l.txt; printf "\001\002\000\377" > /work/out/z.txt;
-		echo x > /work/out/run.sh' '{outputs: {"n.txt": {hold: true}, "t.csv": {}}}'
+		echo x > /work/out/run.sh; mkfifo /work/out/f.txt; echo h > /work/out/h1.txt;
+		ln /work/out/h1.txt /work/out/h2.txt; printf "%%PDF-1.4\n" > /work/out/doc.pdf;
+		printf "\211PNG\r\n\032\n" > /work/out/img.csv; echo "{bad" > /work/out/bad.json' \
+		'{outputs: {"n.txt": {hold: true}, "t.csv": {}}}'
 	sbx_run "$M/mixed.json"
 	expect_rc 0 "$mode: mixed outputs, one held by its contract"
-	check "$mode: ... summary {promoted 1, rejected 3, held 1, discarded 0}" \
-		summary_is '{"discarded":0,"held":1,"promoted":1,"rejected":3}'
+	check "$mode: ... summary {promoted 1, rejected 9, held 1, discarded 0}" \
+		summary_is '{"discarded":0,"held":1,"promoted":1,"rejected":9}'
 	check "$mode: ... the symlink's reason_code is symlink" \
 		eval '[ "$(artifact l.txt .reason_code)" = symlink ]'
 	check "$mode: ... binary bytes in a .txt: unknown_type, \"binary data\"" \
 		eval '[ "$(artifact z.txt .reason_code)" = unknown_type ] && artifact z.txt .reason | grep -q "binary data"'
 	check "$mode: ... run.sh: unknown_extension" \
 		eval '[ "$(artifact run.sh .reason_code)" = unknown_extension ]'
+	check "$mode: ... a fifo: special_file; two hard links: hard_link" \
+		eval '[ "$(artifact f.txt .reason_code)" = special_file ] && [ "$(artifact h1.txt .reason_code)" = hard_link ] &&
+		      [ "$(artifact h2.txt .reason_code)" = hard_link ]'
+	check "$mode: ... a PDF where the job allows none: not_allowed_type, with the list" \
+		eval '[ "$(artifact doc.pdf .reason_code)" = not_allowed_type ] && artifact doc.pdf .reason | grep -q "allowed: .*text/csv"'
+	check "$mode: ... a PNG named .csv: type_mismatch; broken JSON: invalid_content" \
+		eval '[ "$(artifact img.csv .reason_code)" = type_mismatch ] && [ "$(artifact bad.json .reason_code)" = invalid_content ]'
 	check "$mode: ... promoted and held outputs carry no reason_code" \
 		eval '[ "$(artifact t.csv .reason_code)" = null ] && [ "$(artifact n.txt .reason_code)" = null ]'
 
@@ -170,7 +180,7 @@ os.write(2, b"ValueError: " * (1048576 // 12))'
 		"$SBX_SRCDIR/schema/manifest.schema.json")
 	given=$(cat "$M"/out.*.json | jq -sc '[.[].artifacts[]?.reason_code | select(. != null)] | unique')
 	check "$mode: every artifact reason_code given ($given) is in the documented list" \
-		eval 'jq -ne --argjson l "$listed" --argjson g "$given" "(\$g | length) >= 8 and (\$g - \$l) == []" >/dev/null'
+		eval 'jq -ne --argjson l "$listed" --argjson g "$given" "(\$g | length) >= 9 and (\$g - \$l) == []" >/dev/null'
 
 	check "$mode: nothing left behind" nothing_left
 done
