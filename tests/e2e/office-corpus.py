@@ -188,3 +188,38 @@ with zipfile.ZipFile(path("csvs.xlsx"), "w") as z:
     z.writestr("a.csv", "x,y\n1,2\n")
 with open(path("doc-named.xlsx"), "wb") as f:
     f.write(DOCX)
+
+# --- pptx: no Debian library writes one, so a minimal deck by hand ------------
+PML = "http://schemas.openxmlformats.org/presentationml/2006/main"
+RELS = "http://schemas.openxmlformats.org/package/2006/relationships"
+R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+CT = "application/vnd.openxmlformats-officedocument.presentationml"
+
+
+def deck(name, shape=""):
+    rezip(name, [
+        ("[Content_Types].xml",
+         '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+         '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+         '<Default Extension="xml" ContentType="application/xml"/>'
+         '<Override PartName="/ppt/presentation.xml" ContentType="%s.presentation.main+xml"/>'
+         '<Override PartName="/ppt/slides/slide1.xml" ContentType="%s.slide+xml"/></Types>' % (CT, CT)),
+        ("_rels/.rels",
+         '<?xml version="1.0"?><Relationships xmlns="%s"><Relationship Id="rId1" '
+         'Type="%s/officeDocument" Target="ppt/presentation.xml"/></Relationships>' % (RELS, R)),
+        ("ppt/presentation.xml",
+         '<?xml version="1.0"?><p:presentation xmlns:p="%s" xmlns:r="%s"><p:sldIdLst>'
+         '<p:sldId id="256" r:id="rId1"/></p:sldIdLst><p:sldSz cx="9144000" cy="6858000"/>'
+         '<p:notesSz cx="6858000" cy="9144000"/></p:presentation>' % (PML, R)),
+        ("ppt/_rels/presentation.xml.rels",
+         '<?xml version="1.0"?><Relationships xmlns="%s"><Relationship Id="rId1" '
+         'Type="%s/slide" Target="slides/slide1.xml"/></Relationships>' % (RELS, R)),
+        ("ppt/slides/slide1.xml",
+         '<?xml version="1.0"?><p:sld xmlns:p="%s" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main">'
+         '<p:cSld><p:spTree>%s</p:spTree></p:cSld></p:sld>' % (PML, shape)),
+    ])
+
+
+deck("deck.pptx", '<p:sp><p:txBody><a:p><a:r><a:t>Totals</a:t></a:r></a:p></p:txBody></p:sp>')
+deck("action.pptx", '<p:sp><p:nvSpPr><p:cNvPr id="2" name="b"><a:hlinkClick r:id="" '
+     'xmlns:r="%s" action="ppaction://program"/></p:cNvPr></p:nvSpPr></p:sp>' % R)
