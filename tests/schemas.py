@@ -181,7 +181,7 @@ def cmd_source(schemas, src):
 
     # The manifest's members: what sbx_manifest_build() sets, and the
     # signature manifest-sign.c adds, is what the schema requires.
-    mc = read("src", "broker", "manifest.c")
+    mc = read("src", "broker", "run", "manifest.c")
     build = mc[mc.find("sbx_manifest_build("):]
     first = re.search(r"json_pack\(\s*\"\{[^\"]*\}\"\s*,(.*?)\);", build, re.S)
     keys = re.findall(r'"(\w+)"\s*,', first.group(1)) if first else []
