@@ -68,8 +68,8 @@ for mode in root user; do
 	check "$mode: a remote template: rejected" rejected_because remote-template.docx 'an attached template'
 	check "$mode: a hyperlink to a local file: rejected" \
 		rejected_because file-link.xlsx 'external relationship \(hyperlink\) to file:///etc/passwd'
-	check "$mode: DDEAUTO split across runs: rejected" rejected_because dde.docx 'a DDEAUTO field'
-	check "$mode: DDE in a simple field: rejected" rejected_because dde-simple.docx 'a DDE field'
+	check "$mode: DDEAUTO split across runs: rejected" rejected_because dde.docx 'the field code DDEAUTO'
+	check "$mode: DDE in a simple field: rejected" rejected_because dde-simple.docx 'the field code DDE:'
 	check "$mode: an OLE embedding: rejected" \
 		rejected_because ole.docx 'word/embeddings/oleObject1.bin: an embedded object'
 	check "$mode: an ActiveX control: rejected" rejected_because activex.xlsx 'an ActiveX control'

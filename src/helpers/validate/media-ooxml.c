@@ -396,7 +396,7 @@ static int check_field(struct scan *s, unsigned i)
 
 	if (!bad)
 		return 0;
-	return stop(s, "a %s field: it %s", bad,
+	return stop(s, "the field code %s: it %s", bad,
 		     bad[0] == 'D' && bad[1] == 'D' ? "runs a command (DDE)" :
 						     "reads or fetches another file");
 }
