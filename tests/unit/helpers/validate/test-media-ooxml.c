@@ -455,6 +455,48 @@ static void test_depth(void **state)
 	assert_non_null(strstr(rep.reason, "nested deeper than 256"));
 }
 
+/*
+ * Files LibreOffice 7.4 (Debian 12) wrote, checked in once, since the
+ * test suite does not install it: office/libreoffice-calc.xlsx from a CSV
+ * with a cell "=1+1" (a formula there), -writer.docx and -roundtrip.xlsx
+ * from python-docx and openpyxl files with images, a chart and a comment
+ * (soffice --headless --convert-to), -impress.pptx from the hand-made
+ * deck of tests/e2e/office-corpus.py.
+ */
+static void test_libreoffice(void **state)
+{
+	static const struct {
+		const char *name, *type;
+		bool formula;
+	} files[] = {
+		{ "libreoffice-calc.xlsx", XLSX, true },
+		{ "libreoffice-roundtrip.xlsx", XLSX, false },
+		{ "libreoffice-writer.docx", DOCX, false },
+		{ "libreoffice-impress.pptx", PPTX, false },
+	};
+	const char *src = getenv("SBX_SRCDIR");
+
+	(void)state;
+	assert_non_null(src);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		static struct tb b;
+		struct sbx_media_report rep;
+		char path[4096];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/tests/unit/helpers/validate/office/%s", src,
+			 files[i].name);
+		f = fopen(path, "rb");
+		assert_non_null(f);
+		b.n = fread(b.p, 1, sizeof(b.p), f);
+		fclose(f);
+		assert_string_equal(sbx_media_detect(b.p, 512, files[i].name), files[i].type);
+		if (validate(files[i].type, &b, &rep) != 0)
+			fail_msg("%s: %s", files[i].name, rep.reason);
+		assert_int_equal(rep.formula_cells, files[i].formula);
+	}
+}
+
 /* Detection: a ZIP head is the type its name says, and only then. */
 static void test_detect(void **state)
 {
@@ -499,6 +541,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_packages),
 		cmocka_unit_test(test_depth),
+		cmocka_unit_test(test_libreoffice),
 		cmocka_unit_test(test_detect),
 		cmocka_unit_test(test_mutations),
 	};
