@@ -11,13 +11,14 @@
  * template, linked data, a remote image: also a tracking beacon and an
  * NTLM hash leak), runs a DDE command, imports another document.  Each of
  * those is refused, wherever in the package it appears:
- *   - parts: nothing but XML (.xml, .rels, .vml) and images by their
- *     magic (PNG, JPEG, GIF, BMP, TIFF, EMF, WMF); so no vbaProject.bin,
+ *   - parts: nothing but XML (.xml, .rels, .vml, and .svg images
+ *     without scripts) and images by their magic (PNG, JPEG, GIF, BMP, TIFF, EMF, WMF); so no vbaProject.bin,
  *     OLE compound file, executable or embedded package, whatever its
  *     name; nothing under activeX/ or embeddings/, no part named for VBA;
  *   - content types naming macros, VBA, ActiveX, OLE objects or macro and
  *     dialog sheets;
- *   - relationships of those kinds, and of linked workbooks, attached
+ *   - relationships of those kinds, and of linked workbooks, data
+ *     connections and query tables (refreshed on opening), attached
  *     templates, imported chunks, subdocuments, frames and mail-merge
  *     sources; any relationship with TargetMode="External" except a
  *     hyperlink to http, https or mailto (which opens only when clicked);
@@ -36,7 +37,8 @@
  * presentation as the extension says.
  *
  * xlsx cells flag formula_cells as CSV's do: any formula (<f>: HYPERLINK,
- * WEBSERVICE and FILTERXML are formulas), and any string (shared or
+ * WEBSERVICE and FILTERXML are formulas; and those of conditional formats
+ * and data validations, which Excel evaluates too), and any string (shared or
  * inline) that starts, after spaces, with = + - @ TAB or CR or a
  * full-width form: what a cell becomes once converted to text and opened
  * again.  Numbers are not flagged: "-5" converts back to the number.
@@ -92,7 +94,7 @@ struct scan {
 	XML_Parser p;
 	const char *part;
 	char dir[SBX_ZIP_MAX_PATH + 1]; /* the source folder of a .rels part's targets */
-	bool is_rels, is_ct, failed;
+	bool is_rels, is_ct, is_svg, failed;
 	unsigned depth;
 	/* xlsx strings: inside <si> or <is>, in a <t> not in <rPh>. */
 	bool in_string, in_t, lead_done;
@@ -177,6 +179,13 @@ static bool contains_nocase(const char *hay, const char *needle)
 	return false;
 }
 
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && strcasecmp(s + n - m, suffix) == 0;
+}
+
 /* --- content types and relationships -------------------------------------- */
 
 static const char *content_type_refusal(const char *ct)
@@ -193,6 +202,8 @@ static const char *content_type_refusal(const char *ct)
 		{ "keyMapCustomizations", "key bindings to macros" },
 		{ "activeX", "an ActiveX control" },
 		{ "oleObject", "an OLE object" },
+		{ "spreadsheetml.connections", "data connections (linked data)" },
+		{ "spreadsheetml.queryTable", "a query table (linked data)" },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
@@ -250,6 +261,8 @@ static const char *rel_type_refusal(const char *type)
 		{ "package", "an embedded document" },
 		{ "externalLink", "a link to another workbook" },
 		{ "externalLinkPath", "a link to another workbook" },
+		{ "connections", "data connections (linked data)" },
+		{ "queryTable", "a query table (linked data)" },
 		{ "attachedTemplate", "an attached template" },
 		{ "aFChunk", "an imported chunk (altChunk)" },
 		{ "subDocument", "a subdocument" },
@@ -335,7 +348,7 @@ static int on_relationship(struct scan *s, const char **atts)
 		return stop(s, "a relationship target outside the package (%s)",
 			    shown(target, b, sizeof(b)));
 	last = strrchr(type, '/');
-	if (strcmp(s->part, "_rels/.rels") == 0 && last && strcmp(last + 1, "officeDocument") == 0) {
+	if (strcasecmp(s->part, "_rels/.rels") == 0 && last && strcmp(last + 1, "officeDocument") == 0) {
 		if (s->pkg->main_part[0])
 			return stop(s, "two officeDocument relationships");
 		snprintf(s->pkg->main_part, sizeof(s->pkg->main_part), "%s", resolved);
@@ -456,12 +469,19 @@ static int start_element(struct scan *s, const char *name, const char **atts)
 	why = element_refusal(el);
 	if (why)
 		return stop(s, "%s", why);
+	/* SVG images (Office writes them beside a PNG fallback) are opened
+	 * in browsers once extracted: no scripts, no foreign HTML. */
+	if (s->is_svg && (strcmp(el, "script") == 0 || strcmp(el, "foreignObject") == 0))
+		return stop(s, "an SVG image with a %s element", el);
 	if (strncmp(el, "hlink", 5) == 0 && (v = attr(atts, "action")) &&
 	    (strncasecmp(v, "ppaction://program", 18) == 0 ||
 	     strncasecmp(v, "ppaction://macro", 16) == 0 || strncasecmp(v, "ppaction://ole", 14) == 0))
 		return stop(s, "an action that runs a program or macro (%.40s)", v);
 	if (s->pkg->kind == XLSX && in_ns(name, sml_ns)) {
-		if (strcmp(el, "f") == 0)
+		/* A cell's formula, and the formulas of conditional formats
+		 * and data validations, which Excel evaluates as well. */
+		if (strcmp(el, "f") == 0 || strcmp(el, "formula") == 0 ||
+		    strcmp(el, "formula1") == 0 || strcmp(el, "formula2") == 0)
 			s->pkg->formula = true;
 		else if (strcmp(el, "si") == 0 || strcmp(el, "is") == 0)
 			s->in_string = true, s->nlead = 0, s->lead_done = false;
@@ -586,8 +606,8 @@ static int scan_part(struct pkg *k, const struct sbx_zip_entry *e)
 	s->pkg = k;
 	s->part = e->name;
 	s->is_ct = strcasecmp(e->name, "[Content_Types].xml") == 0;
-	s->is_rels = !s->is_ct && strlen(e->name) > 5 &&
-		     strcasecmp(e->name + strlen(e->name) - 5, ".rels") == 0;
+	s->is_rels = !s->is_ct && ends_with(e->name, ".rels");
+	s->is_svg = ends_with(e->name, ".svg");
 	/* "word/_rels/document.xml.rels" holds targets relative to "word/". */
 	slash = strstr(e->name, "_rels/");
 	if (s->is_rels && slash && (slash == e->name || slash[-1] == '/'))
@@ -668,16 +688,10 @@ static const char *binary_refusal(const struct head *h, bool printer_settings)
 	return "neither XML nor an image";
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && strcasecmp(s + n - m, suffix) == 0;
-}
-
 static bool is_xml_part(const char *name)
 {
-	return ends_with(name, ".xml") || ends_with(name, ".rels") || ends_with(name, ".vml");
+	return ends_with(name, ".xml") || ends_with(name, ".rels") || ends_with(name, ".vml") ||
+	       ends_with(name, ".svg");
 }
 
 static bool has_folder(const char *name, const char *folder)

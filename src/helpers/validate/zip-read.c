@@ -355,12 +355,18 @@ static int check_tiling(struct sbx_zip *z, uint64_t cd_off, const char *what,
 			struct sbx_media_report *rep)
 {
 	_cleanup_free_ struct sbx_zip_entry **order = sbx_xcalloc(z->n + 1, sizeof(*order));
-	unsigned char h[LFH_LEN], name[SBX_ZIP_MAX_PATH];
+	_cleanup_free_ unsigned char *name = NULL;
+	unsigned char h[LFH_LEN];
 	uint64_t expect = 0;
+	size_t longest = 0;
 	char b[96];
 
-	for (size_t i = 0; i < z->n; i++)
+	for (size_t i = 0; i < z->n; i++) {
 		order[i] = &z->v[i];
+		if (strlen(z->v[i].name) > longest)
+			longest = strlen(z->v[i].name);
+	}
+	name = sbx_xmalloc(longest + 1);
 	qsort(order, z->n, sizeof(*order), cmp_offset);
 	for (size_t i = 0; i < z->n; i++) {
 		struct sbx_zip_entry *e = order[i];
@@ -380,7 +386,7 @@ static int check_tiling(struct sbx_zip *z, uint64_t cd_off, const char *what,
 			return sbx_media_fail(rep, "%s: entry \"%s\": no local header at offset "
 					      "%" PRIu64, what, shown(e->name, b, sizeof(b)), expect);
 		flags = le16(h + 6);
-		if (nlen > sizeof(name) || le16(h + 26) != nlen || le16(h + 8) != e->method ||
+		if (le16(h + 26) != nlen || le16(h + 8) != e->method ||
 		    read_at(z->fd, name, nlen, expect + LFH_LEN) < 0 ||
 		    memcmp(name, e->name, nlen) != 0 || (flags & 1u))
 			return sbx_media_fail(rep, "%s: entry \"%s\": the local header disagrees "

@@ -384,6 +384,22 @@ static const struct pkgcase cases[] = {
 	  .extra = "<c:chartSpace xmlns:c=\"http://schemas.openxmlformats.org/drawingml/2006/chart\">"
 		   "<c:f>Sheet1!$A$1</c:f></c:chartSpace>",
 	  .formula = 0 },
+	{ "a conditional format's formula", XLSX,
+	  .body = "<worksheet xmlns=\"" SML "\"><sheetData/><conditionalFormatting sqref=\"A1\">"
+		  "<cfRule type=\"expression\"><formula>WEBSERVICE(\"http://x\")</formula></cfRule>"
+		  "</conditionalFormatting></worksheet>",
+	  .formula = 1 },
+	{ "a data validation's formula", XLSX,
+	  .body = "<worksheet xmlns=\"" SML "\"><sheetData/><dataValidations><dataValidation>"
+		  "<formula1>1</formula1></dataValidation></dataValidations></worksheet>",
+	  .formula = 1 },
+	{ "data connections", XLSX, .rels = REL("connections", "connections.xml", ""), .expect = -1,
+	  .reason = "data connections" },
+	{ "an SVG image with a script", DOCX, .extra_name = "word/media/image2.svg",
+	  .extra = "<svg xmlns=\"http://www.w3.org/2000/svg\"><script>alert(1)</script></svg>",
+	  .expect = -1, .reason = "an SVG image with a script element" },
+	{ "an SVG image", DOCX, .extra_name = "word/media/image2.svg",
+	  .extra = "<svg xmlns=\"http://www.w3.org/2000/svg\"><rect width=\"1\"/></svg>", .formula = 0 },
 	{ "a DDE link", XLSX, .extra_name = "xl/externalLinks/x.xml",
 	  .extra = "<externalLink xmlns=\"" SML "\"><ddeLink ddeService=\"cmd\"/></externalLink>",
 	  .expect = -1, .reason = "a DDE link" },
