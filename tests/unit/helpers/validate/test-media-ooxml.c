@@ -27,6 +27,7 @@
 
 #include "samples.h"
 #include "validate.h"
+#include "zip-read.h"
 
 #define XLSX "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 #define DOCX "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
@@ -520,6 +521,72 @@ static void test_libreoffice(void **state)
 	}
 }
 
+/* What a reader of application/zip outputs gets: the members in order,
+ * found without case, read whole; a sink may stop early or refuse. */
+struct collect {
+	char data[256];
+	size_t n;
+	int stop_after; /* 0: never; 1: stop quietly; -1: refuse */
+};
+
+static int collect(void *ud, const unsigned char *p, size_t n, struct sbx_media_report *rep)
+{
+	struct collect *c = ud;
+
+	assert_true(c->n + n < sizeof(c->data));
+	memcpy(c->data + c->n, p, n);
+	c->n += n;
+	if (c->stop_after < 0)
+		return sbx_media_fail(rep, "the sink says no");
+	return c->stop_after;
+}
+
+static void test_zip_api(void **state)
+{
+	static const struct part parts[] = {
+		{ "a.csv", "x,y\n1,2\n" }, { "dir/B.csv", "z\n3\n" }, { "dir/", "" },
+	};
+	static struct tb b;
+	struct sbx_zip_limits lim;
+	struct sbx_media_report rep = { 0 };
+	struct sbx_zip *z = NULL;
+	struct buf f;
+	int fd;
+
+	(void)state;
+	zip(&b, parts, 3, Z_HONEST);
+	f = (struct buf){ .p = b.p, .n = b.n };
+	fd = memfd_of(&f);
+	sbx_zip_limits_default(&lim);
+	assert_int_equal(sbx_zip_open(fd, b.n, &lim, "zip", &z, &rep), 0);
+	assert_int_equal(z->n, 3);
+	assert_string_equal(z->v[1].name, "dir/B.csv");
+	assert_true(z->v[2].is_dir);
+	assert_ptr_equal(sbx_zip_find(z, "DIR/b.csv"), &z->v[1]);
+	assert_null(sbx_zip_find(z, "c.csv"));
+	for (size_t i = 0; i < 2; i++) {
+		struct collect c = { .n = 0 };
+
+		assert_int_equal(sbx_zip_read(z, &z->v[i], collect, &c, "zip", &rep), 0);
+		assert_int_equal(c.n, strlen(parts[i].data));
+		assert_memory_equal(c.data, parts[i].data, c.n);
+	}
+	{
+		struct collect quiet = { .stop_after = 1 }, refuse = { .stop_after = -1 };
+
+		assert_int_equal(sbx_zip_read(z, &z->v[0], collect, &quiet, "zip", &rep), 0);
+		assert_int_equal(sbx_zip_read(z, &z->v[0], collect, &refuse, "zip", &rep), -1);
+		assert_string_equal(rep.reason, "the sink says no");
+	}
+	sbx_zip_free(z);
+	/* Caps from the caller: two entries are too many. */
+	lim.max_entries = 2;
+	assert_int_equal(sbx_zip_open(fd, b.n, &lim, "zip", &z, &rep), -1);
+	assert_string_equal(rep.reason, "zip: more than 2 entries");
+	assert_null(z);
+	close(fd);
+}
+
 /* Detection: a ZIP head is the type its name says, and only then. */
 static void test_detect(void **state)
 {
@@ -565,6 +632,7 @@ int main(void)
 		cmocka_unit_test(test_packages),
 		cmocka_unit_test(test_depth),
 		cmocka_unit_test(test_libreoffice),
+		cmocka_unit_test(test_zip_api),
 		cmocka_unit_test(test_detect),
 		cmocka_unit_test(test_mutations),
 	};
