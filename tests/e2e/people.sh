@@ -12,12 +12,14 @@
 #    failing run's traceback (over 2 KiB) shows its last line, the
 #    exception, on the terminal and in the manifest's excerpt; a producer
 #    piped into sbx run --stdin shows the result; a small sbx batch shows
-#    its progress line on stderr;
+#    its progress line on stderr, and keeps its manifests in ./sbx-batch
+#    rather than printing them on the terminal;
 #  - a shell pipeline: producer | sbx run --attach --stdin | consumer, and
 #    the manifest on stdout through jq when not attached;
 #  - cron (sh -c in HOME, stdin /dev/null, what it would mail = stdout and
 #    stderr): the program's output when attached, the JSON line when not,
-#    and sbx check names the user's config file it read;
+#    a batch's manifests and summary, and sbx check names the user's
+#    config file it read;
 #  - a Python back end (subprocess.run): the manifest parsed from stdout,
 #    and every --json command's output (check, profiles, run --dry-run,
 #    verify, gc, ps and cancel of a live run) parsed and checked against
@@ -177,19 +179,22 @@ for mode in root user; do
 		eval '[ "$RC" = 0 ] && [ "$(grep -v "^sbx: " "$M/tty3.log")" = "$(printf "NORTH 12.5\nSOUTH 30.0")" ] &&
 		      in_area "$OUT" && [ "$(jq -r .stdin.bytes "$OUT")" = "${#CSV}" ]'
 
-	# A small batch from a fresh directory: the progress line on stderr.
+	# A small batch from a fresh directory, as a person types it: the
+	# progress line on stderr, and the manifests kept in ./sbx-batch, not
+	# printed on the terminal.
 	mkdir -p "$M/jobs"
 	for i in 1 2 3; do mkjob "$M/jobs/j$i.json" python-analysis "import time; time.sleep(1.5); print($i)"; done
 	B=$M/bcwd
 	newdir "$B"
 	pfx "$B"
-	on_tty "$M/batch.log" "$B" "$(q "${PFX[@]}" "$SBX" batch -j 2 "$M/jobs") >/dev/null"
+	on_tty "$M/batch.log" "$B" "$(q "${PFX[@]}" "$SBX" batch -j 2 "$M/jobs")"
 	sed 's/\x1b\[K//g; s/\r/\n/g' "$M/batch.log.raw" > "$M/batch.lines"
 	record_id "$B"/sbx-batch/*.json
 	check "$mode: tty: sbx batch shows the progress line on stderr (done, running, failed, queued, elapsed, estimate)" \
 		grep -Eq '^sbx: batch: [0-9] done, [0-9] running, 0 failed, [0-9] queued; 0:0[0-9], (no estimate yet|about [0-9]+:[0-9]{2} left)$' "$M/batch.lines"
-	check "$mode: tty: then its summary (exit 0)" \
-		eval '[ "$RC" = 0 ] && grep -q "^sbx: batch: 3 jobs, 3 run in .* 3 succeeded$" "$M/batch.lines"'
+	check "$mode: tty: then its summary, naming where the manifests are (exit 0)" \
+		eval '[ "$RC" = 0 ] && grep -v -e "^$" -e "^Script done" "$M/batch.lines" | tail -n 1 | grep -q "^sbx: batch: 3 jobs, 3 run in .* 3 succeeded; manifests in sbx-batch/$"'
+	check "$mode: tty: no manifest JSON on the terminal" eval '! grep -q "\"run_id\"" "$M/batch.log"'
 	check "$mode: tty: the batch's results are in the results area; its directory has only ./sbx-batch's manifests" \
 		eval '[ "$(listing "$B" | tr "\n" " ")" = ". ./sbx-batch ./sbx-batch/j1.json ./sbx-batch/j2.json ./sbx-batch/j3.json " ] &&
 		      batch_results_ok'
@@ -244,6 +249,14 @@ for mode in root user; do
 		      [ "$(jq -j .stderr.excerpt "$M/mail4" | tail -n 1)" = "$EXC" ]'
 	check "$mode: cron: nothing new in HOME, cron's working directory (no sbx-runs)" \
 		test "$(ls -A "$M/home")" = "$home_before"
+	B=$M/bcron
+	newdir "$B"
+	cron_job "$M/mail6" "cd $(q "$B") && $(q "$SBX" batch -j 2 "$M/jobs")"
+	record_id "$B"/sbx-batch/*.json
+	check "$mode: cron: sbx batch mails the 3 manifests, then the summary, no progress line (exit 0)" \
+		eval '[ "$RC" = 0 ] && [ "$(head -n 3 "$M/mail6" | jq -r .status | sort -u)" = succeeded ] &&
+		      [ "$(wc -l < "$M/mail6")" = 4 ] && tail -n 1 "$M/mail6" | grep -q "^sbx: batch: 3 jobs, 3 run in .* 3 succeeded$" &&
+		      ! grep -q "queued;" "$M/mail6"'
 	cron_job "$M/mail5" "$(q "$SBX" check)"
 	if [ "$MODE" = user ]; then
 		check "$mode: cron: sbx check reads ~/.config/sbx/sbx.json from cron's HOME and says so" \

@@ -10,7 +10,8 @@
 # on a systemd host with cgroup v2:
 #   root-cgroup  root, sbx in the root cgroup (no cgroup_parent); the user
 #                on a directory delegated by hand, started inside it;
-#                with sbx prepare's read-only tree and archive inputs
+#                with sbx prepare's read-only tree and archive inputs;
+#                docs/cgroups.md's v2 recipe for a user, as written
 #   scope        root under systemd-run --scope -p Delegate=yes; the user
 #                under systemd-run --user --scope -p Delegate=yes, with the
 #                user's manager running (linger)
@@ -102,6 +103,9 @@ scenario_root_cgroup() {
 	SBX_TEST_USER=sbxvm1 tap root-cgroup escape.sh
 	SBX_TEST_USER=sbxvm1 tap root-cgroup cgroup-birth.sh
 	SBX_TEST_USER=sbxvm1 tap root-cgroup prepare.sh
+	# docs/cgroups.md's v2 recipe for an ordinary user, as written (the
+	# host runs its v1 recipe).
+	SBX_TEST_USER=sbxvm9 tap root-cgroup delegation.sh
 	back_home
 }
 

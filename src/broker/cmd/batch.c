@@ -92,6 +92,11 @@ struct batch {
 	unsigned skipped, skipped_bad, not_job, no_manifest;
 	unsigned untrusted; /* files in OUT under a job's name that were no result */
 	bool stopping, cancelled;
+	/* Standard output is a terminal: a person reads it, and 200 lines
+	 * of JSON would bury the summary; the manifests stay in OUT, which
+	 * the summary names (as sbx run on a terminal keeps its manifest in
+	 * the run's directory). */
+	bool quiet_stdout;
 	int host_code; /* a run that printed no manifest: config, key, catalog */
 	struct sbx_batch_progress progress; /* on a terminal */
 };
@@ -574,7 +579,7 @@ static void finish(struct batch *b, struct job *j, int wstatus)
 				j->shown);
 		unlinkat(b->out_fd, partial, 0);
 	}
-	if (sbx_write_all(STDOUT_FILENO, line, (size_t)n) < 0 && errno == EPIPE)
+	if (!b->quiet_stdout && sbx_write_all(STDOUT_FILENO, line, (size_t)n) < 0 && errno == EPIPE)
 		b->stopping = true;
 	b->by_status[sbx_status_from_exit(code)]++;
 	if (code && code != SBX_EXIT_CANCELLED) {
@@ -695,12 +700,15 @@ static void summary(const struct batch *b, uint64_t t0, int code)
 				b->no_manifest);
 	if (b->next < b->n && len < (int)sizeof(buf))
 		len += snprintf(buf + len, sizeof(buf) - (size_t)len, "; %zu not started", b->n - b->next);
+	if (b->quiet_stdout && len < (int)sizeof(buf))
+		len += snprintf(buf + len, sizeof(buf) - (size_t)len, "; manifests in %s%s", b->o->out,
+				b->o->out[0] && b->o->out[strlen(b->o->out) - 1] == '/' ? "" : "/");
 	fprintf(stderr, "%s\n", buf);
 }
 
 int sbx_cmd_batch(const struct sbx_batch_opts *o)
 {
-	struct batch b = { .o = o, .out_fd = -1 };
+	struct batch b = { .o = o, .out_fd = -1, .quiet_stdout = isatty(STDOUT_FILENO) == 1 };
 	struct sbx_hostconfig cfg = { 0 };
 	struct sbx_admission_limits lim;
 	struct sbx_error err = { 0 };
