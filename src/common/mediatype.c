@@ -14,6 +14,9 @@ static const char *const types[SBX_MEDIA_TYPE_COUNT] = {
 	"text/csv", "text/plain", "application/json", "image/png", "image/jpeg", "application/pdf",
 	"image/svg+xml", "text/tab-separated-values", "application/x-ndjson", "text/markdown",
 	"text/html", "application/vnd.apache.parquet",
+	"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+	"application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+	"application/vnd.openxmlformats-officedocument.presentationml.presentation",
 };
 
 static const struct {
@@ -27,6 +30,9 @@ static const struct {
 	{ "tab", "text/tab-separated-values" }, { "ndjson", "application/x-ndjson" },
 	{ "jsonl", "application/x-ndjson" }, { "html", "text/html" }, { "htm", "text/html" },
 	{ "parquet", "application/vnd.apache.parquet" },
+	{ "xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" },
+	{ "docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document" },
+	{ "pptx", "application/vnd.openxmlformats-officedocument.presentationml.presentation" },
 };
 
 const char *sbx_media_type_static(const char *type)

@@ -13,6 +13,8 @@
  *   .txt .log -> text/plain  .md .markdown -> text/markdown
  *   .svg -> image/svg+xml    .html .htm -> text/html
  *   .parquet -> application/vnd.apache.parquet
+ *   .xlsx .docx .pptx -> the Office Open XML types (spreadsheetml.sheet,
+ *   wordprocessingml.document, presentationml.presentation)
  */
 #ifndef SBX_MEDIATYPE_H
 #define SBX_MEDIATYPE_H
@@ -69,6 +71,6 @@ bool sbx_media_type_in(char *const *list, const char *type);
 const char *sbx_media_type_expected(const char *name, char *const *allowed);
 
 /* How many types sbx knows. */
-#define SBX_MEDIA_TYPE_COUNT 12
+#define SBX_MEDIA_TYPE_COUNT 15
 
 #endif

@@ -56,7 +56,10 @@ static const char *const sum_keys[] = { "equals", "tolerance", NULL };
 static const char *const known_types[] = {
 	"image/png", "image/jpeg", "application/pdf", "text/plain", "text/csv",
 	"application/json", "text/tab-separated-values", "application/x-ndjson",
-	"image/svg+xml", "text/html", "text/markdown", NULL,
+	"image/svg+xml", "text/html", "text/markdown",
+	"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+	"application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+	"application/vnd.openxmlformats-officedocument.presentationml.presentation", NULL,
 };
 
 static const char *known_type(const char *s)

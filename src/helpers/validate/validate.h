@@ -5,7 +5,8 @@
  * Everything a payload writes is hostile input to whoever opens it next, so
  * a candidate artifact is promoted only when
  *   1. its content starts with the magic of a known type (PNG, JPEG, PDF,
- *      Parquet) or is text (valid UTF-8 without NUL),
+ *      Parquet; a ZIP's local header for xlsx, docx and pptx, whose
+ *      extension decides which) or is text (valid UTF-8 without NUL),
  *   2. its extension names the same type (table below),
  *   3. the type is allowed for the job, and
  *   4. the type's validator accepts the whole file.
@@ -84,7 +85,8 @@ struct sbx_media_report {
 	unsigned flags;     /* SBX_MEDIA_FLAG_* */
 	bool formula_cells; /* CSV: a cell starts with = + - @ TAB or CR (after
 			     * spaces, full-width forms too, for any of the
-			     * separators , ; TAB) */
+			     * separators , ; TAB); xlsx: a formula, or a
+			     * string that starts so */
 	uint64_t width;     /* images: dimensions from IHDR / SOFn */
 	uint64_t height;
 	uint64_t rows;      /* CSV: records; columns of each record */
@@ -247,6 +249,10 @@ int sbx_media_png_validate(int fd, uint64_t size, struct sbx_media_report *rep);
 int sbx_media_jpeg_validate(int fd, uint64_t size, struct sbx_media_report *rep);
 int sbx_media_pdf_validate(int fd, uint64_t size, struct sbx_media_report *rep);
 int sbx_media_parquet_validate(int fd, uint64_t size, struct sbx_media_report *rep);
+/* Office Open XML packages (media-ooxml.c; the ZIP container: zip-read.h). */
+int sbx_media_xlsx_validate(int fd, uint64_t size, struct sbx_media_report *rep);
+int sbx_media_docx_validate(int fd, uint64_t size, struct sbx_media_report *rep);
+int sbx_media_pptx_validate(int fd, uint64_t size, struct sbx_media_report *rep);
 /* The UTF-8/NUL check of the text types over a chunk at file offset @at,
  * and at the end; -1 with a reason naming @what at the first fault. */
 int sbx_media_text_feed(const char *what, struct sbx_media_utf8 *u, const unsigned char *p,

@@ -23,6 +23,7 @@
 
 #include "catalog.h"
 #include "hostconfig.h"
+#include "mediatype.h"
 #include "sandbox.h"
 
 static const char *srcdir(void)
@@ -99,8 +100,16 @@ static void test_shipped(void **state)
 	assert_int_equal(sh->defaults.v[SBX_LIMIT_PIDS], 128);
 	assert_string_equal(py->argv[0], "/usr/bin/python3");
 	assert_string_equal(py->code_file, "main.py");
-	assert_int_equal(sbx_strv_length(py->allowed_outputs), 10);
+	assert_int_equal(sbx_strv_length(py->allowed_outputs), 12);
 	assert_string_equal(py->allowed_outputs[6], "image/svg+xml");
+	/* xlsx and docx, what openpyxl and python-docx write; pptx only by a
+	 * catalog's opt-in (sbx-policy(5)). */
+	assert_true(sbx_media_type_in(py->allowed_outputs,
+				      "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"));
+	assert_true(sbx_media_type_in(py->allowed_outputs,
+				      "application/vnd.openxmlformats-officedocument.wordprocessingml.document"));
+	assert_false(sbx_media_type_in(py->allowed_outputs,
+				       "application/vnd.openxmlformats-officedocument.presentationml.presentation"));
 	/* HTML leaves only where a catalog says so (sbx-policy(5)). */
 	for (char **t = py->allowed_outputs; *t; t++)
 		assert_string_not_equal(*t, "text/html");
