@@ -90,6 +90,20 @@ for mode in root user; do
 		rejected_because csvs.xlsx 'no \[Content_Types\].xml'
 	check "$mode: a Word document named .xlsx: rejected" \
 		rejected_because doc-named.xlsx 'word/document.xml is not a workbook'
+	# What a program reads instead of the reason: each refusal's code.
+	codes_ok() {
+		local pair bad=
+		for pair in macro.xlsx=active_content xlsm-renamed.xlsx=active_content \
+			remote-image.docx=active_content dde.docx=active_content ole.docx=active_content \
+			activex.xlsx=active_content laughs.xlsx=invalid_content bomb.xlsx=invalid_content \
+			deck.pptx=not_allowed_type png-named.xlsx=type_mismatch; do
+			[ "$(artifact "${pair%%=*}" .reason_code)" = "${pair#*=}" ] ||
+				bad="$bad ${pair%%=*}:$(artifact "${pair%%=*}" .reason_code)"
+		done
+		[ -z "$bad" ] || diag "reason codes:$bad"
+		[ -z "$bad" ]
+	}
+	check "$mode: macros, links, fields and embeddings are active_content; a bomb or a DOCTYPE invalid_content" codes_ok
 	check "$mode: only the valid files reach --artifacts" \
 		test "$(cd "$ART" && find . -type f | sort | tr '\n' ' ')" = \
 		"./at-string.xlsx ./formula.xlsx ./openpyxl.xlsx ./pandas.xlsx ./python-docx.docx ./webservice.xlsx ./xlsxwriter.xlsx "

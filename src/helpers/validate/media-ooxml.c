@@ -126,6 +126,13 @@ static const char *shown(const char *s, char *buf, size_t len)
 }
 
 /* Refuse the package: the reason, once, and the parser stopped. */
+static _printf_(2, 3) int stop(struct scan *s, const char *fmt, ...);
+
+/* The refusals of what runs or fetches when the document is opened
+ * (macros, controls, embeddings, external links, fields, actions): a
+ * reason_code of active_content rather than invalid_content. */
+#define stop_active(s, ...) ((s)->pkg->rep->code = SBX_RC_ACTIVE_CONTENT, stop((s), __VA_ARGS__))
+
 static _printf_(2, 3) int stop(struct scan *s, const char *fmt, ...)
 {
 	char msg[200], b[80];
@@ -223,7 +230,7 @@ static int on_content_type(struct scan *s, const char *el, const char **atts)
 		return stop(s, "%s without a ContentType", el);
 	why = content_type_refusal(ct);
 	if (why)
-		return stop(s, "%s (%.80s)", why, ct);
+		return stop_active(s, "%s (%.80s)", why, ct);
 	if (!k->main_part[0])
 		return 0;
 	if (strcmp(el, "Override") == 0) {
@@ -336,10 +343,10 @@ static int on_relationship(struct scan *s, const char **atts)
 		return stop(s, "a Relationship without Type or Target");
 	why = rel_type_refusal(type);
 	if (why)
-		return stop(s, "a relationship to %s (%s)", why, shown(target, b, sizeof(b)));
+		return stop_active(s, "a relationship to %s (%s)", why, shown(target, b, sizeof(b)));
 	if (mode && strcasecmp(mode, "External") == 0) {
 		if (!plain_hyperlink(type, target))
-			return stop(s, "an external relationship (%s) to %s: a reader would fetch "
+			return stop_active(s, "an external relationship (%s) to %s: a reader would fetch "
 				    "or open it", strrchr(type, '/') ? strrchr(type, '/') + 1 : type,
 				    shown(target, b, sizeof(b)));
 		return 0;
@@ -409,7 +416,7 @@ static int check_field(struct scan *s, unsigned i)
 
 	if (!bad)
 		return 0;
-	return stop(s, "the field code %s: it %s", bad,
+	return stop_active(s, "the field code %s: it %s", bad,
 		     bad[0] == 'D' && bad[1] == 'D' ? "runs a command (DDE)" :
 						     "reads or fetches another file");
 }
@@ -468,15 +475,15 @@ static int start_element(struct scan *s, const char *name, const char **atts)
 		return strcmp(el, "Relationship") == 0 ? on_relationship(s, atts) : 0;
 	why = element_refusal(el);
 	if (why)
-		return stop(s, "%s", why);
+		return stop_active(s, "%s", why);
 	/* SVG images (Office writes them beside a PNG fallback) are opened
 	 * in browsers once extracted: no scripts, no foreign HTML. */
 	if (s->is_svg && (strcmp(el, "script") == 0 || strcmp(el, "foreignObject") == 0))
-		return stop(s, "an SVG image with a %s element", el);
+		return stop_active(s, "an SVG image with a %s element", el);
 	if (strncmp(el, "hlink", 5) == 0 && (v = attr(atts, "action")) &&
 	    (strncasecmp(v, "ppaction://program", 18) == 0 ||
 	     strncasecmp(v, "ppaction://macro", 16) == 0 || strncasecmp(v, "ppaction://ole", 14) == 0))
-		return stop(s, "an action that runs a program or macro (%.40s)", v);
+		return stop_active(s, "an action that runs a program or macro (%.40s)", v);
 	if (s->pkg->kind == XLSX && in_ns(name, sml_ns)) {
 		/* A cell's formula, and the formulas of conditional formats
 		 * and data validations, which Excel evaluates as well. */
@@ -715,13 +722,13 @@ static int check_part(struct pkg *k, const struct sbx_zip_entry *e)
 	char b[80];
 
 	if (contains_nocase(e->name, "vbaProject") || contains_nocase(e->name, "vbaData"))
-		return sbx_media_fail(k->rep, "%s: part %s: a VBA project (macros)", k->what,
+		return sbx_media_fail_code(k->rep, SBX_RC_ACTIVE_CONTENT, "%s: part %s: a VBA project (macros)", k->what,
 				      shown(e->name, b, sizeof(b)));
 	if (has_folder(e->name, "activeX"))
-		return sbx_media_fail(k->rep, "%s: part %s: an ActiveX control", k->what,
+		return sbx_media_fail_code(k->rep, SBX_RC_ACTIVE_CONTENT, "%s: part %s: an ActiveX control", k->what,
 				      shown(e->name, b, sizeof(b)));
 	if (has_folder(e->name, "embeddings"))
-		return sbx_media_fail(k->rep, "%s: part %s: an embedded object or document "
+		return sbx_media_fail_code(k->rep, SBX_RC_ACTIVE_CONTENT, "%s: part %s: an embedded object or document "
 				      "(save charts and objects as images)",
 				      k->what, shown(e->name, b, sizeof(b)));
 	if (e->is_dir || is_xml_part(e->name))
