@@ -132,7 +132,7 @@ void sbx_validator_check(struct sbx_validator *val, int fd, const char *path, ui
 {
 	unsigned char head[SBX_MEDIA_HEAD];
 	struct sbx_media_report rep;
-	const char *base = strrchr(path, '/'), *type, *by_name;
+	const char *base = strrchr(path, '/'), *type, *by_name, *pickle;
 	const struct sbx_contract *k;
 	ssize_t n;
 
@@ -152,7 +152,12 @@ void sbx_validator_check(struct sbx_validator *val, int fd, const char *path, ui
 	    strcmp(by_name, "text/plain") == 0)
 		type = by_name;
 	v->media_type = sbx_media_type_static(type);
-	if (!type) {
+	pickle = sbx_media_code_as_data(head, (size_t)n, base);
+	if (pickle) {
+		/* Before the type rules: whatever the name or the profile, a
+		 * pickle is refused with what to write instead. */
+		set_reason(v, "pickle: %s: " SBX_MEDIA_PICKLE_REASON, pickle);
+	} else if (!type) {
 		set_reason(v, "content is not a known media type");
 	} else if (!by_name) {
 		set_reason(v, "extension does not name a known media type (content is %s)", type);

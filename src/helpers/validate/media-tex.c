@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * media-tex.c - text/x-tex: LaTeX and TeX source.
+ *
+ * A .tex file is a program for TeX, and the one who compiles it runs it:
+ * with shell escape on (\write18, or --shell-escape) it runs commands, and
+ * even without it it reads and writes files the compiling user can reach
+ * and copies them into the document.  So beyond the text rules (UTF-8,
+ * no NUL, the C0/DEL/C1 controls of text/csv, no HTML or XML opening),
+ * one streaming pass over the control sequences refuses
+ *   - \write (any stream: \write18 is shell escape, and the stream number
+ *     can be spelt 18, "12, '22 or \count...), \openout and \openin;
+ *   - \catcode, \csname, \scantokens and ^^ notation: each builds or
+ *     re-reads a control sequence this scan cannot see (^^5c is a
+ *     backslash, \csname write\endcsname is \write, a catcode change
+ *     makes any character an escape), so a file that uses them is
+ *     refused rather than half-checked;
+ *   - \directlua, \latelua and \ShellEscape (LuaTeX runs Lua; shellesc);
+ *   - \input, \include, \InputIfFileExists, \lstinputlisting,
+ *     \verbatiminput, \includegraphics and \includepdf of a path that is
+ *     absolute (/ or ~), a drive (C:), goes up (..), is a pipe (|cmd,
+ *     run with shell escape) or holds a control sequence (whose expansion
+ *     is unknown here); a relative path below the document is allowed;
+ * and flags (SBX_MEDIA_FLAG_LINKS, "links") \url and \href: the links
+ * are the author's to check.  Comments are scanned like the rest (a
+ * commented-out \write18 is refused too), and so is verbatim text: the
+ * scan does not know environments.  What statsmodels, pandas (to_latex)
+ * and tabulate write passes.
+ *
+ * Reasons start "tex:" and name the control sequence, so a short code
+ * (tex_shell_escape, tex_catcode, tex_path...) can be read off them.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "util.h"
+#include "validate.h"
+
+/* Longest control word looked at; longer ones are none of ours. */
+#define TEX_NAME_MAX 24
+/* Longest path argument and [options] accepted after a file command. */
+#define TEX_ARG_MAX 1024
+
+enum tex_state {
+	TEX_TEXT,
+	TEX_ESCAPE,  /* after '\': a letter starts a control word */
+	TEX_NAME,    /* inside a control word */
+	TEX_ARG,     /* after a file command: spaces, [options] or the path */
+	TEX_OPTIONS, /* inside [...] */
+	TEX_BRACED,  /* inside {path} */
+	TEX_BARE,    /* \input path, ended by a space */
+};
+
+struct tex {
+	enum tex_state state;
+	char name[TEX_NAME_MAX + 1];
+	size_t nlen;
+	bool long_name;
+	const char *file_cmd; /* the file command whose argument is read */
+	char arg[TEX_ARG_MAX + 1];
+	size_t alen;
+	unsigned char caret; /* the previous byte was '^' */
+};
+
+static bool is_letter(unsigned char c)
+{
+	/* TeX's letters (catcode 11) are ASCII letters; '@' is one inside
+	 * packages, and names with it are none of the ones below. */
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '@';
+}
+
+static const char *const refused[] = {
+	"write", "openout", "openin", "catcode", "csname", "scantokens",
+	"directlua", "latelua", "ShellEscape",
+};
+static const char *const file_cmds[] = {
+	"input", "include", "InputIfFileExists", "lstinputlisting", "verbatiminput",
+	"includegraphics", "includepdf",
+};
+
+static bool in(const char *const *list, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(list[i], name))
+			return true;
+	return false;
+}
+
+/* The path argument of t->file_cmd, collected in t->arg. */
+static int check_path(struct tex *t, uint64_t at, struct sbx_media_report *rep)
+{
+	const char *p = t->arg;
+
+	t->arg[t->alen] = '\0';
+	while (*p == ' ' || *p == '"')
+		p++;
+	if (*p == '/' || *p == '~' || *p == '|' || (p[0] && p[1] == ':') || strstr(p, "..") ||
+	    strchr(p, '\\'))
+		return sbx_media_fail(rep,
+				      "tex: \\%s of \"%.64s\" before offset %llu: only a relative path "
+				      "below the document is allowed (no /, ~, .., drive, pipe or "
+				      "control sequence)",
+				      t->file_cmd, t->arg, (unsigned long long)at);
+	t->state = TEX_TEXT;
+	return 0;
+}
+
+/* A control word ended: refuse, flag, or start reading a file argument. */
+static int end_name(struct tex *t, uint64_t at, unsigned *flags, struct sbx_media_report *rep)
+{
+	t->name[t->nlen] = '\0';
+	t->state = TEX_TEXT;
+	if (t->long_name)
+		return 0;
+	if (in(refused, ARRAY_SIZE(refused), t->name))
+		return sbx_media_fail(rep, "tex: \\%s at offset %llu: %s", t->name,
+				      (unsigned long long)(at - t->nlen - 1),
+				      !strcmp(t->name, "write") ? "writes files or runs commands "
+								  "(\\write18 is shell escape)"
+				      : !strcmp(t->name, "openout") || !strcmp(t->name, "openin")
+					      ? "opens files outside the document"
+				      : !strcmp(t->name, "catcode") || !strcmp(t->name, "csname") ||
+						      !strcmp(t->name, "scantokens")
+					      ? "builds control sequences this check cannot see; "
+						"write the document without it"
+					      : "runs code when the document is compiled");
+	if (!strcmp(t->name, "url") || !strcmp(t->name, "href"))
+		*flags |= SBX_MEDIA_FLAG_LINKS;
+	for (size_t i = 0; i < ARRAY_SIZE(file_cmds); i++)
+		if (!strcmp(file_cmds[i], t->name)) {
+			t->file_cmd = file_cmds[i];
+			t->state = TEX_ARG;
+			t->alen = 0;
+		}
+	return 0;
+}
+
+static int tex_byte(struct tex *t, unsigned char c, uint64_t at, unsigned *flags,
+		    struct sbx_media_report *rep)
+{
+	switch (t->state) {
+	case TEX_NAME:
+		if (is_letter(c)) {
+			if (t->nlen < TEX_NAME_MAX)
+				t->name[t->nlen++] = (char)c;
+			else
+				t->long_name = true;
+			return 0;
+		}
+		if (end_name(t, at, flags, rep) < 0)
+			return -1;
+		/* The byte after the name is read in the new state. */
+		return tex_byte(t, c, at, flags, rep);
+	case TEX_ESCAPE:
+		if (is_letter(c)) {
+			t->state = TEX_NAME;
+			t->nlen = 1;
+			t->long_name = false;
+			t->name[0] = (char)c;
+		} else {
+			/* A control symbol (\\, \%, \{...): one character.  A
+			 * second backslash does not start a control word. */
+			t->state = TEX_TEXT;
+		}
+		return 0;
+	case TEX_ARG:
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+			return 0;
+		if (c == '[' && t->file_cmd != file_cmds[0]) {
+			t->state = TEX_OPTIONS;
+			t->alen = 0;
+			return 0;
+		}
+		if (c == '{') {
+			t->state = TEX_BRACED;
+			t->alen = 0;
+			return 0;
+		}
+		if (t->file_cmd == file_cmds[0]) {
+			/* \input path, TeX's own syntax. */
+			t->state = TEX_BARE;
+			t->alen = 0;
+			return tex_byte(t, c, at, flags, rep);
+		}
+		t->state = TEX_TEXT;
+		return tex_byte(t, c, at, flags, rep);
+	case TEX_OPTIONS:
+		if (c == ']') {
+			t->state = TEX_ARG;
+		} else if (++t->alen > TEX_ARG_MAX) {
+			return sbx_media_fail(rep, "tex: \\%s: options longer than %d bytes",
+					      t->file_cmd, TEX_ARG_MAX);
+		}
+		return 0;
+	case TEX_BRACED:
+	case TEX_BARE:
+		if ((t->state == TEX_BRACED && c == '}') ||
+		    (t->state == TEX_BARE && (c == ' ' || c == '\n' || c == '\r' || c == '\t' ||
+					      c == '}' || c == '{' || c == '%')))
+			return check_path(t, at, rep);
+		if (t->alen >= TEX_ARG_MAX)
+			return sbx_media_fail(rep, "tex: \\%s: path longer than %d bytes",
+					      t->file_cmd, TEX_ARG_MAX);
+		t->arg[t->alen++] = (char)c;
+		return 0;
+	case TEX_TEXT:
+		if (c == '\\')
+			t->state = TEX_ESCAPE;
+		return 0;
+	}
+	return 0;
+}
+
+static int tex_end(struct tex *t, uint64_t at, unsigned *flags, struct sbx_media_report *rep)
+{
+	if (t->state == TEX_NAME && end_name(t, at, flags, rep) < 0)
+		return -1;
+	if (t->state == TEX_BARE || t->state == TEX_BRACED)
+		return check_path(t, at, rep);
+	return 0;
+}
+
+int sbx_media_tex_validate(int fd, uint64_t size, struct sbx_media_report *rep)
+{
+	_cleanup_free_ struct sbx_media_reader *r = sbx_media_reader_new(fd, size);
+	_cleanup_free_ struct tex *t = sbx_xcalloc(1, sizeof(*t));
+	struct sbx_media_utf8 u = { 0 };
+	unsigned char prev = 0;
+
+	for (;;) {
+		uint64_t at = sbx_media_reader_tell(r);
+		const unsigned char *p;
+		ssize_t k = sbx_media_reader_chunk(r, &p, SIZE_MAX);
+
+		if (k < 0)
+			return sbx_media_fail(rep, "tex: read error");
+		if (k == 0)
+			return sbx_media_text_end("tex", &u, rep) < 0 ? -1
+								      : tex_end(t, at, &rep->flags, rep);
+		if (at == 0 && sbx_media_sniffs_as_markup(p, (size_t)k))
+			return sbx_media_fail(rep, "tex: starts like an HTML or XML document (%s)",
+					      sbx_media_sniffs_as_markup(p, (size_t)k));
+		if (sbx_media_text_feed("tex", &u, p, (size_t)k, at, rep) < 0 ||
+		    sbx_media_controls_feed("tex", &prev, p, (size_t)k, at, rep) < 0)
+			return -1;
+		for (size_t i = 0; i < (size_t)k; i++) {
+			/* TeX turns ^^ notation into characters as it reads
+			 * its input, before it sees control sequences. */
+			if (p[i] == '^' && t->caret)
+				return sbx_media_fail(rep, "tex: ^^ notation at offset %llu: it can "
+							   "spell any character, a backslash too; "
+							   "write the character itself",
+						      (unsigned long long)(at + i - 1));
+			t->caret = p[i] == '^';
+			if (tex_byte(t, p[i], at + i, &rep->flags, rep) < 0)
+				return -1;
+		}
+	}
+}
