@@ -49,6 +49,10 @@ thumb.save(out + "thumb.webp", "WEBP", quality=80)
 img.save(out + "lossless.webp", "WEBP", lossless=True)
 Image.new("RGBA", (32, 32), (1, 2, 3, 100)).save(out + "alpha.webp", "WEBP")
 img.save(out + "exif.webp", "WEBP", exif=b"Exif\0\0MM\0*\0\0\0\x08\0\0")
+# 49000000 pixels: the validator decodes it into 196 MB, within the run's
+# memory; 50410000 is over the cap and refused before decoding.
+Image.new("RGB", (7000, 7000), (5, 6, 7)).save(out + "big.webp", "WEBP", quality=50)
+Image.new("RGB", (7100, 7100), (5, 6, 7)).save(out + "toobig.webp", "WEBP", quality=50)
 x = np.arange(30.0)
 res = sm.OLS(2 * x + 1 + np.sin(x), sm.add_constant(x)).fit()
 open(out + "ols.tex", "w").write(res.summary().as_latex())
@@ -104,17 +108,21 @@ for mode in root user; do
 	setup_mode $mode
 
 	mkjob "$M/j.json" python-analysis "$(cat "$T/agent.py")" \
-		'{limits: {memory_mib: 768, wall_seconds: 120, output_files: 64}}'
+		'{limits: {memory_mib: 1024, wall_seconds: 180, output_files: 64}}'
 	sbx_run "$M/j.json"
 	expect_rc 0 "$mode: the agent script runs; refusals do not fail it"
 	check "$mode: the validator answered for every file (no crash under its confinement)" \
-		test "$(jq '.artifacts | length' "$OUT")" -eq 29
+		test "$(jq '.artifacts | length' "$OUT")" -eq 31
 
 	# What ordinary scripts write: promoted.
 	check "$mode: PIL's WebP thumbnail: promoted" promoted thumb.webp image/webp
 	check "$mode: a lossless WebP: promoted" promoted lossless.webp image/webp
 	check "$mode: a WebP with alpha: promoted" promoted alpha.webp image/webp
 	check "$mode: a WebP with EXIF metadata: promoted" promoted exif.webp image/webp
+	check "$mode: a 7000x7000 WebP: decoded in the validator's confinement, promoted" \
+		promoted big.webp image/webp
+	check "$mode: a 7100x7100 WebP (no VP8X): rejected before decoding" \
+		rejected_because toobig.webp 'webp: 7100x7100 exceeds 50000000 pixels'
 	check "$mode: statsmodels' summary().as_latex(): promoted" promoted ols.tex text/x-tex
 	check "$mode: statsmodels' summary2().as_latex(): promoted" promoted ols2.tex text/x-tex
 	check "$mode: LaTeX with \\url and a relative \\input: promoted, flagged links" \
@@ -157,8 +165,20 @@ for mode in root user; do
 		rejected_because script.html 'active_content: text/html'
 
 	check "$mode: only the promoted files reach --artifacts" \
-		test "$(cd "$ART" && find . -type f | sort | tr '\n' ' ')" = "./alpha.webp ./exif.webp ./labels.npy ./links.tex ./lossless.webp ./matrix.npy ./ols.tex ./ols2.tex ./table.html ./thumb.webp "
+		test "$(cd "$ART" && find . -type f | sort | tr '\n' ' ')" = "./alpha.webp ./big.webp ./exif.webp ./labels.npy ./links.tex ./lossless.webp ./matrix.npy ./ols.tex ./ols2.tex ./table.html ./thumb.webp "
 	check "$mode: the manifest's signature verifies" signature_ok
+
+	# The decode buffer is bounded by the run's memory: the same 7000x7000
+	# file from a run of 64 MiB is refused with what to change, not
+	# killed mid-decode.
+	cp "$ART/big.webp" "$M/store/$PRINCIPAL/big.webp"
+	[ "$MODE" = user ] && chown "$SBX_TEST_USER" "$M/store/$PRINCIPAL/big.webp"
+	mkjob "$M/j.json" python-analysis 'import shutil; shutil.copy("/work/in/big.webp", "/work/out/big.webp")' \
+		'{input_handles: ["big.webp"], limits: {memory_mib: 64}}'
+	sbx_run "$M/j.json"
+	expect_rc 0 "$mode: a 7000x7000 WebP from a 64 MiB run: the run succeeds"
+	check "$mode: ... and the WebP is rejected: its decode does not fit the validator's memory" \
+		rejected_because big.webp 'webp: 7000x7000 needs 187 MiB to decode, more than the validator may use \(raise limits.memory_mib\)'
 	check "$mode: nothing left behind" nothing_left
 done
 
