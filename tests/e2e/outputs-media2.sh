@@ -93,6 +93,8 @@ open(out + "abs.tex", "w").write("\\input{/etc/passwd}\n")
 open(out + "parent.tex", "w").write("\\include{../../secrets}\n")
 open(out + "catcode.tex", "w").write("\\catcode`\\|=0 |input|etc|passwd\n")
 open(out + "caret.tex", "w").write("^^5cinput{/etc/passwd}\n")
+open(out + "alias.tex", "w").write("\\let\\x=\\input \\x{/etc/passwd}\n")
+open(out + "embed.tex", "w").write("\\pdfobj file {/etc/passwd}\n")
 
 # --- pickles and code as data ---
 pickle.dump({"model": [1, 2]}, open(out + "model.pkl", "wb"))
@@ -112,7 +114,7 @@ for mode in root user; do
 	sbx_run "$M/j.json"
 	expect_rc 0 "$mode: the agent script runs; refusals do not fail it"
 	check "$mode: the validator answered for every file (no crash under its confinement)" \
-		test "$(jq '.artifacts | length' "$OUT")" -eq 31
+		test "$(jq '.artifacts | length' "$OUT")" -eq 33
 
 	# What ordinary scripts write: promoted.
 	check "$mode: PIL's WebP thumbnail: promoted" promoted thumb.webp image/webp
@@ -152,6 +154,10 @@ for mode in root user; do
 	check "$mode: LaTeX that includes a parent path: rejected" rejected_because parent.tex 'tex: \\include of "\.\./\.\./secrets"'
 	check "$mode: LaTeX that changes catcodes: rejected" rejected_because catcode.tex 'tex: \\catcode'
 	check "$mode: LaTeX with ^^ notation: rejected" rejected_because caret.tex 'tex: \^\^ notation'
+	check "$mode: LaTeX that aliases \\input: rejected" \
+		rejected_because alias.tex 'tex: \\input without a literal path'
+	check "$mode: LaTeX that embeds a file with \\pdfobj: rejected" \
+		rejected_because embed.tex 'tex: \\pdfobj at offset 0: opens or embeds files'
 
 	# Pickles, whatever their name.
 	check "$mode: a .pkl: rejected, saying what to write instead" rejected_because model.pkl "$PICKLE"

@@ -9,18 +9,28 @@
  * no NUL, the C0/DEL/C1 controls of text/csv, no HTML or XML opening),
  * one streaming pass over the control sequences refuses
  *   - \write (any stream: \write18 is shell escape, and the stream number
- *     can be spelt 18, "12, '22 or \count...), \openout and \openin;
+ *     can be spelt 18, "12, '22 or \count...) and \special;
  *   - \catcode, \csname, \scantokens and ^^ notation: each builds or
  *     re-reads a control sequence this scan cannot see (^^5c is a
  *     backslash, \csname write\endcsname is \write, a catcode change
  *     makes any character an escape), so a file that uses them is
  *     refused rather than half-checked;
- *   - \directlua, \latelua and \ShellEscape (LuaTeX runs Lua; shellesc);
- *   - \input, \include, \InputIfFileExists, \lstinputlisting,
- *     \verbatiminput, \includegraphics and \includepdf of a path that is
- *     absolute (/ or ~), a drive (C:), goes up (..), is a pipe (|cmd,
- *     run with shell escape) or holds a control sequence (whose expansion
- *     is unknown here); a relative path below the document is allowed;
+ *   - the primitives and commands that open, dump or embed a file by
+ *     name (\openin, \openout, \pdffiledump, \pdfobj, \pdfximage, the
+ *     file size, date and MD5 primitives, \XeTeXpicfile, \embedfile,
+ *     \attachfile) and the two-argument readers of the import package and
+ *     \inputminted (table refused[]);
+ *   - \directlua, \latelua, \luaexec and \ShellEscape (LuaTeX runs Lua);
+ *   - the file commands (table file_cmds[]: \input and LaTeX's internal
+ *     forms, \include, \InputIfFileExists, \lstinputlisting,
+ *     \VerbatimInput, \includegraphics, \usepackage, \documentclass,
+ *     \bibliography...) of a path that is absolute (/ or ~), a drive
+ *     (C:), goes up (..), is a pipe (|cmd, run with shell escape) or holds
+ *     a control sequence, a comment, a line end or a brace (whose meaning
+ *     is TeX's, not this scan's), and any of them not followed by a
+ *     literal path at all (\let\x=\input and \def\y{\input} would name
+ *     a file through a macro); a relative path below the document is
+ *     allowed;
  * and flags (SBX_MEDIA_FLAG_LINKS, "links") \url and \href: the links
  * are the author's to check.  Comments are scanned like the rest (a
  * commented-out \write18 is refused too), and so is verbatim text: the
@@ -58,6 +68,7 @@ struct tex {
 	size_t nlen;
 	bool long_name;
 	const char *file_cmd; /* the file command whose argument is read */
+	bool bare_ok;         /* it takes \input's syntax, a path ended by a space */
 	char arg[TEX_ARG_MAX + 1];
 	size_t alen;
 	unsigned char caret; /* the previous byte was '^' */
@@ -70,22 +81,36 @@ static bool is_letter(unsigned char c)
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '@';
 }
 
-static const char *const refused[] = {
-	"write", "openout", "openin", "catcode", "csname", "scantokens",
-	"directlua", "latelua", "ShellEscape",
+/* Refused wherever they occur, with the reason of their group. */
+static const struct {
+	const char *name;
+	const char *why;
+} refused[] = {
+#define RUNS "writes files or runs commands (\\write18 is shell escape)"
+#define HIDES "builds control sequences this check cannot see; write the document without it"
+#define OPENS "opens or embeds files outside the document"
+#define CODE "runs code when the document is compiled"
+#define TWO "reads a file named by two arguments; write \\input of a relative path"
+	{ "write", RUNS }, { "special", RUNS },
+	{ "catcode", HIDES }, { "csname", HIDES }, { "scantokens", HIDES },
+	{ "openout", OPENS }, { "openin", OPENS }, { "pdffiledump", OPENS }, { "filedump", OPENS },
+	{ "pdfobj", OPENS }, { "pdfximage", OPENS }, { "pdfmdfivesum", OPENS },
+	{ "filemdfivesum", OPENS }, { "pdffilesize", OPENS }, { "filesize", OPENS },
+	{ "pdffilemoddate", OPENS }, { "filemoddate", OPENS }, { "XeTeXpicfile", OPENS },
+	{ "XeTeXpdffile", OPENS }, { "embedfile", OPENS }, { "attachfile", OPENS },
+	{ "textattachfile", OPENS }, { "noteattachfile", OPENS },
+	{ "directlua", CODE }, { "latelua", CODE }, { "luaexec", CODE }, { "ShellEscape", CODE },
+	{ "import", TWO }, { "subimport", TWO }, { "inputfrom", TWO }, { "subinputfrom", TWO },
+	{ "includefrom", TWO }, { "subincludefrom", TWO }, { "inputminted", TWO },
 };
+/* Read a file named by their argument, which must be a literal path.
+ * The first two take TeX's own syntax too (\input file). */
 static const char *const file_cmds[] = {
-	"input", "include", "InputIfFileExists", "lstinputlisting", "verbatiminput",
-	"includegraphics", "includepdf",
+	"input", "@@input", "@input", "@iinput", "include", "InputIfFileExists",
+	"IfFileExists", "lstinputlisting", "verbatiminput", "VerbatimInput", "includegraphics",
+	"includepdf", "includesvg", "includestandalone", "usepackage", "RequirePackage",
+	"documentclass", "LoadClass", "bibliography", "addbibresource",
 };
-
-static bool in(const char *const *list, size_t n, const char *name)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(list[i], name))
-			return true;
-	return false;
-}
 
 /* The path argument of t->file_cmd, collected in t->arg. */
 static int check_path(struct tex *t, uint64_t at, struct sbx_media_report *rep)
@@ -95,8 +120,10 @@ static int check_path(struct tex *t, uint64_t at, struct sbx_media_report *rep)
 	t->arg[t->alen] = '\0';
 	while (*p == ' ' || *p == '"')
 		p++;
+	/* '%' and line ends: a comment TeX drops could join ". ." into
+	 * ".."; '{': a nested group whose braces TeX may strip. */
 	if (*p == '/' || *p == '~' || *p == '|' || (p[0] && p[1] == ':') || strstr(p, "..") ||
-	    strchr(p, '\\'))
+	    strpbrk(p, "\\%{\n\r"))
 		return sbx_media_fail(rep,
 				      "tex: \\%s of \"%.64s\" before offset %llu: only a relative path "
 				      "below the document is allowed (no /, ~, .., drive, pipe or "
@@ -113,23 +140,16 @@ static int end_name(struct tex *t, uint64_t at, unsigned *flags, struct sbx_medi
 	t->state = TEX_TEXT;
 	if (t->long_name)
 		return 0;
-	if (in(refused, ARRAY_SIZE(refused), t->name))
-		return sbx_media_fail(rep, "tex: \\%s at offset %llu: %s", t->name,
-				      (unsigned long long)(at - t->nlen - 1),
-				      !strcmp(t->name, "write") ? "writes files or runs commands "
-								  "(\\write18 is shell escape)"
-				      : !strcmp(t->name, "openout") || !strcmp(t->name, "openin")
-					      ? "opens files outside the document"
-				      : !strcmp(t->name, "catcode") || !strcmp(t->name, "csname") ||
-						      !strcmp(t->name, "scantokens")
-					      ? "builds control sequences this check cannot see; "
-						"write the document without it"
-					      : "runs code when the document is compiled");
+	for (size_t i = 0; i < ARRAY_SIZE(refused); i++)
+		if (!strcmp(refused[i].name, t->name))
+			return sbx_media_fail(rep, "tex: \\%s at offset %llu: %s", t->name,
+					      (unsigned long long)(at - t->nlen - 1), refused[i].why);
 	if (!strcmp(t->name, "url") || !strcmp(t->name, "href"))
 		*flags |= SBX_MEDIA_FLAG_LINKS;
 	for (size_t i = 0; i < ARRAY_SIZE(file_cmds); i++)
 		if (!strcmp(file_cmds[i], t->name)) {
 			t->file_cmd = file_cmds[i];
+			t->bare_ok = i < 2;
 			t->state = TEX_ARG;
 			t->alen = 0;
 		}
@@ -167,7 +187,9 @@ static int tex_byte(struct tex *t, unsigned char c, uint64_t at, unsigned *flags
 	case TEX_ARG:
 		if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
 			return 0;
-		if (c == '[' && t->file_cmd != file_cmds[0]) {
+		if (c == '*' && !t->bare_ok)
+			return 0; /* \includegraphics* */
+		if (c == '[' && !t->bare_ok) {
 			t->state = TEX_OPTIONS;
 			t->alen = 0;
 			return 0;
@@ -177,13 +199,15 @@ static int tex_byte(struct tex *t, unsigned char c, uint64_t at, unsigned *flags
 			t->alen = 0;
 			return 0;
 		}
-		if (t->file_cmd == file_cmds[0]) {
-			/* \input path, TeX's own syntax. */
-			t->state = TEX_BARE;
-			t->alen = 0;
-			return tex_byte(t, c, at, flags, rep);
-		}
-		t->state = TEX_TEXT;
+		/* Anything but a literal path is refused: a macro or an alias
+		 * (\let\x=\input, \def\y{\input}) could name any file. */
+		if (!t->bare_ok || c == '\\' || c == '}' || c == '#' || c == '%' || c == '=')
+			return sbx_media_fail(rep, "tex: \\%s without a literal path at offset %llu: "
+						   "a macro or an alias could name any file",
+					      t->file_cmd, (unsigned long long)at);
+		/* \input path, TeX's own syntax. */
+		t->state = TEX_BARE;
+		t->alen = 0;
 		return tex_byte(t, c, at, flags, rep);
 	case TEX_OPTIONS:
 		if (c == ']') {
