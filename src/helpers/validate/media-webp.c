@@ -271,8 +271,13 @@ int sbx_media_webp_validate(int fd, uint64_t size, struct sbx_media_report *rep)
 		return sbx_media_fail(rep, "webp: %llu bytes, more than %llu",
 				      (unsigned long long)size,
 				      (unsigned long long)SBX_MEDIA_WEBP_MAX_BYTES);
-	/* libwebp reads from memory; the size is capped above. */
-	d = sbx_xmalloc(size ? (size_t)size : 1);
+	/* libwebp reads from memory; the size is capped above, and a run
+	 * too small to hold it gets a reason, not a dead validator. */
+	d = malloc(size ? (size_t)size : 1);
+	if (!d)
+		return sbx_media_fail(rep, "webp: %llu bytes do not fit the validator's memory "
+					   "(raise limits.memory_mib)",
+				      (unsigned long long)size);
 	r = sbx_media_reader_new(fd, size);
 	if (sbx_media_reader_get(r, d, (size_t)size) < 0)
 		return sbx_media_fail(rep, "webp: read error");

@@ -54,6 +54,7 @@ enum webp_variant {
 	WEBP_OUT_OF_ORDER,
 	WEBP_NOT_WEBP,
 	WEBP_CHUNK_AFTER_SIMPLE,
+	WEBP_ZIP_END_IN_ICCP,
 };
 
 static void le32(unsigned char *p, uint32_t v)
@@ -139,6 +140,13 @@ static struct buf mk_webp(int v)
 		vp8x(&body, 1, 1, 0);
 		for (int i = 0; i < 20; i++)
 			chunk(&body, "ZZZZ", "ab", 2);
+		put(&body, vp8l_1x1, sizeof(vp8l_1x1) - 1);
+		break;
+	case WEBP_ZIP_END_IN_ICCP:
+		/* ICCP is binary, searched but only flagged: the tail check
+		 * must still see the ZIP a reader would open. */
+		vp8x(&body, 1, 1, 0x20);
+		chunk(&body, "ICCP", "PK\x05\x06\0\0\0\0\x01\0\x01\0\0\0\0\0\0\0\0\0\0\0", 22);
 		put(&body, vp8l_1x1, sizeof(vp8l_1x1) - 1);
 		break;
 	case WEBP_CHUNK_AFTER_SIMPLE:
@@ -239,6 +247,8 @@ static const struct {
 	/* 9 */ { "{'descr': '<f8', 'fortran_order': False}", 8, 1 },
 	/* 10 */ { "{'descr': '<f8', 'fortran_order': False, 'shape': (0, 5), }", 0, 3 },
 	/* 11 */ { "{'descr': '<O8', 'fortran_order': False, 'shape': (1,), }", 8, 1 },
+	/* 12: bytes that end in a ZIP end record (filled in by mk_npy) */
+	{ "{'descr': '|u1', 'fortran_order': False, 'shape': (22,), }", 22, 1 },
 };
 
 static struct buf mk_npy(int i)
@@ -254,6 +264,8 @@ static struct buf mk_npy(int i)
 	puts_(&b, npy_samples[i].header);
 	puts_(&b, "\n");
 	put(&b, zeros, npy_samples[i].data);
+	if (i == 12)
+		memcpy(b.p + b.n - 22, "PK\x05\x06", 4);
 	return b;
 }
 
@@ -294,6 +306,8 @@ static const struct vcase vcases[] = {
 	{ "webp not RIFF", "image/webp", mk_webp, WEBP_NOT_WEBP, -1, "not a RIFF WEBP file", -1 },
 	{ "webp chunk after a simple image", "image/webp", mk_webp, WEBP_CHUNK_AFTER_SIMPLE, -1,
 	  "after the image of a simple", -1 },
+	{ "webp ZIP end record in ICCP", "image/webp", mk_webp, WEBP_ZIP_END_IN_ICCP, -1,
+	  "webp: a ZIP end-of-central-directory record at offset 38", -1 },
 
 	{ "tex statsmodels summary", "text/x-tex", mk_tex, 0, 0, NULL, -1 },
 	{ "tex statsmodels summary2", "text/x-tex", mk_tex, 1, 0, NULL, -1 },
@@ -356,6 +370,8 @@ static const struct vcase vcases[] = {
 	  -1 },
 	{ "npy empty v3", "application/x-npy", mk_npy, 10, 0, NULL, -1 },
 	{ "npy <O8", "application/x-npy", mk_npy, 11, -1, "pickle: npy object array", -1 },
+	{ "npy that is also a ZIP", "application/x-npy", mk_npy, 12, -1,
+	  "npy: a ZIP end-of-central-directory record", -1 },
 };
 #pragma GCC diagnostic pop
 
