@@ -155,11 +155,12 @@ static int dtype_size(const char *s, uint64_t *item)
 static bool list_has_object(const char *p, const char *end)
 {
 	for (; p < end; p++) {
-		if (*p != '\'' && *p != '"')
-			continue;
+		const char *s;
 		char q = *p;
-		const char *s = ++p;
 
+		if (q != '\'' && q != '"')
+			continue;
+		s = ++p;
 		while (p < end && *p != q)
 			p++;
 		if (p - s >= 1 && p - s <= 8) {
