@@ -110,7 +110,9 @@ for mode in root user; do
 	setup_mode $mode
 
 	mkjob "$M/j.json" python-analysis "$(cat "$T/agent.py")" \
-		'{limits: {memory_mib: 1024, wall_seconds: 180, output_files: 64}}'
+		'{limits: {memory_mib: 1024, wall_seconds: 180, output_files: 64},
+		  outputs: {"thumb.webp": {width: {max: 64}, height: {max: 64}},
+			    "lossless.webp": {required: false, width: {max: 100}}}}'
 	sbx_run "$M/j.json"
 	expect_rc 0 "$mode: the agent script runs; refusals do not fail it"
 	check "$mode: the validator answered for every file (no crash under its confinement)" \
@@ -118,7 +120,10 @@ for mode in root user; do
 
 	# What ordinary scripts write: promoted.
 	check "$mode: PIL's WebP thumbnail: promoted" promoted thumb.webp image/webp
-	check "$mode: a lossless WebP: promoted" promoted lossless.webp image/webp
+	check "$mode: ... within its contract's width and height" \
+		test "$(artifact thumb.webp '.contract.ok')" = true
+	check "$mode: a 320-pixel-wide WebP against a contract of at most 100: rejected" \
+		rejected_because lossless.webp 'output contract'
 	check "$mode: a WebP with alpha: promoted" promoted alpha.webp image/webp
 	check "$mode: a WebP with EXIF metadata: promoted" promoted exif.webp image/webp
 	check "$mode: a 7000x7000 WebP: decoded in the validator's confinement, promoted" \
@@ -171,7 +176,7 @@ for mode in root user; do
 		rejected_because script.html 'active_content: text/html'
 
 	check "$mode: only the promoted files reach --artifacts" \
-		test "$(cd "$ART" && find . -type f | sort | tr '\n' ' ')" = "./alpha.webp ./big.webp ./exif.webp ./labels.npy ./links.tex ./lossless.webp ./matrix.npy ./ols.tex ./ols2.tex ./table.html ./thumb.webp "
+		test "$(cd "$ART" && find . -type f | sort | tr '\n' ' ')" = "./alpha.webp ./big.webp ./exif.webp ./labels.npy ./links.tex ./matrix.npy ./ols.tex ./ols2.tex ./table.html ./thumb.webp "
 	check "$mode: the manifest's signature verifies" signature_ok
 
 	# The decode buffer is bounded by the run's memory: the same 7000x7000
