@@ -17,6 +17,7 @@ static const char *const types[SBX_MEDIA_TYPE_COUNT] = {
 	"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
 	"application/vnd.openxmlformats-officedocument.wordprocessingml.document",
 	"application/vnd.openxmlformats-officedocument.presentationml.presentation",
+	"image/webp", "text/x-tex", "application/x-npy",
 };
 
 static const struct {
@@ -33,6 +34,8 @@ static const struct {
 	{ "xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" },
 	{ "docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document" },
 	{ "pptx", "application/vnd.openxmlformats-officedocument.presentationml.presentation" },
+	{ "webp", "image/webp" },
+	{ "tex", "text/x-tex" }, { "npy", "application/x-npy" },
 };
 
 const char *sbx_media_type_static(const char *type)
@@ -82,6 +85,7 @@ const char *sbx_media_flag_name(unsigned i)
 		"embedded_signature",
 		"pdf_active_content",
 		"active_content",
+		"links",
 	};
 
 	return i < SBX_MEDIA_FLAG_COUNT ? names[i] : NULL;

@@ -34,7 +34,8 @@ static struct sbx_validator *fuzz_validator(void)
 		"\"text/markdown\",\"text/html\",\"application/vnd.apache.parquet\","
 		"\"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet\","
 		"\"application/vnd.openxmlformats-officedocument.wordprocessingml.document\","
-		"\"application/vnd.openxmlformats-officedocument.presentationml.presentation\"]}";
+		"\"application/vnd.openxmlformats-officedocument.presentationml.presentation\",\"image/webp\","
+		"\"text/x-tex\",\"application/x-npy\"]}";
 	static struct sbx_validator *val;
 	char why[256];
 

@@ -35,6 +35,9 @@ static const struct {
 	{ "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", sbx_media_xlsx_validate },
 	{ "application/vnd.openxmlformats-officedocument.wordprocessingml.document", sbx_media_docx_validate },
 	{ "application/vnd.openxmlformats-officedocument.presentationml.presentation", sbx_media_pptx_validate },
+	{ "image/webp", sbx_media_webp_validate },
+	{ "text/x-tex", sbx_media_tex_validate },
+	{ "application/x-npy", sbx_media_npy_validate },
 };
 
 static bool is_text_family(const char *type)
@@ -77,6 +80,12 @@ const char *sbx_media_detect(const unsigned char *head, size_t n, const char *na
 		return "image/jpeg";
 	if (n >= 5 && memcmp(head, "%PDF-", 5) == 0)
 		return "application/pdf";
+	if (n >= 12 && memcmp(head, "RIFF", 4) == 0 && memcmp(head + 8, "WEBP", 4) == 0)
+		return "image/webp";
+	/* NumPy's magic; a pickled (object) array is refused by the
+	 * validator, with the reason for pickles. */
+	if (n >= 6 && memcmp(head, "\x93NUMPY", 6) == 0)
+		return "application/x-npy";
 	by_name = sbx_media_type_for_name(name);
 	/* "PAR1" is also four letters of text: a text file that starts with
 	 * them stays text unless it is named .parquet. */
