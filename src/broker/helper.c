@@ -50,8 +50,8 @@ static void child_fail(const char *what, int errnum)
  * unprivileged process needs around it; the helper's uid is not mapped
  * there, so the execve leaves it no capability in it.
  */
-static _noreturn_ void child(const struct sbx_helper_args *a, const char *path, int fd0, int fd1,
-			     int fd2, int fd3, int go)
+static _noreturn_ void child(const struct sbx_helper_args *a, const char *path, int exe, int fd0,
+			     int fd1, int fd2, int fd3, int go)
 {
 	char *envp[] = { NULL };
 	sigset_t none;
@@ -92,7 +92,13 @@ static _noreturn_ void child(const struct sbx_helper_args *a, const char *path, 
 		child_fail("unshare(CLONE_NEWUSER|CLONE_NEWIPC)", errno);
 		_exit(SBX_EXIT_UNAVAILABLE);
 	}
+	/* By its path first, so that the process is named for it; when the
+	 * helper's id cannot reach that path (a build tree in root's 0700
+	 * home), through the fd sbx opened with its own rights, as sbx-init
+	 * is started. */
 	execve(path, a->argv, envp);
+	if (errno == EACCES)
+		fexecve(exe, a->argv, envp);
 	child_fail("execve", errno);
 	_exit(127);
 }
@@ -109,7 +115,7 @@ int sbx_helper_start(const struct sbx_helper_args *a, struct sbx_helper *h,
 {
 	_cleanup_free_ char *path = sbx_libexec_path(a->name);
 	_cleanup_close_ int fd0 = -1, fd1 = -1, fd3 = -1, erd = -1, ewr = -1, go_rd = -1,
-			    go_wr = -1, pidfd = -1;
+			    go_wr = -1, pidfd = -1, exe = -1;
 	int epipe[2], go[2];
 	pid_t pid;
 
@@ -118,7 +124,15 @@ int sbx_helper_start(const struct sbx_helper_args *a, struct sbx_helper *h,
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, EPERM, "%s: the helper would run as root",
 				     a->what);
 	/* What execve would report, before there is a child to fail. */
-	if (access(path, X_OK) < 0) {
+	if (access(path, X_OK) == 0) {
+		/* Above the numbers the child dup2()s onto, like the others. */
+		int t = open(path, O_PATH | O_CLOEXEC);
+
+		exe = t < 0 ? -1 : high(t);
+		if (t >= 0)
+			close(t);
+	}
+	if (exe < 0) {
 		sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "%s: cannot run %s", a->what, path);
 		sbx_error_hint(err, SBX_LIBEXEC_HINT);
 		return -1;
@@ -143,7 +157,7 @@ int sbx_helper_start(const struct sbx_helper_args *a, struct sbx_helper *h,
 	if (pid < 0)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "%s: fork", a->what);
 	if (pid == 0)
-		child(a, path, fd0, fd1, ewr, fd3, go_rd);
+		child(a, path, exe, fd0, fd1, ewr, fd3, go_rd);
 	closep(&ewr);
 	closep(&go_rd);
 	pidfd = pidfd_open(pid, 0);

@@ -161,6 +161,25 @@ for mode in root user; do
 	check "$mode: tty: sbx verify --artifacts of the results dir accepts it, with the default public key" \
 		eval '[ $? = 0 ] && grep -q "manifest OK: signature valid" "$M/verify.out" && grep -q "default public key $PUB" "$M/verify.out"'
 
+	# sbx built where its caller keeps things: a private (0700) directory
+	# of the caller's own, as a clone in root's home is.  The helpers run
+	# as another id, which cannot reach them by that path; the output is
+	# validated all the same.
+	P=$M/private
+	rm -rf "$P" && mkdir -m 0700 "$P" && mkdir "$P/bin"
+	cp "$SBX_BUILDDIR/sbx" "$SBX_BUILDDIR/sbx-init" "$SBX_BUILDDIR/sbx-validate" "$SBX_BUILDDIR/sbx-extract" "$P/bin/"
+	[ "$MODE" = user ] && chown -R "$SBX_TEST_USER" "$P"
+	pfx "$W"
+	PFX=("${PFX[@]/#SBX_LIBEXECDIR=*/SBX_LIBEXECDIR=$P/bin}")
+	on_tty "$M/priv.log" "$W" "$(q "${PFX[@]}" "$P/bin/sbx" run -p python-analysis --allow text/csv --artifacts "$P/art" \
+		-c 'open("/work/out/t.csv", "w").write("a,b\n1,2\n")')"
+	check "$mode: tty: sbx and its helpers in a private 0700 directory: the output is validated and promoted (exit 0)" \
+		eval '[ "$RC" = 0 ] && [ "$(cat "$P/art/t.csv" 2>/dev/null)" = "$(printf "a,b\n1,2")" ] &&
+		      [ "$(jq -r ".artifacts[0].status" "$P/art/.sbx/manifest.json")" = promoted ]'
+	[ "$RC" = 0 ] || diag "private build: $(tail -n 3 "$M/priv.log")"
+	rm -rf "$P"
+	pfx "$W"
+
 	on_tty "$M/tty2.log" "$W" "$(q "${PFX[@]}" "$SBX" run -p python-analysis -c "$TRACEBACK")"
 	OUT=$(summary_manifest "$M/tty2.log")
 	record_id "$OUT"
