@@ -289,6 +289,8 @@ def run(code=None, *, profile=None, args=(), inputs=None, handles=(), stdin=None
         if rc in (64, 65) or manifest is None:
             jerr = _json_error_line(sbx_stderr) if rc in (64, 65) else None
             cls = errors.exception_class(rc)
+            if cls is errors.SbxError:
+                cls = errors.SbxInternalError  # exit 0 or unknown, and no manifest
             if jerr is not None:
                 kw = {"path": jerr.get("path"), "file": jerr.get("file")} if cls is errors.SbxInvalidJob else {}
                 raise cls(jerr.get("error") or "sbx run: exit %d" % rc, exit_status=rc,
