@@ -22,7 +22,7 @@ for mode in root user; do
 	ensure_prepared "$SBX_SRCDIR/policy" python-analysis
 	# The client finds sbx on PATH and everything else in the host config,
 	# as a back end would: the catalog and the signing key are named there.
-	jq --arg p "$SBX_SRCDIR/policy" --arg k "$KEY" '. + {policy: $p, signing_key: $k}' \
+	jq --arg p "$(realpath "$SBX_SRCDIR/policy")" --arg k "$KEY" '. + {policy: $p, signing_key: $k}' \
 		"$M/config.json" > "$M/client.json"
 	mkdir -p "$M/work" "$M/tmp"
 	[ "$mode" = user ] && chown -R "$SBX_TEST_USER" "$M/client.json" "$M/work" "$M/tmp"
