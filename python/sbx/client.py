@@ -22,6 +22,8 @@ from .verify import parse_manifest, verify_manifest
 
 # What sbx writes on stderr is a few lines; a run's worth is kept, no more.
 _SBX_STDERR_MAX = 64 * 1024
+# How long a cancelled sbx may take to clean up before it is killed.
+_CANCEL_WAIT = 60
 
 
 class Artifact:
@@ -48,7 +50,11 @@ class Artifact:
         self.contract = entry.get("contract")
         # Only a promoted file is delivered; the manifest's path is relative
         # to /work, the artifacts directory holds what was under /work/out.
-        self.file = os.path.join(root, self.name) if self.status == "promoted" and root else None
+        self.file = None
+        parts = self.name.split("/")
+        if self.status == "promoted" and root and self.name and "" not in parts \
+                and "." not in parts and ".." not in parts:
+            self.file = os.path.join(root, self.name)
 
     @property
     def verdict(self):
@@ -263,22 +269,22 @@ def run(code=None, *, profile=None, args=(), inputs=None, handles=(), stdin=None
             cmd.append(job_file)
 
         try:
-            p = subprocess.run(cmd, input=stdin if stdin is not None else None,
-                               stdin=subprocess.DEVNULL if stdin is None else None,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+            p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         except FileNotFoundError:
             raise errors.SbxUnavailable("%s: not found" % sbx,
                                         hint="install sbx, or pass sbx= the path of the binary") from None
-        sbx_stderr = p.stderr[-_SBX_STDERR_MAX:].decode("utf-8", "replace")
+        stdout, stderr = _communicate(p, stdin)
+        sbx_stderr = stderr[-_SBX_STDERR_MAX:].decode("utf-8", "replace")
         rc = p.returncode
 
         manifest = None
-        if p.stdout.strip():
+        if stdout.strip():
             if pubkey is not None:
-                manifest = verify_manifest(p.stdout, pubkey, backend=verify_backend)
+                manifest = verify_manifest(stdout, pubkey, backend=verify_backend)
             else:
                 try:
-                    manifest, _ = parse_manifest(p.stdout)
+                    manifest, _ = parse_manifest(stdout)
                 except errors.SbxError as e:
                     raise errors.SbxInternalError("sbx run printed no manifest: %s" % e,
                                                   exit_status=rc, stderr=sbx_stderr) from None
@@ -319,6 +325,23 @@ def run(code=None, *, profile=None, args=(), inputs=None, handles=(), stdin=None
     finally:
         if base is not None:
             shutil.rmtree(base, ignore_errors=True)
+
+
+def _communicate(p, stdin):
+    """Run sbx to its end.  Interrupted (KeyboardInterrupt, a timeout of the
+    caller's), it is cancelled the way sbx(1) says, with SIGTERM, so that
+    it kills the payload and cleans up; SIGKILL would leave its state for
+    `sbx gc`.  Then the interruption goes on up."""
+    try:
+        return p.communicate(stdin)
+    except BaseException:
+        p.terminate()
+        try:
+            p.communicate(timeout=_CANCEL_WAIT)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        raise
 
 
 def _check_artifacts(result):

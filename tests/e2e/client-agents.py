@@ -213,6 +213,29 @@ with run(STDIN, stdin=payload) as r:
     check("stdin: .stdout is the whole capture, not the excerpt (%d bytes)" % len(want),
           r.stdout == want and len(r.manifest["stdout"]["excerpt"]) < len(want), len(r.stdout))
 
+# --- the caller interrupted: sbx is cancelled, nothing is left --------------------
+import signal
+
+
+class Interrupt(Exception):
+    pass
+
+
+def fire(signum, frame):
+    raise Interrupt()
+
+
+signal.signal(signal.SIGALRM, fire)
+signal.setitimer(signal.ITIMER_REAL, 3)
+try:
+    run("import time\ntime.sleep(60)\n", timeout=120)
+    check("interrupted: the interruption goes up", False, "the run ended")
+except Interrupt:
+    check("interrupted: the interruption goes up", True)
+finally:
+    signal.setitimer(signal.ITIMER_REAL, 0)
+# (client.sh checks that no state, cgroup or process of the run is left.)
+
 # --- what sbx refuses ----------------------------------------------------------
 before = set(os.listdir(os.environ.get("TMPDIR", "/tmp")))
 e = expect_raise("an output type the profile does not allow", sbx.SbxRefused,

@@ -212,6 +212,10 @@ FAKE = textwrap.dedent("""\
         printf 'a,b\\n' > "$art/t.csv"
     fi
     [ -n "${FAKE_DIRFILE:-}" ] && echo "$art" > "$FAKE_DIRFILE"
+    if [ -n "${FAKE_SLEEP:-}" ]; then
+        trap 'kill $!; echo term > "$FAKE_DIR/term"; exit 130' TERM
+        sleep "$FAKE_SLEEP" & wait
+    fi
     [ -n "${FAKE_MANIFEST:-}" ] && printf '%s\\n' "$FAKE_MANIFEST"
     [ -n "${FAKE_STDERR:-}" ] && printf '%s\\n' "$FAKE_STDERR" >&2
     exit "$FAKE_RC"
@@ -386,6 +390,35 @@ class TestOutcomes(unittest.TestCase):
     def test_sbx_missing(self):
         with self.assertRaises(sbx.SbxUnavailable):
             sbx.run(code="", profile="p", sbx=os.path.join(self.dir, "nope"))
+
+    def test_interrupted_run_is_cancelled_with_sigterm(self):
+        import signal
+
+        class Interrupt(Exception):
+            pass
+
+        def fire(signum, frame):
+            raise Interrupt()
+        old = signal.signal(signal.SIGALRM, fire)
+        signal.setitimer(signal.ITIMER_REAL, 0.5)
+        try:
+            with self.assertRaises(Interrupt):
+                sbx.run(code="x", profile="p", sbx=self.fake,
+                            env=dict(self.env, FAKE_RC="0", FAKE_SLEEP="30"))
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+        with open(os.path.join(self.dir, "term")) as f:
+            self.assertEqual(f.read(), "term\n")
+        self.assertFalse(os.path.exists(os.path.dirname(self.art_dir())))
+
+    def test_promoted_names_stay_in_the_directory(self):
+        root = os.path.join(self.dir, "out")
+        for name in ("out/../x", "out/a/../../x", "/etc/passwd", "out/", "out/./a"):
+            a = sbx.Artifact({"path": name, "status": "promoted"}, root)
+            self.assertIsNone(a.file, name)
+        self.assertEqual(sbx.Artifact({"path": "out/a/b.csv", "status": "promoted"}, root).file,
+                         os.path.join(root, "a", "b.csv"))
 
     def test_no_temp_dirs_left(self):
         before = set(glob.glob(os.path.join(tempfile.gettempdir(), "sbx-client-*")))
