@@ -12,6 +12,7 @@ outcome (errors.py).  sbx enforces every limit; the client only asks.
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -154,11 +155,17 @@ class Result:
                                                         len(self.promoted), len(self.rejected))
 
 
-def _check_name(name):
-    # sbx refuses such names too (64); refused here, a name the caller got
-    # from elsewhere can never turn -i NAME=PATH into something else.
-    if not isinstance(name, str) or not name or "/" in name or "=" in name or name.startswith("-"):
-        raise ValueError("inputs: %r is not a name for /work/in (no '/', '=', or leading '-')" % (name,))
+# sbx(1): the names of input handles, and of local files in /work/in.
+_HANDLE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
+
+
+def _check_name(what, name):
+    # After -i, a word with a '/' or '=' is a local file of the caller's
+    # (sbx(1), -i): a handle, or a name, that came from elsewhere (a user,
+    # a model) must never become one, so only a handle name passes.
+    if not isinstance(name, str) or not _HANDLE_NAME.match(name):
+        raise ValueError("%s: %r is not a handle name (^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$)"
+                         % (what, name))
 
 
 def _limit_value(v):
@@ -222,7 +229,10 @@ def run(code=None, *, profile=None, args=(), inputs=None, handles=(), stdin=None
         limits["wall_seconds"] = timeout
     inputs = dict(inputs or {})
     for name in inputs:
-        _check_name(name)
+        _check_name("inputs", name)
+    handles = list(handles)
+    for h in handles:
+        _check_name("handles", h)
     if job is not None and inputs:
         raise ValueError("inputs: local files are for one-line runs; with job=, use handles of a store")
 

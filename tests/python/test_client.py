@@ -374,9 +374,18 @@ class TestOutcomes(unittest.TestCase):
             self.assertNotIn("--stdin", f.read().splitlines())
 
     def test_input_names_that_could_be_options_or_paths(self):
-        for name in ("a/b", "x=y", "-p", ""):
+        for name in ("a/b", "x=y", "-p", "", "../x", ".hidden", "a" * 65, "é"):
             with self.subTest(name=name), self.assertRaises(ValueError):
                 self.go(0, manifest("succeeded"), inputs={name: "/dev/null"})
+
+    def test_handles_that_would_be_local_files(self):
+        # sbx -i ../secret (or x=/etc/shadow) copies a file of the caller's:
+        # a handle taken from a user or a model must never be one.
+        for h in ("../secret", "x=/etc/shadow", "./a", "/abs", "-i", ""):
+            with self.subTest(handle=h), self.assertRaises(ValueError):
+                self.go(0, manifest("succeeded"), handles=[h])
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "argv")))
+        self.go(0, manifest("succeeded"), handles=["upload_32.csv"]).cleanup()
 
     def test_job_file_mode(self):
         r = self.go(0, manifest("succeeded"), job={"on_rejected_output": "fail"}, allow=["text/csv"])
