@@ -6,7 +6,7 @@
 # parser (Debian 12 has 3.0) the rest of the profile is checked with that
 # rule left out, and the full profile must fail on that rule's line
 # alone; nothing is reported as a TODO.  Without apparmor_parser the test
-# fails (tools/install-deps installs apparmor).  Prints TAP.
+# fails (tools/install-deps test installs apparmor).  Prints TAP.
 set -u
 : "${SBX_BUILDDIR:?}"
 P=$SBX_BUILDDIR/data/apparmor/sbx
@@ -15,7 +15,7 @@ ok() { n=$((n + 1)); echo "ok $n - $*"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
 command -v apparmor_parser >/dev/null 2>&1 || PATH=$PATH:/usr/sbin:/sbin
 command -v apparmor_parser >/dev/null 2>&1 ||
-	{ echo "Bail out! apparmor_parser is not installed (tools/install-deps installs apparmor)"; exit 1; }
+	{ echo "Bail out! apparmor_parser is not installed (tools/install-deps test installs apparmor)"; exit 1; }
 T=$(mktemp -d "${TMPDIR:-/tmp}/sbx-apparmor.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
 

@@ -8,7 +8,7 @@
 # --policy.  bash through its completion function and compgen, fish with
 # `complete -C`, zsh through zpty with the real completion system.  A shell
 # that is not installed is a skip, saying so (a failure with
-# SBX_TEST_NO_SKIP=1; tools/install-deps installs them).  Prints TAP.
+# SBX_TEST_NO_SKIP=1; tools/install-deps test installs them).  Prints TAP.
 set -u
 : "${SBX_BUILDDIR:?}"
 C=$SBX_BUILDDIR/completions

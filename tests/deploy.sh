@@ -24,7 +24,7 @@
 #     reserve the docs give, for max_concurrent runs.
 #
 # Nothing here talks to a cluster: no cluster is needed or used.  Without
-# node and npm, or when `npm ci` fails, the test fails (tools/install-deps
+# node and npm, or when `npm ci` fails, the test fails (tools/install-deps test
 # installs them); only a builder who is not root, without
 # SBX_TEST_NO_SKIP=1, skips.  Prints TAP.
 set -u
@@ -54,7 +54,7 @@ missing() {
 }
 
 for t in node npm jq; do
-	command -v "$t" >/dev/null 2>&1 || missing "$t is not installed (tools/install-deps installs it)"
+	command -v "$t" >/dev/null 2>&1 || missing "$t is not installed (tools/install-deps test installs it)"
 done
 
 # The schema source, pinned: installed again only when the lock changed.
@@ -199,7 +199,7 @@ check "the AppArmor profile keeps the engines' default denials and adds only use
 		grep -qxF "  $r" "$AA" || exit 1; done; ! grep -q -e "flags=([^)]*\(unconfined\|complain\)" "$AA"'
 command -v apparmor_parser >/dev/null 2>&1 || PATH=$PATH:/usr/sbin:/sbin
 if ! command -v apparmor_parser >/dev/null 2>&1; then
-	missing "apparmor_parser is not installed (tools/install-deps installs apparmor)"
+	missing "apparmor_parser is not installed (tools/install-deps test installs apparmor)"
 elif [ -e /etc/apparmor.d/abi/4.0 ]; then
 	check "apparmor_parser -Q accepts deploy/container/apparmor-profile" \
 		eval 'apparmor_parser -Q -K "$AA" >"$T/aa.out" 2>&1' || diag "$(cat "$T/aa.out")"

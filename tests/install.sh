@@ -60,13 +60,13 @@ fi
 [ -z "${DESTDIR:-}" ] || skip_rest "installed with DESTDIR: the compiled-in paths do not exist yet"
 [ "$(id -u)" -eq 0 ] || skip_rest "needs root (a run needs a delegated cgroup as another user)"
 for c in jq openssl python3; do
-	command -v "$c" >/dev/null 2>&1 || skip_rest "$c is not installed (tools/install-deps installs it)"
+	command -v "$c" >/dev/null 2>&1 || skip_rest "$c is not installed (tools/install-deps test installs it)"
 done
 PY=
 for p in python3 /usr/bin/python3; do
 	"$p" -c 'from jsonschema import Draft202012Validator' 2>/dev/null && { PY=$p; break; }
 done
-[ -n "$PY" ] || skip_rest "python3-jsonschema is not installed (tools/install-deps installs it)"
+[ -n "$PY" ] || skip_rest "python3-jsonschema is not installed (tools/install-deps test installs it)"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/sbx-install.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT

@@ -4,15 +4,15 @@
 # (`man --warnings`), name real paths (no @dir@ left), agree on their
 # footer, and sbx(1) describes every subcommand of sbx.c's table, has FILES, EXAMPLES and
 # ENVIRONMENT (with every variable sbx reads), and documents every
-# manifest field.  Without man the test fails: tools/install-deps
-# installs man-db and groff.  Prints TAP.
+# manifest field.  Without man the test fails: tools/install-deps test
+# installs man-db and groff-base.  Prints TAP.
 set -u
 : "${SBX_BUILDDIR:?}" "${SBX_SRCDIR:?}"
 M=$SBX_BUILDDIR/man
 n=0 failed=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-command -v man >/dev/null 2>&1 || { echo "Bail out! man is not installed (tools/install-deps installs man-db)"; exit 1; }
+command -v man >/dev/null 2>&1 || { echo "Bail out! man is not installed (tools/install-deps test installs man-db)"; exit 1; }
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/sbx-man.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT

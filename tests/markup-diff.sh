@@ -19,7 +19,7 @@ for p in python3 /usr/bin/python3; do
 	fi
 done
 if [ -z "$PY" ]; then
-	echo "Bail out! python3-html5lib is not installed; tools/install-deps installs it"
+	echo "Bail out! python3-html5lib is not installed; tools/install-deps test installs it"
 	exit 1
 fi
 exec "$PY" "$SBX_SRCDIR/tests/markup-diff.py" "$SBX_BUILDDIR/tests/markup-verdict" \

@@ -19,7 +19,7 @@
 #     saved there (tests/e2e/lib.sh appends each one; make check-manifests)
 #     matches too.
 #
-# Without python3-jsonschema the test fails (tools/install-deps installs
+# Without python3-jsonschema the test fails (tools/install-deps test installs
 # it); only a builder who is not root, without SBX_TEST_NO_SKIP=1, skips
 # it, and skips the real runs, saying so.  Prints TAP.
 set -u
@@ -38,10 +38,10 @@ for p in python3 /usr/bin/python3; do
 done
 if [ -z "$PY" ]; then
 	if [ "$(id -u)" -eq 0 ] || [ "${SBX_TEST_NO_SKIP:-0}" = 1 ]; then
-		echo "Bail out! python3-jsonschema (4.0 or later, for draft 2020-12) is not installed; tools/install-deps installs it"
+		echo "Bail out! python3-jsonschema (4.0 or later, for draft 2020-12) is not installed; tools/install-deps test installs it"
 		exit 1
 	fi
-	echo "1..0 # SKIP python3-jsonschema is not installed (tools/install-deps installs it)"
+	echo "1..0 # SKIP python3-jsonschema is not installed (tools/install-deps test installs it)"
 	exit 0
 fi
 
@@ -57,7 +57,7 @@ else
 	not_ok() { tap_n=$((tap_n + 1)); tap_failed=$((tap_failed + 1)); echo "not ok $tap_n - $*"; }
 	diag() { printf '# %s\n' "$*" | head -c 4000; echo; }
 	finish() { echo "1..$tap_n"; [ "$tap_failed" -eq 0 ]; }
-	command -v jq >/dev/null 2>&1 || { echo "Bail out! jq is not installed (tools/install-deps installs it)"; exit 1; }
+	command -v jq >/dev/null 2>&1 || { echo "Bail out! jq is not installed (tools/install-deps test installs it)"; exit 1; }
 	T=$(mktemp -d "${TMPDIR:-/tmp}/sbx-schemas.XXXXXX") || exit 1
 	trap 'rm -rf "$T"' EXIT
 fi

@@ -14,6 +14,10 @@ static const char *const types[SBX_MEDIA_TYPE_COUNT] = {
 	"text/csv", "text/plain", "application/json", "image/png", "image/jpeg", "application/pdf",
 	"image/svg+xml", "text/tab-separated-values", "application/x-ndjson", "text/markdown",
 	"text/html", "application/vnd.apache.parquet",
+	"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+	"application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+	"application/vnd.openxmlformats-officedocument.presentationml.presentation",
+	"image/webp", "text/x-tex", "application/x-npy",
 };
 
 static const struct {
@@ -27,6 +31,11 @@ static const struct {
 	{ "tab", "text/tab-separated-values" }, { "ndjson", "application/x-ndjson" },
 	{ "jsonl", "application/x-ndjson" }, { "html", "text/html" }, { "htm", "text/html" },
 	{ "parquet", "application/vnd.apache.parquet" },
+	{ "xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" },
+	{ "docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document" },
+	{ "pptx", "application/vnd.openxmlformats-officedocument.presentationml.presentation" },
+	{ "webp", "image/webp" },
+	{ "tex", "text/x-tex" }, { "npy", "application/x-npy" },
 };
 
 const char *sbx_media_type_static(const char *type)
@@ -76,6 +85,7 @@ const char *sbx_media_flag_name(unsigned i)
 		"embedded_signature",
 		"pdf_active_content",
 		"active_content",
+		"links",
 	};
 
 	return i < SBX_MEDIA_FLAG_COUNT ? names[i] : NULL;

@@ -13,6 +13,9 @@
  *   .txt .log -> text/plain  .md .markdown -> text/markdown
  *   .svg -> image/svg+xml    .html .htm -> text/html
  *   .parquet -> application/vnd.apache.parquet
+ *   .xlsx .docx .pptx -> the Office Open XML types (spreadsheetml.sheet,
+ *   wordprocessingml.document, presentationml.presentation)
+ *   .webp -> image/webp      .tex -> text/x-tex     .npy -> application/x-npy
  */
 #ifndef SBX_MEDIATYPE_H
 #define SBX_MEDIATYPE_H
@@ -35,8 +38,11 @@ enum {
 	/* text/html or text/markdown holds scripts, event handlers, script
 	 * URIs or elements that load other resources */
 	SBX_MEDIA_FLAG_ACTIVE = 1u << 4,
+	/* text/x-tex links to URLs (\url, \href): a reader that follows
+	 * them leaves the document */
+	SBX_MEDIA_FLAG_LINKS = 1u << 5,
 };
-#define SBX_MEDIA_FLAG_COUNT 5
+#define SBX_MEDIA_FLAG_COUNT 6
 
 /* Manifest name of flag bit @i (0-based), or NULL. */
 const char *sbx_media_flag_name(unsigned i);
@@ -69,6 +75,6 @@ bool sbx_media_type_in(char *const *list, const char *type);
 const char *sbx_media_type_expected(const char *name, char *const *allowed);
 
 /* How many types sbx knows. */
-#define SBX_MEDIA_TYPE_COUNT 12
+#define SBX_MEDIA_TYPE_COUNT 18
 
 #endif

@@ -56,7 +56,11 @@ static const char *const sum_keys[] = { "equals", "tolerance", NULL };
 static const char *const known_types[] = {
 	"image/png", "image/jpeg", "application/pdf", "text/plain", "text/csv",
 	"application/json", "text/tab-separated-values", "application/x-ndjson",
-	"image/svg+xml", "text/html", "text/markdown", NULL,
+	"image/svg+xml", "text/html", "text/markdown",
+	"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+	"application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+	"application/vnd.openxmlformats-officedocument.presentationml.presentation",
+	"image/webp", "text/x-tex", "application/x-npy", NULL,
 };
 
 static const char *known_type(const char *s)
@@ -140,7 +144,7 @@ bool sbx_contract_type_is_csv(const char *t)
 
 bool sbx_contract_type_is_image(const char *t)
 {
-	return !strcmp(t, "image/png") || !strcmp(t, "image/jpeg");
+	return !strcmp(t, "image/png") || !strcmp(t, "image/jpeg") || !strcmp(t, "image/webp");
 }
 
 bool sbx_contract_type_is_text(const char *t)
@@ -451,8 +455,8 @@ static int parse_entry(const struct sbx_jctx *c, const char *path, const json_t 
 	if (not_for_type(c, p, v, "rows", csv, "text/csv and TSV") < 0 ||
 	    not_for_type(c, p, v, "header", csv, "text/csv and TSV") < 0 ||
 	    not_for_type(c, p, v, "columns", csv, "text/csv and TSV") < 0 ||
-	    not_for_type(c, p, v, "width", image, "image/png and image/jpeg") < 0 ||
-	    not_for_type(c, p, v, "height", image, "image/png and image/jpeg") < 0 ||
+	    not_for_type(c, p, v, "width", image, "image/png, image/jpeg and image/webp") < 0 ||
+	    not_for_type(c, p, v, "height", image, "image/png, image/jpeg and image/webp") < 0 ||
 	    not_for_type(c, p, v, "lines", text,
 			 "text/plain, text/markdown, text/html and application/x-ndjson") < 0 ||
 	    not_for_type(c, p, v, "pattern", text,

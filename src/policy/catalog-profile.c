@@ -76,11 +76,17 @@ static bool media_type_valid(const char *s)
 	return sbx_media_type_known(s);
 }
 
+/* The types whose validators flag active_content. */
+static bool active_type_valid(const char *s)
+{
+	return !strcmp(s, "text/html") || !strcmp(s, "text/markdown");
+}
+
 static const char *const profile_keys[] = {
 	"description", "argv", "code_file", "binds", "symlinks", "env", "env_allow", "seccomp",
 	"defaults", "minimums", "maximums", "input_bytes_max", "stream_bytes_max",
 	"allowed_outputs", "network_profiles", "kernel_quotas", "workspace_exec", "thread_env",
-	"validate_seconds",
+	"validate_seconds", "refuse_active_content",
 	"prepare", NULL,
 };
 
@@ -491,6 +497,23 @@ int parse_profile(const struct sbx_jctx *c, const json_t *root, struct sbx_profi
 	} else {
 		pr->thread_env = sbx_xcalloc(1, sizeof(char *));
 	}
+	/* Types whose active content is refused rather than flagged: the
+	 * ones that are ever flagged so, and only those the profile allows. */
+	if ((v = json_object_get(root, "refuse_active_content"))) {
+		if (sbx_json_strv(c, "refuse_active_content", v, 2, 128, active_type_valid,
+				  "text/html or text/markdown", true, &pr->refuse_active) < 0)
+			return -1;
+		for (size_t i = 0; pr->refuse_active[i]; i++)
+			if (!sbx_media_type_in(pr->allowed_outputs, pr->refuse_active[i])) {
+				char p[64];
+
+				snprintf(p, sizeof(p), "refuse_active_content[%zu]", i);
+				return sbx_json_error(c, p, "%s is not in allowed_outputs",
+						      pr->refuse_active[i]);
+			}
+	} else {
+		pr->refuse_active = sbx_xcalloc(1, sizeof(char *));
+	}
 	/* The confined validator's time after the run's wall clock (the
 	 * outputs of a run that used all of it are still validated). */
 	pr->validate_seconds = SBX_VALIDATE_SECONDS_DEFAULT;
@@ -525,6 +548,7 @@ void profile_free(struct sbx_profile *pr)
 	sbx_strv_free(pr->env_allow);
 	free(pr->seccomp);
 	sbx_strv_free(pr->allowed_outputs);
+	sbx_strv_free(pr->refuse_active);
 	sbx_strv_free(pr->network_profiles);
 	sbx_strv_free(pr->thread_env);
 	if (pr->prepare) {

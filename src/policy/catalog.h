@@ -66,6 +66,9 @@ struct sbx_profile {
 	uint64_t input_bytes_max;   /* per input file and in total */
 	uint64_t stream_bytes_max;  /* captured stdout / stderr each */
 	char **allowed_outputs;
+	/* "refuse_active_content": of text/html and text/markdown, the types
+	 * whose outputs flagged active_content are refused (never NULL). */
+	char **refuse_active;
 	char **network_profiles;
 	struct sbx_kernel_quotas quotas; /* every key set (defaults filled in) */
 	bool workspace_exec;     /* /tmp and /work without noexec */

@@ -11,7 +11,7 @@ S=${SBX_SRCDIR:?}
 RUNS=${BENCH_RUNS:-40}
 SBX="$B/sbx"
 BR="$B/tests/bench/bench-run"
-command -v bwrap >/dev/null || { echo "bench: bwrap is missing (tools/install-deps)"; exit 1; }
+command -v bwrap >/dev/null || { echo "bench: bwrap is missing (tools/install-deps test)"; exit 1; }
 
 W=$(mktemp -d /tmp/sbx-bench.XXXXXX)
 # The prepared state is under it, and root's sandboxes (a host uid of
@@ -208,7 +208,7 @@ for round in 1 2 3; do
 		echo "round $round: parallel + sbx run: $(rate "$(wc -l < "$W/parallel.lines")" $((t1 - t0)))"
 		rm -rf "$W/sbx-runs"
 	else
-		echo "round $round: GNU parallel is missing (tools/install-deps installs it)"
+		echo "round $round: GNU parallel is missing (tools/install-deps test installs it)"
 	fi
 done
 

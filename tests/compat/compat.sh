@@ -10,13 +10,13 @@
 # tests/compat/expected.txt with its reason, and every listed test must
 # still fail inside: the list cannot hide a regression nor outlive a fix.
 # Debian's libpython3.11-testsuite provides the modules; without it this is
-# a failure, not a skip (tools/install-deps installs it).
+# a failure, not a skip (tools/install-deps test installs it).
 . "$SBX_SRCDIR/tests/e2e/lib.sh"
 
 D="$SBX_SRCDIR/tests/compat"
 PY=/usr/bin/python3
 if ! "$PY" -c 'import test.test_os' >/dev/null 2>&1; then
-	echo "Bail out! $PY has no regression test modules (Debian: libpython3.11-testsuite; tools/install-deps installs it)"
+	echo "Bail out! $PY has no regression test modules (Debian: libpython3.11-testsuite; tools/install-deps test installs it)"
 	exit 1
 fi
 mapfile -t SPECS < <(grep -v "^#" "$D/modules.txt" | grep .)

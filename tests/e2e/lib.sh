@@ -45,7 +45,7 @@ need() {
 	local c
 	for c in "$@"; do
 		if ! command -v "$c" >/dev/null 2>&1; then
-			echo "Bail out! required tool '$c' is not on PATH ($PATH) (tools/install-deps installs it)"
+			echo "Bail out! required tool '$c' is not on PATH ($PATH) (tools/install-deps test installs it)"
 			exit 1
 		fi
 	done

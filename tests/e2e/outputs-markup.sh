@@ -3,7 +3,8 @@
 # outputs-markup.sh - the SVG, TSV, NDJSON, Markdown and HTML outputs, from
 # the payload's side: what matplotlib and pandas write is promoted, hostile
 # SVG is refused with its reason, Markdown that runs something is flagged,
-# and HTML leaves only where a profile allows it.
+# and HTML leaves only where a profile allows it (python-analysis: only
+# without active content).
 . "$SBX_SRCDIR/tests/e2e/lib.sh"
 
 artifact() { jq -r --arg p "$1" ".artifacts[] | select(.path == \$p) | $2" "$OUT"; }
@@ -62,6 +63,7 @@ open(out + "laughs.svg", "w").write('<?xml version="1.0"?>\n<!DOCTYPE svg [<!ENT
 open(out + "deep.svg", "w").write("<svg>" + "<g>" * 5000 + "</g>" * 5000 + "</svg>")
 open(out + "script.md", "w").write("# Notes\n\n<script>alert(1)</script>\n[x](javascript:alert(1))\n")
 open(out + "page.html", "w").write("<!DOCTYPE html><p>hello</p>\n")
+open(out + "active.html", "w").write("<!DOCTYPE html><p>hello</p><script>alert(1)</script>\n")
 open(out + "bad.jsonl", "w").write('{"a": 1}\n\n{"a": 2}\n')
 PY
 	mkjob "$M/j.json" python-analysis "$(cat "$M/charts.py")" '{limits: {memory_mib: 512}}'
@@ -82,18 +84,20 @@ PY
 	check "$mode: SVG nested 5000 deep: rejected" rejected_because deep.svg 'nested deeper than 256'
 	check "$mode: Markdown with a script: promoted, flagged active_content" \
 		promoted script.md text/markdown active_content
-	check "$mode: HTML where the profile does not allow it: rejected" \
-		rejected_because page.html 'media type text/html is not in allowed_outputs'
+	check "$mode: HTML without active content: promoted by python-analysis" \
+		promoted page.html text/html
+	check "$mode: HTML with a script: rejected by python-analysis's refuse_active_content" \
+		rejected_because active.html 'active_content: text/html with scripts.*the profile refuses it'
 	check "$mode: JSON Lines with an empty line: rejected" rejected_because bad.jsonl 'line 2 column 1: empty line'
 	check "$mode: only the valid files reach --artifacts" \
-		test "$(cd "$ART" && find . -type f | sort | tr '\n' ' ')" = "./c.svg ./r.jsonl ./report.md ./script.md ./t.tsv "
+		test "$(cd "$ART" && find . -type f | sort | tr '\n' ' ')" = "./c.svg ./page.html ./r.jsonl ./report.md ./script.md ./t.tsv "
 	check "$mode: nothing left behind" nothing_left
 
 	# --- HTML only where a profile says so ----------------------------------------
-	mkjob "$M/j.json" python-analysis 'open("/work/out/p.html", "w").write("<p>x</p>\n")' \
+	mkjob "$M/j.json" shell 'printf "<p>x</p>\n" > /work/out/p.html' \
 		'{allowed_outputs: ["text/html"]}'
 	sbx_run "$M/j.json"
-	expect_rc 77 "$mode: a job cannot allow text/html beyond python-analysis's list"
+	expect_rc 77 "$mode: a job cannot allow text/html beyond shell's list"
 	check "$mode: ... and says why" grep -q 'text/html' "$ERR"
 
 	mkjob "$M/j.json" shell 'cd /work/out

@@ -31,7 +31,11 @@ static struct sbx_validator *fuzz_validator(void)
 		"{\"sbx_validate\":1,\"outputs\":null,\"allowed\":[\"text/csv\",\"text/plain\","
 		"\"application/json\",\"image/png\",\"image/jpeg\",\"application/pdf\","
 		"\"image/svg+xml\",\"text/tab-separated-values\",\"application/x-ndjson\","
-		"\"text/markdown\",\"text/html\",\"application/vnd.apache.parquet\"]}";
+		"\"text/markdown\",\"text/html\",\"application/vnd.apache.parquet\","
+		"\"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet\","
+		"\"application/vnd.openxmlformats-officedocument.wordprocessingml.document\","
+		"\"application/vnd.openxmlformats-officedocument.presentationml.presentation\",\"image/webp\","
+		"\"text/x-tex\",\"application/x-npy\"]}";
 	static struct sbx_validator *val;
 	char why[256];
 

@@ -42,7 +42,7 @@ bail() { echo "Bail out! $*"; exit 1; }
 note() { echo "# $*"; }
 
 for c in qemu-system-x86_64 busybox dpkg-deb apt-get; do
-	command -v "$c" >/dev/null 2>&1 || bail "required tool '$c' is missing (tools/install-deps installs it)"
+	command -v "$c" >/dev/null 2>&1 || bail "required tool '$c' is missing (tools/install-deps test installs it)"
 done
 [ "$(id -u)" -eq 0 ] || bail "the VM suite runs as root (the guest's tests create users and cgroups)"
 [ -x "$bld/sbx" ] && [ -x "$bld/sbx-init" ] || bail "$bld/sbx is not built"
@@ -81,7 +81,7 @@ mods="$kdir/root/lib/modules/$kver/kernel"
 ctrdir=
 case " $scenarios " in *" container "*)
 	for c in podman crun mmdebstrap dpkg-buildpackage python3; do
-		command -v "$c" >/dev/null 2>&1 || bail "the container scenario needs '$c' (tools/install-deps installs it)"
+		command -v "$c" >/dev/null 2>&1 || bail "the container scenario needs '$c' (tools/install-deps test installs it)"
 	done
 	ctrdir="$vmdir/container"
 	# The rootless user's uid and the first of its 65536 subordinate ids.

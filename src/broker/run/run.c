@@ -401,6 +401,7 @@ static int validate(struct sbx_run *run, const struct sbx_spec *spec, int sfd,
 		.uid = root ? spec->outer_uid : (uid_t)-1,
 		.gid = root ? spec->outer_gid : (gid_t)-1,
 		.allowed = run->plan.allowed_outputs,
+		.refuse_active = run->plan.profile->refuse_active,
 		.outputs = run->job.outputs,
 		.contracts = &run->contracts,
 	};

@@ -58,7 +58,7 @@ struct session {
 /* The request (verdict.h) in a sealed memfd: fd 0 of the validator. */
 static int make_request(const struct sbx_validation_ctl *ctl, struct sbx_error *err)
 {
-	_cleanup_json_ json_t *req = json_object(), *allowed = json_array();
+	_cleanup_json_ json_t *req = json_object(), *allowed = json_array(), *refuse = json_array();
 	_cleanup_free_ char *text = NULL;
 	_cleanup_close_ int fd = -1;
 
@@ -66,6 +66,9 @@ static int make_request(const struct sbx_validation_ctl *ctl, struct sbx_error *
 		json_array_append_new(allowed, json_string(*t));
 	json_object_set_new(req, "sbx_validate", json_integer(SBX_VERDICT_VERSION));
 	json_object_set(req, "allowed", allowed);
+	for (char *const *t = ctl->refuse_active; t && *t; t++)
+		json_array_append_new(refuse, json_string(*t));
+	json_object_set(req, "refuse_active", refuse);
 	json_object_set_new(req, "outputs", ctl->outputs ? json_deep_copy(ctl->outputs) : json_null());
 	text = json_dumps(req, JSON_COMPACT);
 	if (!text || strlen(text) > SBX_VERDICT_MAX_REQUEST)

@@ -28,6 +28,7 @@ struct sbx_validation_ctl {
 	uid_t uid;                   /* (uid_t)-1: the broker's own ids */
 	gid_t gid;
 	char *const *allowed;        /* the job's effective allowed types */
+	char *const *refuse_active;  /* the profile's refuse_active_content */
 	const json_t *outputs;       /* the job's "outputs" (contracts), or NULL */
 	const struct sbx_contracts *contracts; /* the broker's parse of it */
 };

@@ -34,6 +34,7 @@
 
 struct sbx_validator {
 	char **allowed;              /* NULL-terminated */
+	char **refuse_active;        /* types whose active content is refused */
 	struct sbx_contracts contracts;
 };
 
@@ -43,7 +44,7 @@ int sbx_validator_new(const char *req, size_t len, struct sbx_validator **out, c
 	_cleanup_json_ json_t *root = NULL;
 	struct sbx_validator *val;
 	struct sbx_error err = { 0 };
-	const json_t *allowed, *outputs;
+	const json_t *allowed, *outputs, *refuse;
 	json_t *t;
 	size_t i;
 
@@ -52,10 +53,12 @@ int sbx_validator_new(const char *req, size_t len, struct sbx_validator **out, c
 		       json_loadb(req, len, JSON_REJECT_DUPLICATES, NULL) : NULL;
 	allowed = json_object_get(root, "allowed");
 	outputs = json_object_get(root, "outputs");
+	refuse = json_object_get(root, "refuse_active");
 	if (!json_is_object(root) ||
 	    json_integer_value(json_object_get(root, "sbx_validate")) != SBX_VERDICT_VERSION ||
 	    !json_is_array(allowed) || json_array_size(allowed) > SBX_MEDIA_TYPE_COUNT ||
-	    !(json_is_null(outputs) || json_is_object(outputs))) {
+	    !(json_is_null(outputs) || json_is_object(outputs)) ||
+	    (refuse && (!json_is_array(refuse) || json_array_size(refuse) > 2))) {
 		snprintf(why, why_len, "the request is not a version %d request", SBX_VERDICT_VERSION);
 		return -1;
 	}
@@ -70,6 +73,17 @@ int sbx_validator_new(const char *req, size_t len, struct sbx_validator **out, c
 			return -1;
 		}
 		val->allowed[i] = sbx_xstrdup(type);
+	}
+	val->refuse_active = sbx_xcalloc(json_array_size(refuse) + 1, sizeof(char *));
+	json_array_foreach(refuse, i, t) {
+		const char *type = sbx_media_type_static(json_string_value(t));
+
+		if (!type) {
+			snprintf(why, why_len, "the request refuses an unknown type");
+			sbx_validator_free(val);
+			return -1;
+		}
+		val->refuse_active[i] = sbx_xstrdup(type);
 	}
 	if (json_is_object(outputs) &&
 	    sbx_contracts_parse(outputs, "job", &val->contracts, &err) < 0) {
@@ -86,6 +100,7 @@ void sbx_validator_free(struct sbx_validator *val)
 	if (!val)
 		return;
 	sbx_strv_free(val->allowed);
+	sbx_strv_free(val->refuse_active);
 	sbx_contracts_free(&val->contracts);
 	free(val);
 }
@@ -154,7 +169,7 @@ void sbx_validator_check(struct sbx_validator *val, int fd, const char *path, ui
 {
 	unsigned char head[SBX_MEDIA_HEAD];
 	struct sbx_media_report rep;
-	const char *base = strrchr(path, '/'), *type, *by_name;
+	const char *base = strrchr(path, '/'), *type, *by_name, *pickle;
 	const struct sbx_contract *k;
 	char list[320];
 	ssize_t n;
@@ -175,9 +190,14 @@ void sbx_validator_check(struct sbx_validator *val, int fd, const char *path, ui
 	    strcmp(by_name, "text/plain") == 0)
 		type = by_name;
 	v->media_type = sbx_media_type_static(type);
-	/* The refusals that a different file would pass say which types
-	 * would: the list the job allows. */
-	if (!type) {
+	pickle = sbx_media_code_as_data(head, (size_t)n, base);
+	if (pickle) {
+		/* Before the type rules: whatever the name or the profile, a
+		 * pickle is refused with what to write instead. */
+		set_reason(v, SBX_RC_CODE_AS_DATA, "pickle: %s: " SBX_MEDIA_PICKLE_REASON, pickle);
+	} else if (!type) {
+		/* The refusals that a different file would pass say which
+		 * types would: the list the job allows. */
 		set_reason(v, SBX_RC_UNKNOWN_TYPE,
 			   "content is not a known media type: it looks like %s; allowed: %s",
 			   sbx_media_describe(head, (size_t)n), allowed_list(val->allowed, list, sizeof(list)));
@@ -194,6 +214,15 @@ void sbx_validator_check(struct sbx_validator *val, int fd, const char *path, ui
 	} else if (sbx_media_validate(type, fd, size, &rep) < 0) {
 		set_reason(v, rep.code ? rep.code : SBX_RC_INVALID_CONTENT, "%s",
 			   rep.reason[0] ? rep.reason : "rejected by its validator");
+	} else if ((rep.flags & SBX_MEDIA_FLAG_ACTIVE) &&
+		   sbx_media_type_in(val->refuse_active, type)) {
+		/* The profile's refuse_active_content: the flag becomes a
+		 * refusal, with what to write instead. */
+		set_reason(v, SBX_RC_ACTIVE_CONTENT,
+			   "active_content: %s with scripts, event handlers or resources loaded from "
+			   "elsewhere; the profile refuses it: write it without them (pandas' "
+			   "to_html() tables pass), or as CSV, Markdown or PNG",
+			   type);
 	} else {
 		v->formula_cells = rep.formula_cells;
 		v->flags = rep.flags;

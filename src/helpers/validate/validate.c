@@ -32,6 +32,12 @@ static const struct {
 	{ "text/html", sbx_media_html_validate },
 	{ "text/markdown", sbx_media_markdown_validate },
 	{ "application/vnd.apache.parquet", sbx_media_parquet_validate },
+	{ "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", sbx_media_xlsx_validate },
+	{ "application/vnd.openxmlformats-officedocument.wordprocessingml.document", sbx_media_docx_validate },
+	{ "application/vnd.openxmlformats-officedocument.presentationml.presentation", sbx_media_pptx_validate },
+	{ "image/webp", sbx_media_webp_validate },
+	{ "text/x-tex", sbx_media_tex_validate },
+	{ "application/x-npy", sbx_media_npy_validate },
 };
 
 static bool is_text_family(const char *type)
@@ -40,6 +46,13 @@ static bool is_text_family(const char *type)
 	return type && (strncmp(type, "text/", 5) == 0 || strcmp(type, "application/json") == 0 ||
 			strcmp(type, "application/x-ndjson") == 0 ||
 			strcmp(type, "image/svg+xml") == 0);
+}
+
+static bool is_ooxml(const char *type)
+{
+	return strcmp(type, "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet") == 0 ||
+	       strcmp(type, "application/vnd.openxmlformats-officedocument.wordprocessingml.document") == 0 ||
+	       strcmp(type, "application/vnd.openxmlformats-officedocument.presentationml.presentation") == 0;
 }
 
 /*
@@ -67,6 +80,12 @@ const char *sbx_media_detect(const unsigned char *head, size_t n, const char *na
 		return "image/jpeg";
 	if (n >= 5 && memcmp(head, "%PDF-", 5) == 0)
 		return "application/pdf";
+	if (n >= 12 && memcmp(head, "RIFF", 4) == 0 && memcmp(head + 8, "WEBP", 4) == 0)
+		return "image/webp";
+	/* NumPy's magic; a pickled (object) array is refused by the
+	 * validator, with the reason for pickles. */
+	if (n >= 6 && memcmp(head, "\x93NUMPY", 6) == 0)
+		return "application/x-npy";
 	by_name = sbx_media_type_for_name(name);
 	/* "PAR1" is also four letters of text: a text file that starts with
 	 * them stays text unless it is named .parquet. */
@@ -74,6 +93,11 @@ const char *sbx_media_detect(const unsigned char *head, size_t n, const char *na
 	    ((by_name && strcmp(by_name, "application/vnd.apache.parquet") == 0) ||
 	     !head_is_text(head, n, n < SBX_MEDIA_HEAD)))
 		return "application/vnd.apache.parquet";
+	/* A ZIP's local header: an Office Open XML package when the name
+	 * says which one (its validator then checks that the parts say so
+	 * too); any other ZIP is not a type sbx knows. */
+	if (n >= 4 && memcmp(head, "PK\3\4", 4) == 0)
+		return by_name && is_ooxml(by_name) ? by_name : NULL;
 	if (!head_is_text(head, n, n < SBX_MEDIA_HEAD))
 		return NULL;
 	return is_text_family(by_name) ? by_name : "text/plain";

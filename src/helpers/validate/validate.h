@@ -5,7 +5,8 @@
  * Everything a payload writes is hostile input to whoever opens it next, so
  * a candidate artifact is promoted only when
  *   1. its content starts with the magic of a known type (PNG, JPEG, PDF,
- *      Parquet) or is text (valid UTF-8 without NUL),
+ *      Parquet; a ZIP's local header for xlsx, docx and pptx, whose
+ *      extension decides which) or is text (valid UTF-8 without NUL),
  *   2. its extension names the same type (table below),
  *   3. the type is allowed for the job, and
  *   4. the type's validator accepts the whole file.
@@ -71,6 +72,11 @@
  * Thrift nesting and schema tree. */
 #define SBX_MEDIA_PARQUET_MAX_FOOTER (16u << 20)
 #define SBX_MEDIA_PARQUET_MAX_DEPTH 32
+/* image/webp: largest file (libwebp decodes from memory). */
+#define SBX_MEDIA_WEBP_MAX_BYTES (64ull << 20)
+/* application/x-npy: longest header (NumPy writes at most 64 KiB before
+ * it asks for version 2). */
+#define SBX_MEDIA_NPY_MAX_HEADER 65536u
 /* Bytes of the head that detection looks at. */
 #define SBX_MEDIA_HEAD 512
 /* Bytes of the tail searched for a ZIP end record: the widest search of a
@@ -84,7 +90,8 @@ struct sbx_media_report {
 	unsigned flags;     /* SBX_MEDIA_FLAG_* */
 	bool formula_cells; /* CSV: a cell starts with = + - @ TAB or CR (after
 			     * spaces, full-width forms too, for any of the
-			     * separators , ; TAB) */
+			     * separators , ; TAB); xlsx: a formula, or a
+			     * string that starts so */
 	uint64_t width;     /* images: dimensions from IHDR / SOFn */
 	uint64_t height;
 	uint64_t rows;      /* CSV: records; columns of each record */
@@ -247,6 +254,38 @@ int sbx_media_png_validate(int fd, uint64_t size, struct sbx_media_report *rep);
 int sbx_media_jpeg_validate(int fd, uint64_t size, struct sbx_media_report *rep);
 int sbx_media_pdf_validate(int fd, uint64_t size, struct sbx_media_report *rep);
 int sbx_media_parquet_validate(int fd, uint64_t size, struct sbx_media_report *rep);
+/* Office Open XML packages (media-ooxml.c; the ZIP container: zip-read.h). */
+int sbx_media_xlsx_validate(int fd, uint64_t size, struct sbx_media_report *rep);
+int sbx_media_docx_validate(int fd, uint64_t size, struct sbx_media_report *rep);
+int sbx_media_pptx_validate(int fd, uint64_t size, struct sbx_media_report *rep);
+int sbx_media_webp_validate(int fd, uint64_t size, struct sbx_media_report *rep);
+/* The WebP check of @size bytes in memory (media-webp.c), for the fuzzer
+ * and sbx_media_webp_validate(). */
+int sbx_media_webp_check(const unsigned char *d, size_t size, struct sbx_media_report *rep);
+int sbx_media_tex_validate(int fd, uint64_t size, struct sbx_media_report *rep);
+int sbx_media_npy_validate(int fd, uint64_t size, struct sbx_media_report *rep);
+/* The .npy header dict of @len bytes at @text, for a file with @data bytes
+ * after it (media-npy.c; the fuzzer's entry too). */
+int sbx_media_npy_header(const char *text, size_t len, uint64_t data, struct sbx_media_report *rep);
+
+/*
+ * Code as data: Python pickles (.pkl, .pickle, .joblib, .npz, NumPy
+ * object arrays) run code when they are loaded.  SBX_MEDIA_PICKLE_REASON
+ * is the reason a refused one gets, with what to write instead.
+ */
+#define SBX_MEDIA_PICKLE_REASON                                                          \
+	"a Python pickle runs code when loaded; write Parquet, CSV or .npy without pickles " \
+	"(allow_pickle=False)"
+/*
+ * sbx_media_code_as_data() - whether a file named @name whose first @n
+ * bytes are @head is a pickle or holds one: a pickle's PROTO opcode at the
+ * head (protocols 2 to 5), or a name ending .pkl, .pickle, .joblib, .dill
+ * or .npz (a ZIP of .npy files, object arrays pickled), whatever the
+ * content.  Object arrays in a .npy are found by its validator.
+ * Return: a short description ("pickle protocol 4", "a .joblib file"), or
+ * NULL.
+ */
+const char *sbx_media_code_as_data(const unsigned char *head, size_t n, const char *name);
 /* The UTF-8/NUL check of the text types over a chunk at file offset @at,
  * and at the end; -1 with a reason naming @what at the first fault. */
 int sbx_media_text_feed(const char *what, struct sbx_media_utf8 *u, const unsigned char *p,

@@ -23,6 +23,7 @@
 
 #include "catalog.h"
 #include "hostconfig.h"
+#include "mediatype.h"
 #include "sandbox.h"
 
 static const char *srcdir(void)
@@ -87,6 +88,10 @@ static void test_shipped(void **state)
 	 * the thread-count variables and room for threads in the analysis
 	 * profile; the shell keeps a noexec workspace. */
 	assert_true(py->workspace_exec);
+	/* python-analysis allows HTML only without active content. */
+	assert_int_equal(sbx_strv_length(py->refuse_active), 1);
+	assert_string_equal(py->refuse_active[0], "text/html");
+	assert_int_equal(sbx_strv_length(sh->refuse_active), 0);
 	assert_false(sh->workspace_exec);
 	assert_int_equal(sbx_strv_length(py->thread_env), 3);
 	assert_string_equal(py->thread_env[0], "OMP_NUM_THREADS");
@@ -99,10 +104,20 @@ static void test_shipped(void **state)
 	assert_int_equal(sh->defaults.v[SBX_LIMIT_PIDS], 128);
 	assert_string_equal(py->argv[0], "/usr/bin/python3");
 	assert_string_equal(py->code_file, "main.py");
-	assert_int_equal(sbx_strv_length(py->allowed_outputs), 10);
+	assert_int_equal(sbx_strv_length(py->allowed_outputs), 16);
 	assert_string_equal(py->allowed_outputs[6], "image/svg+xml");
-	/* HTML leaves only where a catalog says so (sbx-policy(5)). */
-	for (char **t = py->allowed_outputs; *t; t++)
+	/* xlsx and docx, what openpyxl and python-docx write; pptx only by a
+	 * catalog's opt-in (sbx-policy(5)). */
+	assert_true(sbx_media_type_in(py->allowed_outputs,
+				      "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"));
+	assert_true(sbx_media_type_in(py->allowed_outputs,
+				      "application/vnd.openxmlformats-officedocument.wordprocessingml.document"));
+	assert_false(sbx_media_type_in(py->allowed_outputs,
+				       "application/vnd.openxmlformats-officedocument.presentationml.presentation"));
+	assert_string_equal(py->allowed_outputs[12], "text/html");
+	/* HTML leaves only where a catalog says so (sbx-policy(5)): shell
+	 * does not list it. */
+	for (char **t = sh->allowed_outputs; *t; t++)
 		assert_string_not_equal(*t, "text/html");
 	assert_int_equal(sbx_strv_length(sh->allowed_outputs), 4);
 	/* The second language (docs/profiles.md): node from /usr, a
@@ -561,6 +576,14 @@ static const struct broken broken[] = {
 	{ "workspace_exec ok", NULL, NULL, "workspace_exec\":", "true", "strict", "10", NULL },
 	{ "workspace_exec not a boolean", NULL, NULL, "workspace_exec\":", "\"yes\"", "strict",
 	  "10", "profiles/p.json: workspace_exec: expected true or false" },
+	{ "refuse_active_content ok", NULL, NULL, "refuse_active_content\":", "[\"text/html\"]",
+	  "strict", "10", NULL, NULL, "[\"text/plain\",\"text/html\"]" },
+	{ "refuse_active_content not allowed", NULL, NULL, "refuse_active_content\":",
+	  "[\"text/html\"]", "strict", "10",
+	  "profiles/p.json: refuse_active_content[0]: text/html is not in allowed_outputs" },
+	{ "refuse_active_content of a type never flagged", NULL, NULL, "refuse_active_content\":",
+	  "[\"text/plain\"]", "strict", "10",
+	  "profiles/p.json: refuse_active_content[0]: expected text/html or text/markdown" },
 #define PREP(x) "{\"argv\":[\"/bin/true\"],\"mount\":\"/run/p\"" x "}"
 	{ "prepare ok", NULL, NULL, "prepare\":",
 	  PREP(",\"env\":{\"A\":\"b\"},\"inputs\":[\"/usr/share\"],\"timeout_seconds\":100,"

@@ -74,7 +74,7 @@ static const struct {
 	{ "{\"t.csv\": {\"rows\": {\"min\": 1.5}}}", "outputs[\"t.csv\"].rows.min: expected" },
 	{ "{\"t.csv\": {\"header\": []}}", "outputs[\"t.csv\"].header: expected a non-empty array" },
 	{ "{\"t.csv\": {\"header\": [\"a\", 1]}}", "outputs[\"t.csv\"].header[1]: expected" },
-	{ "{\"t.csv\": {\"width\": {\"min\": 1}}}", "outputs[\"t.csv\"].width: applies to image/png and image/jpeg outputs only" },
+	{ "{\"t.csv\": {\"width\": {\"min\": 1}}}", "outputs[\"t.csv\"].width: applies to image/png, image/jpeg and image/webp outputs only" },
 	{ "{\"chart.png\": {\"rows\": {\"min\": 1}}}", "outputs[\"chart.png\"].rows: applies to text/csv and TSV" },
 	{ "{\"chart.png\": {\"width\": {\"min\": 100, \"max\": 2000}, \"height\": {\"max\": 2000}}}", NULL },
 	{ "{\"chart.png\": {\"media_type\": \"text/csv\"}}",
