@@ -104,7 +104,7 @@ static void test_shipped(void **state)
 	assert_int_equal(sh->defaults.v[SBX_LIMIT_PIDS], 128);
 	assert_string_equal(py->argv[0], "/usr/bin/python3");
 	assert_string_equal(py->code_file, "main.py");
-	assert_int_equal(sbx_strv_length(py->allowed_outputs), 16);
+	assert_int_equal(sbx_strv_length(py->allowed_outputs), 17);
 	assert_string_equal(py->allowed_outputs[6], "image/svg+xml");
 	/* xlsx and docx, what openpyxl and python-docx write; pptx only by a
 	 * catalog's opt-in (sbx-policy(5)). */
