@@ -115,9 +115,19 @@ static int refuse(struct sbx_verdict_member *x, struct sbx_media_report *rep, co
 {
 	va_list ap;
 
+	size_t n;
+
 	va_start(ap, fmt);
 	vsnprintf(x->reason, sizeof(x->reason), fmt, ap);
 	va_end(ap);
+	/* Cut where it was cut, but never inside a character: the broker
+	 * refuses an answer that is not UTF-8. */
+	n = strlen(x->reason);
+	while (n > 0 && !sbx_utf8_valid(x->reason, n))
+		n--;
+	x->reason[n] = '\0';
+	if (!n)
+		snprintf(x->reason, sizeof(x->reason), "rejected");
 	x->ok = false;
 	x->reason_code = code;
 	x->flags = 0;
