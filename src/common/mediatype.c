@@ -17,7 +17,7 @@ static const char *const types[SBX_MEDIA_TYPE_COUNT] = {
 	"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
 	"application/vnd.openxmlformats-officedocument.wordprocessingml.document",
 	"application/vnd.openxmlformats-officedocument.presentationml.presentation",
-	"image/webp", "text/x-tex", "application/x-npy",
+	"image/webp", "text/x-tex", "application/x-npy", "application/zip",
 };
 
 static const struct {
@@ -36,6 +36,7 @@ static const struct {
 	{ "pptx", "application/vnd.openxmlformats-officedocument.presentationml.presentation" },
 	{ "webp", "image/webp" },
 	{ "tex", "text/x-tex" }, { "npy", "application/x-npy" },
+	{ "zip", "application/zip" },
 };
 
 const char *sbx_media_type_static(const char *type)

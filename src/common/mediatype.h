@@ -75,6 +75,6 @@ bool sbx_media_type_in(char *const *list, const char *type);
 const char *sbx_media_type_expected(const char *name, char *const *allowed);
 
 /* How many types sbx knows. */
-#define SBX_MEDIA_TYPE_COUNT 18
+#define SBX_MEDIA_TYPE_COUNT 19
 
 #endif

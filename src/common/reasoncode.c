@@ -17,6 +17,7 @@ const struct sbx_reason_code sbx_reason_codes[] = {
 	{ SBX_RC_ACTIVE_CONTENT, "the file runs or fetches something when opened" },
 	{ SBX_RC_POLYGLOT, "the file is also another format a reader would open" },
 	{ SBX_RC_CODE_AS_DATA, "a Python pickle (.pkl, .joblib, .npz, an object array): it runs code when loaded" },
+	{ SBX_RC_NESTED_ARCHIVE, "an archive or compressed file inside an application/zip" },
 	{ SBX_RC_TOO_LARGE, "over a size or dimension bound" },
 	{ SBX_RC_CONTRACT_FAILED, "the job's output contract for the path failed" },
 	{ SBX_RC_SYMLINK, "a symbolic link" },

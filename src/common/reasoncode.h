@@ -28,6 +28,7 @@
 #define SBX_RC_POLYGLOT "polyglot"                   /* another format a reader would open */
 #define SBX_RC_TOO_LARGE "too_large"                 /* over a size or pixel bound */
 #define SBX_RC_CODE_AS_DATA "code_as_data"           /* a pickle: runs code when loaded */
+#define SBX_RC_NESTED_ARCHIVE "nested_archive"       /* an archive inside an application/zip */
 #define SBX_RC_CONTRACT_FAILED "contract_failed"     /* the job's output contract */
 /* The collector and promotion (src/outputs, the broker). */
 #define SBX_RC_SYMLINK "symlink"

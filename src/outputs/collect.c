@@ -493,6 +493,24 @@ void sbx_collect_unvalidated(struct sbx_collection *c, struct sbx_artifact *a, c
 	collect_drop_quarantined(c, a);
 }
 
+/* The rules 2 and 3 again, on a promoted ZIP's members: a validator
+ * that lies about a member can only lie within what the job allows for
+ * its name. */
+static bool members_allowed(const struct sbx_verdict *v, char *const *allowed)
+{
+	for (size_t i = 0; i < v->n_members; i++) {
+		const struct sbx_verdict_member *x = &v->members[i];
+		const char *base = strrchr(x->path, '/');
+
+		base = base ? base + 1 : x->path;
+		if (!x->ok || x->media_type != sbx_media_type_expected(base, allowed) ||
+		    !sbx_media_type_in(allowed, x->media_type) ||
+		    strcmp(x->media_type, "application/zip") == 0)
+			return false;
+	}
+	return true;
+}
+
 void sbx_collect_apply(struct sbx_collection *c, struct sbx_artifact *a,
 		       const struct sbx_verdict *v, char *const *allowed,
 		       const struct sbx_contract *k)
@@ -504,12 +522,23 @@ void sbx_collect_apply(struct sbx_collection *c, struct sbx_artifact *a,
 	a->validated = true;
 	free(a->media_type);
 	a->media_type = v->media_type ? sbx_xstrdup(v->media_type) : NULL;
+	free(a->members);
+	a->members = NULL;
+	a->n_members = 0;
+	if (v->has_members) {
+		a->members = sbx_xcalloc(v->n_members ? v->n_members : 1, sizeof(*a->members));
+		memcpy(a->members, v->members, v->n_members * sizeof(*a->members));
+		a->n_members = v->n_members;
+	}
 	if (!v->ok) {
 		collect_set_rejected(a, v->reason_code ? v->reason_code : SBX_RC_INVALID_CONTENT, "%s",
 				     v->reason);
 	} else if (v->media_type != by_name || !sbx_media_type_in(allowed, v->media_type)) {
 		collect_set_rejected(a, SBX_RC_NOT_VALIDATED, "not validated: the validator answered %s, which the name "
 					"or the job does not allow", v->media_type);
+	} else if (!members_allowed(v, allowed)) {
+		collect_set_rejected(a, SBX_RC_NOT_VALIDATED, "not validated: the validator promoted a ZIP "
+					"member whose name or type the job does not allow");
 	} else if (k && !v->has_contract) {
 		collect_set_rejected(a, SBX_RC_NOT_VALIDATED, "not validated: the validator did not check the contract");
 	} else if (!k && v->has_contract) {
@@ -568,6 +597,7 @@ void sbx_collection_free(struct sbx_collection *c)
 		free(c->items[i].media_type);
 		free(c->items[i].reason);
 		free(c->items[i].contract);
+		free(c->items[i].members);
 	}
 	free(c->items);
 	c->items = NULL;

@@ -38,6 +38,8 @@
 #include "error.h"
 #include "reasoncode.h"
 
+struct sbx_verdict_member;
+
 enum sbx_artifact_status {
 	SBX_ARTIFACT_PROMOTED,  /* passed so far; final after promotion */
 	SBX_ARTIFACT_REJECTED,
@@ -59,6 +61,10 @@ struct sbx_artifact {
 	bool hold;          /* to be held, not promoted (sbx_collect_hold) */
 	uint64_t width, height; /* images: dimensions the validator read */
 	struct sbx_contract_result *contract; /* contract.h: NULL when none was checked */
+	/* application/zip: its members as the validator listed them
+	 * (verdict.h), NULL when it listed none. */
+	struct sbx_verdict_member *members;
+	size_t n_members;
 	/* private to collect.c and promote.c */
 	char qname[16];    /* name in the quarantine dir, "" when not copied */
 	bool validated;

@@ -60,7 +60,7 @@ static const char *const known_types[] = {
 	"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
 	"application/vnd.openxmlformats-officedocument.wordprocessingml.document",
 	"application/vnd.openxmlformats-officedocument.presentationml.presentation",
-	"image/webp", "text/x-tex", "application/x-npy", NULL,
+	"image/webp", "text/x-tex", "application/x-npy", "application/zip", NULL,
 };
 
 static const char *known_type(const char *s)

@@ -130,11 +130,72 @@ static int parse_contract(const json_t *o, struct sbx_contract_result *r, char *
 	return 0;
 }
 
+static bool is_hex64(const char *s)
+{
+	for (size_t i = 0; i < 64; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return s[64] == '\0';
+}
+
+/*
+ * The members of an application/zip: each a path, a size, a digest, a
+ * type sbx knows (or null) and a verdict; the validator stops at the
+ * first one refused, so only the last may be refused.  What the list
+ * claims is the validator's word (the broker does not open ZIPs), held to
+ * shapes sbx could have produced.
+ */
+static int parse_members(const json_t *a, struct sbx_verdict *out, char *why, size_t len)
+{
+	static const char *const keys[] = { "path", "size", "sha256", "media_type", "ok", "reason",
+					    "code", "flags", "formula_cells", NULL };
+	size_t i;
+	json_t *m;
+
+	if (!json_is_array(a) || json_array_size(a) > SBX_VERDICT_MAX_MEMBERS)
+		return bad(why, len, "members: an array of at most SBX_VERDICT_MAX_MEMBERS");
+	json_array_foreach(a, i, m) {
+		struct sbx_verdict_member *x = &out->members[i];
+		const json_t *ok = json_object_get(m, "ok"), *type = json_object_get(m, "media_type"),
+			     *reason = json_object_get(m, "reason"), *code = json_object_get(m, "code"),
+			     *formula = json_object_get(m, "formula_cells");
+
+		if (!json_is_object(m) || !only_keys(m, keys) ||
+		    !get_text(json_object_get(m, "path"), SBX_VERDICT_MAX_MEMBER_PATH, x->path) ||
+		    !x->path[0] || !get_u64(json_object_get(m, "size"), INT64_MAX, &x->size) ||
+		    !get_text(json_object_get(m, "sha256"), 64, x->sha256) || !is_hex64(x->sha256) ||
+		    !json_is_boolean(ok) || !json_is_boolean(formula) ||
+		    parse_flags(json_object_get(m, "flags"), &x->flags) < 0)
+			return bad(why, len, "members: a member is not {path, size, sha256, media_type, "
+					     "ok, flags, formula_cells}");
+		x->ok = json_is_true(ok);
+		x->formula_cells = json_is_true(formula);
+		if (!json_is_null(type) &&
+		    !(x->media_type = sbx_media_type_static(json_string_value(type))))
+			return bad(why, len, "members: a media_type sbx does not know");
+		if (x->ok ? (!x->media_type || reason || code) :
+			    (!get_text(reason, SBX_VERDICT_MAX_MEMBER_REASON, x->reason) ||
+			     !x->reason[0] ||
+			     !(x->reason_code = sbx_reason_code_static(json_string_value(code))) ||
+			     x->flags || x->formula_cells || i + 1 != json_array_size(a)))
+			return bad(why, len, "members: ok, media_type, reason and code disagree, or a "
+					     "refused member is not the last");
+		/* A promoted archive holds promoted members only; a refused
+		 * member refuses the archive. */
+		if (!x->ok && out->ok)
+			return bad(why, len, "members: a refused member in a valid archive");
+	}
+	out->n_members = json_array_size(a);
+	out->has_members = true;
+	return 0;
+}
+
 int sbx_verdict_parse(const char *buf, size_t len, size_t index, struct sbx_verdict *out,
 		      char *why, size_t why_len)
 {
 	static const char *const keys[] = { "v", "i", "ok", "media_type", "reason", "flags",
-					    "formula_cells", "width", "height", "contract", "code", NULL };
+					    "formula_cells", "width", "height", "contract", "code",
+					    "members", NULL };
 	_cleanup_json_ json_t *root = NULL;
 	const json_t *ok, *type, *reason, *formula, *contract, *code;
 	uint64_t v = 0, i = 0;
@@ -184,6 +245,15 @@ int sbx_verdict_parse(const char *buf, size_t len, size_t index, struct sbx_verd
 	}
 	if (!out->ok && (out->flags || out->formula_cells || out->has_contract))
 		return bad(why, why_len, "a rejected file has no flags or contract");
+	if (json_object_get(root, "members")) {
+		/* Members belong to an application/zip, and to nothing else. */
+		if (out->media_type && strcmp(out->media_type, "application/zip") != 0)
+			return bad(why, why_len, "members of a file that is no application/zip");
+		if (parse_members(json_object_get(root, "members"), out, why, why_len) < 0)
+			return -1;
+	} else if (out->ok && out->media_type && strcmp(out->media_type, "application/zip") == 0) {
+		return bad(why, why_len, "a valid application/zip without its members");
+	}
 	return 0;
 }
 
@@ -223,6 +293,34 @@ char *sbx_verdict_format(const struct sbx_verdict *v)
 							       (json_int_t)v->contract.fail[i].row));
 		json_object_set_new(c, "failures", fails);
 		json_object_set_new(o, "contract", c);
+	}
+	if (v->has_members) {
+		json_t *ms = json_array();
+
+		for (size_t i = 0; i < v->n_members && i < SBX_VERDICT_MAX_MEMBERS; i++) {
+			const struct sbx_verdict_member *x = &v->members[i];
+			json_t *m = json_object(), *mf = json_array();
+
+			json_object_set_new(m, "path", json_string(x->path));
+			json_object_set_new(m, "size", json_integer((json_int_t)x->size));
+			json_object_set_new(m, "sha256", json_string(x->sha256));
+			json_object_set_new(m, "media_type",
+					    x->media_type ? json_string(x->media_type) : json_null());
+			json_object_set_new(m, "ok", json_boolean(x->ok));
+			if (!x->ok) {
+				json_object_set_new(m, "reason", json_string(x->reason));
+				json_object_set_new(m, "code", json_string(x->reason_code ?
+									     x->reason_code :
+									     SBX_RC_INVALID_CONTENT));
+			}
+			for (unsigned b = 0; b < SBX_MEDIA_FLAG_COUNT; b++)
+				if (x->flags & (1u << b))
+					json_array_append_new(mf, json_string(sbx_media_flag_name(b)));
+			json_object_set_new(m, "flags", mf);
+			json_object_set_new(m, "formula_cells", json_boolean(x->formula_cells));
+			json_array_append_new(ms, m);
+		}
+		json_object_set_new(o, "members", ms);
 	}
 	text = json_dumps(o, JSON_COMPACT);
 	json_decref(o);

@@ -27,7 +27,14 @@
  *            "width": 0, "height": 0,
  *            "contract": {"ok": bool, "count": N,   (only when a contract
  *                         "failures": [{"check": "...", "detail": "...",
- *                                       "row": N}, ...]}}   was checked)
+ *                                       "row": N}, ...]},   was checked)
+ *            "members": [{"path": "...", "size": N, "sha256": "hex",
+ *                         "media_type": "text/csv" | null, "ok": bool,
+ *                         "reason": "...", "code": "...",  (when not ok)
+ *                         "flags": [...], "formula_cells": bool}, ...]}
+ *                        (application/zip only: its members as checked,
+ *                         at most SBX_VERDICT_MAX_MEMBERS, up to and
+ *                         including the first one refused)
  *         The broker ends the exchange by shutting down its side; the
  *         validator then exits 0.
  *   fd 2  diagnostics, read by the broker with a bound.
@@ -58,6 +65,26 @@
  * file looked like and the list of types the job allows. */
 #define SBX_VERDICT_MAX_REASON 511
 
+/* Members of an application/zip listed in one answer: what fits in
+ * SBX_VERDICT_MAX_ANSWER with a path of 255 bytes escaped twice over.
+ * An archive with more members is refused (serve-zip.c). */
+#define SBX_VERDICT_MAX_MEMBERS 64
+#define SBX_VERDICT_MAX_MEMBER_PATH 255
+#define SBX_VERDICT_MAX_MEMBER_REASON 255
+
+/* One member of an application/zip artifact, as the validator saw it. */
+struct sbx_verdict_member {
+	char path[SBX_VERDICT_MAX_MEMBER_PATH + 1];
+	uint64_t size;           /* inflated bytes */
+	char sha256[65];         /* of the inflated bytes, lowercase hex */
+	const char *media_type;  /* static (mediatype.h), or NULL */
+	bool ok;
+	char reason[SBX_VERDICT_MAX_MEMBER_REASON + 1]; /* "" when ok */
+	const char *reason_code; /* static (reasoncode.h) when not ok */
+	unsigned flags;          /* SBX_MEDIA_FLAG_* */
+	bool formula_cells;
+};
+
 struct sbx_verdict {
 	size_t index;
 	bool ok;
@@ -69,6 +96,9 @@ struct sbx_verdict {
 	uint64_t width, height;
 	bool has_contract;
 	struct sbx_contract_result contract;
+	bool has_members;       /* application/zip: the list below was sent */
+	size_t n_members;
+	struct sbx_verdict_member members[SBX_VERDICT_MAX_MEMBERS];
 };
 
 /*

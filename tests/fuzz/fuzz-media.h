@@ -35,7 +35,7 @@ static struct sbx_validator *fuzz_validator(void)
 		"\"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet\","
 		"\"application/vnd.openxmlformats-officedocument.wordprocessingml.document\","
 		"\"application/vnd.openxmlformats-officedocument.presentationml.presentation\",\"image/webp\","
-		"\"text/x-tex\",\"application/x-npy\"]}";
+		"\"text/x-tex\",\"application/x-npy\",\"application/zip\"]}";
 	static struct sbx_validator *val;
 	char why[256];
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fuzz-ooxml.c - libFuzzer entry point for the xlsx, docx and pptx
- * validators and the ZIP container check under them (media-ooxml.c,
- * zip-read.c).  The first byte picks what the rest is:
- *   bits 0-1  the type: xlsx, docx or pptx (3: xlsx);
+ * validators, application/zip and the ZIP container check under them
+ * (media-ooxml.c, serve-zip.c, zip-read.c).  The first byte picks what the rest is:
+ *   bits 0-1  the type: xlsx, docx or pptx; 3: application/zip, whose
+ *             members go through serve-zip.c, each as an output;
  *   bit 2     set: the rest is the parts of a package, separated by
  *             "\n--\n", zipped here under fixed names (stored, with their
  *             CRCs), so that most runs get past the container and reach
@@ -20,8 +21,9 @@ static const char *const types[] = {
 	"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
 	"application/vnd.openxmlformats-officedocument.wordprocessingml.document",
 	"application/vnd.openxmlformats-officedocument.presentationml.presentation",
+	"application/zip",
 };
-static const char *const names[] = { "x.xlsx", "x.docx", "x.pptx" };
+static const char *const names[] = { "x.xlsx", "x.docx", "x.pptx", "x.zip" };
 
 /* Part names, in the order the parts come. */
 static const char *const parts[] = {
@@ -29,6 +31,10 @@ static const char *const parts[] = {
 	"xl/_rels/workbook.xml.rels", "xl/worksheets/sheet1.xml", "xl/sharedStrings.xml",
 	"word/document.xml",	    "ppt/presentation.xml",    "ppt/slides/slide1.xml",
 	"docProps/core.xml",
+};
+/* A ZIP output's members: one name of each kind of rule. */
+static const char *const members[] = {
+	"t/a.csv", "b.json", "c.svg", "d.html", "e.md", "f.txt", "g.npy", "h.tex", "i.zip", "j.pkl",
 };
 
 static void le16(uint8_t *p, size_t v)
@@ -43,13 +49,18 @@ static void le32(uint8_t *p, uint32_t v)
 	le16(p + 2, v >> 16);
 }
 
-/* A stored ZIP of @n parts into @out (big enough); returns its size. */
-static size_t zip_parts(const uint8_t *data, size_t size, uint8_t *out)
+#define NPARTS 10
+_Static_assert(ARRAY_SIZE(parts) == NPARTS && ARRAY_SIZE(members) == NPARTS, "ten names each");
+
+/* A stored ZIP of the parts named @parts into @out (big enough); returns
+ * its size. */
+static size_t zip_parts(const uint8_t *data, size_t size, uint8_t *out,
+			const char *const *parts)
 {
-	uint32_t offs[ARRAY_SIZE(parts)], crcs[ARRAY_SIZE(parts)], lens[ARRAY_SIZE(parts)];
+	uint32_t offs[NPARTS], crcs[NPARTS], lens[NPARTS];
 	size_t n = 0, o = 0, cd;
 
-	while (n < ARRAY_SIZE(parts)) {
+	while (n < NPARTS) {
 		const uint8_t *sep = memmem(data, size, "\n--\n", 4);
 		size_t len = sep ? (size_t)(sep - data) : size, nl = strlen(parts[n]);
 
@@ -105,9 +116,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size == 0 || size > 65536)
 		return 0;
 	t = data[0] & 3;
-	if (t == 3)
-		t = 0;
 	if (!(data[0] & 4))
 		return fuzz_media(types[t], names[t], data + 1, size - 1);
-	return fuzz_media(types[t], names[t], zipped, zip_parts(data + 1, size - 1, zipped));
+	return fuzz_media(types[t], names[t], zipped,
+			  zip_parts(data + 1, size - 1, zipped, t == 3 ? members : parts));
 }

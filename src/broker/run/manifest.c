@@ -23,6 +23,7 @@
 #include "traceback.h"
 #include "run.h"
 #include "mediatype.h"
+#include "verdict.h"
 
 /* 2: excerpts keep C0 control characters (escaped); in 1 they were
  * U+FFFD, and a consumer could print an excerpt to a terminal as it was.
@@ -271,6 +272,36 @@ static json_t *contract(const struct sbx_contract_result *r)
 			 (json_int_t)r->count);
 }
 
+/*
+ * An application/zip's members, as the confined validator listed them:
+ * up to and including the first one refused, each "valid" or "rejected"
+ * (a member is delivered only inside its archive, whose status is the
+ * artifact's).  Paths, digests and sizes are the validator's word; the
+ * broker held them to their shapes (verdict.c) and does not open ZIPs.
+ */
+static json_t *members(const struct sbx_artifact *x)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < x->n_members; i++) {
+		const struct sbx_verdict_member *m = &x->members[i];
+		json_t *flags = json_array();
+
+		for (unsigned b = 0; b < SBX_MEDIA_FLAG_COUNT; b++)
+			if (m->flags & (1u << b))
+				json_array_append_new(flags, json_string(sbx_media_flag_name(b)));
+		json_array_append_new(
+			a, json_pack("{s:s,s:I,s:s,s:o,s:s,s:o,s:o,s:b,s:o}", "path", m->path, "size",
+				     (json_int_t)m->size, "sha256", m->sha256, "media_type",
+				     m->media_type ? json_string(m->media_type) : json_null(), "status",
+				     m->ok ? "valid" : "rejected", "reason",
+				     m->ok ? json_null() : json_string(m->reason), "reason_code",
+				     m->ok || !m->reason_code ? json_null() : json_string(m->reason_code),
+				     "formula_cells", m->formula_cells, "flags", flags));
+	}
+	return a;
+}
+
 static json_t *artifacts(const struct sbx_run *run)
 {
 	json_t *a = json_array();
@@ -298,6 +329,9 @@ static json_t *artifacts(const struct sbx_run *run)
 		json_object_set_new(json_array_get(a, json_array_size(a) - 1), "reason_code",
 				    x->reason && x->reason_code ? json_string(x->reason_code) :
 								  json_null());
+		if (x->members)
+			json_object_set_new(json_array_get(a, json_array_size(a) - 1), "members",
+					    members(x));
 	}
 	return a;
 }

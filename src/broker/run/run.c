@@ -406,8 +406,20 @@ static int validate(struct sbx_run *run, const struct sbx_spec *spec, int sfd,
 		.contracts = &run->contracts,
 	};
 	struct sbx_validation_stats st;
+	uint64_t files = 0, bytes = 0;
 	int r;
 
+	/* A ZIP's members are outputs too: they count in what is left of
+	 * output_files and output_bytes once the files themselves are. */
+	for (size_t i = 0; i < run->coll.n; i++)
+		if (run->coll.items[i].status == SBX_ARTIFACT_PROMOTED) {
+			files++;
+			bytes += run->coll.items[i].size;
+		}
+	ctl.output_files = files < run->plan.limits.v[SBX_LIMIT_OUTPUT_FILES] ?
+				   run->plan.limits.v[SBX_LIMIT_OUTPUT_FILES] - files : 0;
+	ctl.output_bytes = bytes < run->plan.limits.v[SBX_LIMIT_OUTPUT_BYTES] ?
+				   run->plan.limits.v[SBX_LIMIT_OUTPUT_BYTES] - bytes : 0;
 	sbx_state_set_stage(run->state, "validating");
 	r = sbx_validation_run(&run->coll, &ctl, &st, &run->err);
 	if (st.files) {

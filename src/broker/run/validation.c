@@ -70,6 +70,8 @@ static int make_request(const struct sbx_validation_ctl *ctl, struct sbx_error *
 		json_array_append_new(refuse, json_string(*t));
 	json_object_set(req, "refuse_active", refuse);
 	json_object_set_new(req, "outputs", ctl->outputs ? json_deep_copy(ctl->outputs) : json_null());
+	json_object_set_new(req, "output_files", json_integer((json_int_t)ctl->output_files));
+	json_object_set_new(req, "output_bytes", json_integer((json_int_t)ctl->output_bytes));
 	text = json_dumps(req, JSON_COMPACT);
 	if (!text || strlen(text) > SBX_VERDICT_MAX_REQUEST)
 		return sbx_error_set(err, SBX_EXIT_SOFTWARE, 0, "validation: the request is too large");

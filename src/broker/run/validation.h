@@ -31,6 +31,8 @@ struct sbx_validation_ctl {
 	char *const *refuse_active;  /* the profile's refuse_active_content */
 	const json_t *outputs;       /* the job's "outputs" (contracts), or NULL */
 	const struct sbx_contracts *contracts; /* the broker's parse of it */
+	uint64_t output_files;       /* what is left of the run's output_files and */
+	uint64_t output_bytes;       /* output_bytes: a ZIP's members count in them */
 };
 
 struct sbx_validation_stats {

@@ -26,7 +26,8 @@
  *   1. no_new_privs, killed with its parent, every fd but the protocol's
  *      closed (not dumpable once step 3 wrote its id maps);
  *   2. rlimits: RLIMIT_AS from --max-memory (plus room for its own code),
- *      RLIMIT_CPU from --max-cpu-seconds, no core, no file growth, few fds;
+ *      RLIMIT_CPU from --max-cpu-seconds, no core, no file growth past a
+ *      ZIP member's cap (memfds, serve-zip.c), few fds;
  *   3. new user, mount, IPC, network and UTS namespaces, and an empty,
  *      read-only tmpfs as its root (pivot_root): no path leads anywhere,
  *      no socket reaches any network or SysV object of the host;
@@ -34,8 +35,8 @@
  *   5. the request read and the contracts compiled (patterns and schemas:
  *      the job's, not the payload's);
  *   6. a seccomp allowlist: reading any fd it holds, writing only its
- *      diagnostics, the socket's recvmsg and send, memory without
- *      PROT_EXEC, and exit.  Anything else kills it.
+ *      diagnostics and its own memfds, the socket's recvmsg and send,
+ *      memory without PROT_EXEC, and exit.  Anything else kills it.
  * A kernel that refuses a step is refused in turn (69): validation does
  * not run less confined.
  */
@@ -60,6 +61,7 @@
 #include <sys/stat.h>
 
 #include "serve.h"
+#include "zip-read.h"
 #include "syscalls.h"
 
 #ifdef __SANITIZE_ADDRESS__
@@ -96,10 +98,13 @@ static int write_file(const char *path, const char *text)
 
 static int apply_limits(uint64_t max_memory, uint64_t cpu_seconds, bool probe)
 {
-	struct rlimit no_core = { 0, 0 }, few_files = { 16, 16 }, no_growth = { 0, 0 };
+	struct rlimit no_core = { 0, 0 }, few_files = { 16, 16 },
+		      no_growth = { SBX_ZIP_MAX_BYTES, SBX_ZIP_MAX_BYTES };
 
-	/* No core file to write, no regular file to grow (it writes only to
-	 * its pipe and socket; the probe reports on whatever stdout it has),
+	/* No core file to write, no file to grow beyond the largest ZIP
+	 * member it inflates (into a memfd: the only file it can create, as
+	 * its root is empty and read-only; otherwise it writes only to its
+	 * pipe and socket; the probe reports on whatever stdout it has),
 	 * a handful of fds. */
 	if (setrlimit(RLIMIT_CORE, &no_core) < 0 || setrlimit(RLIMIT_NOFILE, &few_files) < 0 ||
 	    (!probe && setrlimit(RLIMIT_FSIZE, &no_growth) < 0))
@@ -199,6 +204,7 @@ static int confine_seccomp(void)
 	const struct scmp_arg_cmp diagnostics = SCMP_A0(SCMP_CMP_LE, 2);
 	const struct scmp_arg_cmp sock = SCMP_A0(SCMP_CMP_EQ, 3);
 	const struct scmp_arg_cmp self = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid());
+	const struct scmp_arg_cmp memfd_flags = SCMP_A1(SCMP_CMP_EQ, MFD_CLOEXEC);
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
 	int r = ctx ? 0 : -ENOMEM;
 
@@ -228,6 +234,16 @@ static int confine_seccomp(void)
 		r = allow(ctx, "sendto", 1, &sock);
 	if (r == 0)
 		r = allow(ctx, "sendmsg", 1, &sock);
+	/* A ZIP output's members are inflated into memfds, one at a time,
+	 * so that each type's validator reads them by pread() as it reads
+	 * a file (serve-zip.c): anonymous memory, charged to the run's
+	 * cgroup, no name in any file system.  pwrite64 reaches nothing
+	 * else: the request is a sealed memfd, the quarantined copies are
+	 * read-only, the socket has no offset. */
+	if (r == 0)
+		r = allow(ctx, "memfd_create", 1, &memfd_flags);
+	if (r == 0)
+		r = allow(ctx, "pwrite64", 0, NULL);
 	/* abort() signals itself, and only itself. */
 	if (r == 0)
 		r = allow(ctx, "tgkill", 1, &self);

@@ -31,11 +31,14 @@
 #include "serve.h"
 #include "util.h"
 #include "validate.h"
+#include "zip-read.h"
 
 struct sbx_validator {
 	char **allowed;              /* NULL-terminated */
 	char **refuse_active;        /* types whose active content is refused */
 	struct sbx_contracts contracts;
+	uint64_t output_files;       /* what is left of the run's, for a ZIP's */
+	uint64_t output_bytes;       /* members (serve-zip.c) */
 };
 
 int sbx_validator_new(const char *req, size_t len, struct sbx_validator **out, char *why,
@@ -44,7 +47,7 @@ int sbx_validator_new(const char *req, size_t len, struct sbx_validator **out, c
 	_cleanup_json_ json_t *root = NULL;
 	struct sbx_validator *val;
 	struct sbx_error err = { 0 };
-	const json_t *allowed, *outputs, *refuse;
+	const json_t *allowed, *outputs, *refuse, *files, *bytes;
 	json_t *t;
 	size_t i;
 
@@ -54,7 +57,11 @@ int sbx_validator_new(const char *req, size_t len, struct sbx_validator **out, c
 	allowed = json_object_get(root, "allowed");
 	outputs = json_object_get(root, "outputs");
 	refuse = json_object_get(root, "refuse_active");
+	files = json_object_get(root, "output_files");
+	bytes = json_object_get(root, "output_bytes");
 	if (!json_is_object(root) ||
+	    (files && (!json_is_integer(files) || json_integer_value(files) < 0)) ||
+	    (bytes && (!json_is_integer(bytes) || json_integer_value(bytes) < 0)) ||
 	    json_integer_value(json_object_get(root, "sbx_validate")) != SBX_VERDICT_VERSION ||
 	    !json_is_array(allowed) || json_array_size(allowed) > SBX_MEDIA_TYPE_COUNT ||
 	    !(json_is_null(outputs) || json_is_object(outputs)) ||
@@ -63,6 +70,9 @@ int sbx_validator_new(const char *req, size_t len, struct sbx_validator **out, c
 		return -1;
 	}
 	val = sbx_xcalloc(1, sizeof(*val));
+	/* Without the run's caps (a fuzzer's request), the archive input's. */
+	val->output_files = files ? (uint64_t)json_integer_value(files) : SBX_VERDICT_MAX_MEMBERS;
+	val->output_bytes = bytes ? (uint64_t)json_integer_value(bytes) : SBX_ZIP_MAX_BYTES;
 	val->allowed = sbx_xcalloc(json_array_size(allowed) + 1, sizeof(char *));
 	json_array_foreach(allowed, i, t) {
 		const char *type = sbx_media_type_static(json_string_value(t));
@@ -93,6 +103,12 @@ int sbx_validator_new(const char *req, size_t len, struct sbx_validator **out, c
 	}
 	*out = val;
 	return 0;
+}
+
+void sbx_validator_output_caps(const struct sbx_validator *val, uint64_t *files, uint64_t *bytes)
+{
+	*files = val->output_files;
+	*bytes = val->output_bytes;
 }
 
 void sbx_validator_free(struct sbx_validator *val)
@@ -164,13 +180,14 @@ static const struct sbx_contract *contract_for(const struct sbx_validator *val, 
 	return NULL;
 }
 
-void sbx_validator_check(struct sbx_validator *val, int fd, const char *path, uint64_t size,
-			 struct sbx_verdict *v)
+/* The rules of any output, without the contract; @top: a file of
+ * /work/out, not a ZIP's member (whose ZIPs are refused before this). */
+static void check_file(struct sbx_validator *val, int fd, const char *path, uint64_t size,
+		       struct sbx_verdict *v, bool top)
 {
 	unsigned char head[SBX_MEDIA_HEAD];
 	struct sbx_media_report rep;
 	const char *base = strrchr(path, '/'), *type, *by_name, *pickle;
-	const struct sbx_contract *k;
 	char list[320];
 	ssize_t n;
 
@@ -211,6 +228,13 @@ void sbx_validator_check(struct sbx_validator *val, int fd, const char *path, ui
 	} else if (!sbx_media_type_in(val->allowed, type)) {
 		set_reason(v, SBX_RC_NOT_ALLOWED_TYPE, "media type %s is not in allowed_outputs; allowed: %s",
 			   type, allowed_list(val->allowed, list, sizeof(list)));
+	} else if (strcmp(type, "application/zip") == 0) {
+		/* Its members, each as an output (serve-zip.c). */
+		if (!top)
+			set_reason(v, SBX_RC_NESTED_ARCHIVE, "a ZIP archive inside the archive");
+		else if (sbx_validator_check_zip(val, fd, size, v, &rep) < 0)
+			set_reason(v, rep.code ? rep.code : SBX_RC_INVALID_CONTENT, "%s",
+				   rep.reason[0] ? rep.reason : "rejected by its validator");
 	} else if (sbx_media_validate(type, fd, size, &rep) < 0) {
 		set_reason(v, rep.code ? rep.code : SBX_RC_INVALID_CONTENT, "%s",
 			   rep.reason[0] ? rep.reason : "rejected by its validator");
@@ -229,6 +253,20 @@ void sbx_validator_check(struct sbx_validator *val, int fd, const char *path, ui
 		v->width = rep.width;
 		v->height = rep.height;
 	}
+}
+
+void sbx_validator_check_file(struct sbx_validator *val, int fd, const char *path, uint64_t size,
+			      struct sbx_verdict *v)
+{
+	check_file(val, fd, path, size, v, false);
+}
+
+void sbx_validator_check(struct sbx_validator *val, int fd, const char *path, uint64_t size,
+			 struct sbx_verdict *v)
+{
+	const struct sbx_contract *k;
+
+	check_file(val, fd, path, size, v, true);
 	if (!v->ok)
 		return;
 	k = contract_for(val, path);

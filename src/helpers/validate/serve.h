@@ -45,6 +45,23 @@ int sbx_validator_serve(struct sbx_validator *val, int sock, char *why, size_t w
 
 void sbx_validator_free(struct sbx_validator *val);
 
+/* For serve-zip.c: a ZIP member checked by the rules of any output
+ * (detection, extension, allowed types, validator, refuse_active), not
+ * by a contract; and the run's caps that bound an archive's members. */
+void sbx_validator_check_file(struct sbx_validator *val, int fd, const char *path, uint64_t size,
+			      struct sbx_verdict *v);
+void sbx_validator_output_caps(const struct sbx_validator *val, uint64_t *files, uint64_t *bytes);
+
+struct sbx_media_report;
+/*
+ * sbx_validator_check_zip() - an application/zip of @size bytes at @fd:
+ * the container, then each member (serve-zip.c).  Fills @v's members and
+ * ORs their flags into @v's.
+ * Return: 0, or -1 with @rep's reason and code for the archive.
+ */
+int sbx_validator_check_zip(struct sbx_validator *val, int fd, uint64_t size,
+			    struct sbx_verdict *v, struct sbx_media_report *rep);
+
 /*
  * For the failure tests only (tests/e2e/validate.sh): how the validator
  * misbehaves on its first item, as a compromised one might: "spin",

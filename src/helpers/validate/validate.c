@@ -95,9 +95,12 @@ const char *sbx_media_detect(const unsigned char *head, size_t n, const char *na
 		return "application/vnd.apache.parquet";
 	/* A ZIP's local header: an Office Open XML package when the name
 	 * says which one (its validator then checks that the parts say so
-	 * too); any other ZIP is not a type sbx knows. */
+	 * too), application/zip when it is named .zip (its members are
+	 * checked one by one, serve-zip.c); any other ZIP (.npz, .jar, no
+	 * name) is not a type sbx knows. */
 	if (n >= 4 && memcmp(head, "PK\3\4", 4) == 0)
-		return by_name && is_ooxml(by_name) ? by_name : NULL;
+		return by_name && (is_ooxml(by_name) || strcmp(by_name, "application/zip") == 0) ?
+			       by_name : NULL;
 	if (!head_is_text(head, n, n < SBX_MEDIA_HEAD))
 		return NULL;
 	return is_text_family(by_name) ? by_name : "text/plain";

@@ -316,7 +316,8 @@ static int read_directory(struct sbx_zip *z, uint64_t cd_off, uint64_t cd_size, 
 			return sbx_media_fail(rep, "%s: entry \"%s\": stored, but its sizes differ",
 					      what, shown(name, b, sizeof(b)));
 		if (e->usize > lim->max_entry_bytes)
-			return sbx_media_fail(rep, "%s: entry \"%s\": larger than %" PRIu64 " bytes",
+			return sbx_media_fail_code(rep, SBX_RC_TOO_LARGE,
+						   "%s: entry \"%s\": larger than %" PRIu64 " bytes",
 					      what, shown(name, b, sizeof(b)), lim->max_entry_bytes);
 		if (e->usize > SBX_ZIP_RATIO_FLOOR && e->usize / lim->max_ratio > e->csize)
 			return sbx_media_fail(rep, "%s: entry \"%s\": compression ratio above "
@@ -325,7 +326,8 @@ static int read_directory(struct sbx_zip *z, uint64_t cd_off, uint64_t cd_size, 
 		total += e->usize;
 		total_c += e->csize;
 		if (total > lim->max_total_bytes)
-			return sbx_media_fail(rep, "%s: the archive expands to more than %" PRIu64
+			return sbx_media_fail_code(rep, SBX_RC_TOO_LARGE,
+						   "%s: the archive expands to more than %" PRIu64
 					      " bytes", what, lim->max_total_bytes);
 	}
 	if (pos != cd_size)

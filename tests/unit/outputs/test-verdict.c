@@ -22,6 +22,16 @@
 #define HEAD "{\"v\":1,\"i\":4,"
 #define OKTAIL "\"flags\":[],\"formula_cells\":false,\"width\":0,\"height\":0}"
 
+#define SHA "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define MEMBER_OK                                                                         \
+	"{\"path\":\"d/a.csv\",\"size\":3,\"sha256\":\"" SHA "\",\"media_type\":\"text/csv\","  \
+	"\"ok\":true,\"flags\":[],\"formula_cells\":true}"
+#define MEMBER_BAD                                                                        \
+	"{\"path\":\"m.pkl\",\"size\":3,\"sha256\":\"" SHA "\",\"media_type\":null,"          \
+	"\"ok\":false,\"reason\":\"pickle\",\"code\":\"code_as_data\",\"flags\":[],"          \
+	"\"formula_cells\":false}"
+#define ZIPTAIL(m) "\"flags\":[],\"formula_cells\":false,\"width\":0,\"height\":0,\"members\":[" m "]}"
+
 static const struct {
 	const char *text;
 	const char *why; /* NULL: accepted */
@@ -92,6 +102,29 @@ static const struct {
 	{ HEAD "\"ok\":true,\"media_type\":\"text/csv\",\"flags\":[],\"formula_cells\":false,"
 	       "\"width\":0,\"height\":0,\"contract\":{\"ok\":false,\"count\":1,\"failures\":"
 	       "[{\"check\":\"rows\",\"detail\":\"x\",\"row\":0,\"more\":1}]}}", "failure is not" },
+	/* application/zip: its members, and only for it */
+	{ HEAD "\"ok\":true,\"media_type\":\"application/zip\"," ZIPTAIL(MEMBER_OK "," MEMBER_OK),
+	  NULL },
+	{ HEAD "\"ok\":false,\"media_type\":\"application/zip\",\"reason\":\"m\","
+	       "\"code\":\"code_as_data\"," ZIPTAIL(MEMBER_OK "," MEMBER_BAD), NULL },
+	{ HEAD "\"ok\":true,\"media_type\":\"application/zip\"," OKTAIL,
+	  "without its members" },
+	{ HEAD "\"ok\":true,\"media_type\":\"text/csv\"," ZIPTAIL(MEMBER_OK), "no application/zip" },
+	{ HEAD "\"ok\":true,\"media_type\":\"application/zip\"," ZIPTAIL(MEMBER_OK "," MEMBER_BAD),
+	  "a refused member in a valid archive" },
+	{ HEAD "\"ok\":false,\"media_type\":\"application/zip\",\"reason\":\"m\","
+	       "\"code\":\"code_as_data\"," ZIPTAIL(MEMBER_BAD "," MEMBER_OK), "not the last" },
+	{ HEAD "\"ok\":true,\"media_type\":\"application/zip\","
+	       ZIPTAIL("{\"path\":\"a.csv\",\"size\":1,\"sha256\":\"AB\",\"media_type\":\"text/csv\","
+		       "\"ok\":true,\"flags\":[],\"formula_cells\":false}"), "a member is not" },
+	{ HEAD "\"ok\":true,\"media_type\":\"application/zip\","
+	       ZIPTAIL("{\"path\":\"a.csv\",\"size\":1,\"sha256\":\"" SHA "\",\"media_type\":"
+		       "\"text/x-evil\",\"ok\":true,\"flags\":[],\"formula_cells\":false}"),
+	  "does not know" },
+	{ HEAD "\"ok\":true,\"media_type\":\"application/zip\","
+	       ZIPTAIL("{\"path\":\"a\\u001bb.csv\",\"size\":1,\"sha256\":\"" SHA "\",\"media_type\":"
+		       "\"text/csv\",\"ok\":true,\"flags\":[],\"formula_cells\":false}"),
+	  "a member is not" },
 };
 
 static void test_cases(void **state)

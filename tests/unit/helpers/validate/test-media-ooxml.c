@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "samples.h"
+#include "serve.h"
 #include "validate.h"
 #include "zip-read.h"
 
@@ -596,7 +597,10 @@ static void test_detect(void **state)
 	assert_string_equal(sbx_media_detect(zip, 8, "a.xlsx"), XLSX);
 	assert_string_equal(sbx_media_detect(zip, 8, "a.DOCX"), DOCX);
 	assert_string_equal(sbx_media_detect(zip, 8, "a.pptx"), PPTX);
-	assert_null(sbx_media_detect(zip, 8, "a.zip"));
+	/* A .zip is application/zip, its members checked one by one. */
+	assert_string_equal(sbx_media_detect(zip, 8, "a.zip"), "application/zip");
+	assert_null(sbx_media_detect(zip, 8, "a.npz"));
+	assert_null(sbx_media_detect(zip, 8, "a.jar"));
 	assert_null(sbx_media_detect(zip, 8, "a.csv"));
 	assert_string_equal(sbx_media_detect((const unsigned char *)"a,b\n", 4, "a.xlsx"), "text/plain");
 }
@@ -626,6 +630,69 @@ static void test_mutations(void **state)
 	}
 }
 
+/* application/zip (serve-zip.c): each member as an output, under the
+ * run's caps from the request. */
+static void zip_verdict(const char *caps, const struct part *parts, size_t n,
+			struct sbx_verdict *v)
+{
+	char req[256];
+	struct sbx_validator *val = NULL;
+	static struct tb b;
+	struct buf f;
+	char why[256];
+	int fd;
+
+	snprintf(req, sizeof(req),
+		 "{\"sbx_validate\":1,\"outputs\":null,\"allowed\":[\"text/csv\",\"text/plain\","
+		 "\"application/zip\"]%s}", caps);
+	assert_int_equal(sbx_validator_new(req, strlen(req), &val, why, sizeof(why)), 0);
+	zip(&b, parts, n, Z_HONEST);
+	f = (struct buf){ .p = b.p, .n = b.n };
+	fd = memfd_of(&f);
+	sbx_validator_check(val, fd, "out/t.zip", b.n, v);
+	close(fd);
+	sbx_validator_free(val);
+}
+
+static void test_zip_output(void **state)
+{
+	static const struct part good[] = { { "d/a.csv", "x,y\n1,2\n" }, { "b.txt", "hi\n" } };
+	static const struct part pkl[] = { { "a.csv", "x,y\n1,2\n" }, { "m.pkl", "\x80\x04K\x01." } };
+	static const struct part nested[] = { { "a.csv", "x,y\n" }, { "in.csv", "PK\3\4zz" } };
+	static const struct part json[] = { { "a.json", "{}" } };
+	struct sbx_verdict v;
+
+	(void)state;
+	zip_verdict("", good, 2, &v);
+	assert_true(v.ok);
+	assert_string_equal(v.media_type, "application/zip");
+	assert_true(v.has_members);
+	assert_int_equal(v.n_members, 2);
+	assert_string_equal(v.members[0].path, "d/a.csv");
+	assert_string_equal(v.members[0].media_type, "text/csv");
+	assert_int_equal(v.members[0].size, 8);
+	assert_string_equal(v.members[0].sha256,
+			    "81bf9fa83c6f7f151bd491a98cd7d933de3965289e3ebd77c6c425f7eaa16392");
+	assert_string_equal(v.members[1].media_type, "text/plain");
+	/* The first member refused refuses the archive, and is named. */
+	zip_verdict("", pkl, 2, &v);
+	assert_false(v.ok);
+	assert_string_equal(v.reason_code, "code_as_data");
+	assert_non_null(strstr(v.reason, "member \"m.pkl\": pickle"));
+	assert_int_equal(v.n_members, 2);
+	assert_false(v.members[1].ok);
+	zip_verdict("", nested, 2, &v);
+	assert_string_equal(v.reason_code, "nested_archive");
+	zip_verdict("", json, 1, &v);
+	assert_string_equal(v.reason_code, "not_allowed_type");
+	/* The run's caps: what is left of output_files and output_bytes. */
+	zip_verdict(",\"output_files\":1", good, 2, &v);
+	assert_string_equal(v.reason_code, "over_count");
+	assert_false(v.has_members);
+	zip_verdict(",\"output_bytes\":10", good, 2, &v);
+	assert_string_equal(v.reason_code, "too_large");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -635,6 +702,7 @@ int main(void)
 		cmocka_unit_test(test_zip_api),
 		cmocka_unit_test(test_detect),
 		cmocka_unit_test(test_mutations),
+		cmocka_unit_test(test_zip_output),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
