@@ -18,9 +18,11 @@ AGENTS="$SBX_SRCDIR/tests/e2e/agents"
 XLSX=application/vnd.openxmlformats-officedocument.spreadsheetml.sheet
 DOCX=application/vnd.openxmlformats-officedocument.wordprocessingml.document
 
-# SCRIPT|ALLOWED_OUTPUTS|its artifacts by path: PATH STATUS MEDIA_TYPE
-# REASON_CODE (- for none), joined by "; ".  The pickle's job allows the
-# profile's types: no allowed_outputs can name a pickle.  The HTML
+# SCRIPT|ALLOWED_OUTPUTS (space-separated)|its artifacts by path: PATH
+# STATUS MEDIA_TYPE REASON_CODE (- for none), joined by "; ".  A zip's
+# members are outputs of their own, so its job allows their type too.
+# The pickle's job allows the profile's types: no allowed_outputs can
+# name a pickle.  The HTML
 # script's page has <meta charset> and a <style> sheet, which the
 # shipped profile's refuse_active_content refuses (html-view.c counts
 # both among the elements that load or run; sbx-policy(5)); pandas'
@@ -34,7 +36,7 @@ EXPECT="
 06-html-table.py|text/html|report.html rejected text/html active_content; totals.html promoted text/html -
 07-markdown-summary.py|text/markdown|summary.md promoted text/markdown -
 08-json-stats.py|application/json|stats.json promoted application/json -
-09-zip-of-csvs.py|application/zip|by_region.zip promoted application/zip -
+09-zip-of-csvs.py|application/zip text/csv|by_region.zip promoted application/zip -
 10-sympy-text.py|text/plain|breakeven.txt promoted text/plain -
 11-networkx-svg.py|image/svg+xml|shipping.svg promoted image/svg+xml -
 12-pil-webp-thumbnail.py|image/webp|preview.webp promoted image/webp -
@@ -138,7 +140,8 @@ for mode in root user; do
 		[ -n "$script" ] || continue
 		[ -f "$AGENTS/$script" ] || { not_ok "$mode: $script: no such fixture"; continue; }
 		extra='{input_handles: ["sales.csv"], limits: {wall_seconds: 120, memory_mib: 768}}'
-		[ -z "$allowed" ] || extra="$extra + {allowed_outputs: [\"$allowed\"]}"
+		# shellcheck disable=SC2086 # one type a word
+		[ -z "$allowed" ] || extra="$extra + {allowed_outputs: $(jq -nc '$ARGS.positional' --args $allowed)}"
 		mkjob "$M/$script.json" python-analysis "$(cat "$AGENTS/$script")" "$extra"
 		sbx_run "$M/$script.json"
 		expect_rc 0 "$mode: $script: runs, exit 0"
