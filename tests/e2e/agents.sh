@@ -113,7 +113,8 @@ outcome() {
 	return 1
 }
 
-# zip_members: the zip of CSVs lists its three members as CSVs, promoted,
+# zip_members: the zip of CSVs lists its three members as CSVs, valid
+# (the status of a member that passed: the archive is what is promoted),
 # each with the sha256 of its bytes in the delivered archive.
 zip_members() {
 	local want got
@@ -121,13 +122,13 @@ zip_members() {
 import hashlib, sys, zipfile
 with zipfile.ZipFile(sys.argv[1]) as z:
     for n in sorted(z.namelist()):
-        print(n, "text/csv promoted", hashlib.sha256(z.read(n)).hexdigest())
+        print(n, "text/csv valid", hashlib.sha256(z.read(n)).hexdigest())
 PY
 )
 	got=$(jqm '.artifacts[] | select(.path == "by_region.zip") | .members // [] | sort_by(.path)[] |
 		"\(.path) \(.media_type) \(.status) \(.sha256)"')
 	[ -n "$want" ] && [ "$(wc -l <<<"$want")" -eq 3 ] && [ "$got" = "$want" ] && return 0
-	diag "members in the manifest: ${got:-none}; in the archive: ${want:-unreadable}"
+	diag "members in the manifest: $(echo ${got:-none}); in the archive: $(echo ${want:-unreadable})"
 	return 1
 }
 
@@ -150,7 +151,7 @@ for mode in root user; do
 			every_artifact_accounted
 		check "$mode: $script: the summary counts what the artifacts say" summary_agrees
 		[ "$script" = 09-zip-of-csvs.py ] &&
-			check "$mode: $script: the members listed, CSVs, promoted, with their digests" zip_members
+			check "$mode: $script: the members listed, CSVs, valid, with their digests" zip_members
 		[ "$script" = 03-openpyxl-xlsx.py ] &&
 			check "$mode: $script: its SUM row flagged formula_cells" \
 				test "$(jqm '.artifacts[0].formula_cells')" = true
