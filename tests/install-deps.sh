@@ -132,6 +132,11 @@ else not_ok "python-analysis's modules"; diag "$(cat "$T/why")"; fi
 for m in jsonschema html5lib test.support test.test_grammar; do pymod "$m" test example minimal >>"$T/why"; done
 if [ ! -s "$T/why" ]; then ok "test.list has the tests' python modules (jsonschema, html5lib, CPython's regression tests)"
 else not_ok "the tests' python modules"; diag "$(cat "$T/why")"; fi
+: >"$T/why"
+# What the agent scripts of tests/e2e/agents.sh import inside python-analysis.
+for m in seaborn sympy networkx docx openpyxl xlsxwriter PIL statsmodels; do pymod "$m" test example >>"$T/why"; done
+if [ ! -s "$T/why" ]; then ok "test.list has the agent scripts' python modules (seaborn, sympy, networkx, docx, ...)"
+else not_ok "the agent scripts' python modules"; diag "$(cat "$T/why")"; fi
 
 # --- the suite's tools come from test.list -----------------------------------
 # Every tool an e2e test needs (its `need` line), every tool the VM suite,
