@@ -287,7 +287,7 @@ in_pod -all sbx check --config "$P/etc/sbx/config/job.json" >"$M/check.out" 2>&1
 rc=$?
 check "pod without CAP_SETFCAP: sbx check exits 69 (status $rc)" test "$rc" -eq 69
 check "pod without CAP_SETFCAP: sbx check names the capability" \
-	grep -q '^user namespaces  blocked: .*Hint: .*CAP_SETFCAP.*capabilities.add' \
+	grep -Eq '(^| )user namespaces +blocked: .*Hint: .*CAP_SETFCAP.*capabilities.add' \
 	<<<"$(tr '\n' ' ' <"$M/check.out")"
 in_pod -all sh -c "$job_script" >"$M/pod.out" 2>"$M/pod.err"
 RC=$? OUT=$M/pod.out ERR=$M/pod.err

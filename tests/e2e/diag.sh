@@ -182,7 +182,7 @@ for mode in root user; do
 		test "$(jq -c '.networks[] | select(.name == "egress-example") | [.kind, .allow, .max_connections, .connect]' "$M/profiles.json")" = \
 		"$(jq -c '[.kind, .allow, .max_connections, true]' "$SBX_SRCDIR/policy/network/egress-example.json")"
 	check "$mode: --json is refused where it does not apply (64)" \
-		eval 'as_mode "$SBX" gc --json >/dev/null 2>&1; [ $? -eq 64 ]'
+		eval 'as_mode "$SBX" promote --json >/dev/null 2>&1; [ $? -eq 64 ]'
 
 	# --- the cgroup Hint, true on this host -------------------------------------
 	if [ $mode = user ]; then

@@ -243,9 +243,10 @@ static void check_file(struct sbx_validator *val, int fd, const char *path, uint
 		/* The profile's refuse_active_content: the flag becomes a
 		 * refusal, with what to write instead. */
 		set_reason(v, SBX_RC_ACTIVE_CONTENT,
-			   "active_content: %s with scripts, event handlers or resources loaded from "
-			   "elsewhere; the profile refuses it: write it without them (pandas' "
-			   "to_html() tables pass), or as CSV, Markdown or PNG",
+			   "active_content: %s with scripts, event handlers, style sheets, <meta> or "
+			   "<link> elements, or resources loaded from elsewhere; the profile refuses "
+			   "it: write it without them (pandas' to_html() tables pass), or as CSV, "
+			   "Markdown or PNG",
 			   type);
 	} else {
 		v->formula_cells = rep.formula_cells;
