@@ -101,6 +101,9 @@ bool sbx_budget_nofile_hint(int errnum, struct sbx_error *err)
 
 	if (errnum != ETOOMANYREFS)
 		return false;
+	/* A budget of the host's, not a bug of sbx's: 69 with the fix,
+	 * like every control that cannot be applied. */
+	err->code = SBX_EXIT_UNAVAILABLE;
 	getrlimit(RLIMIT_NOFILE, &rl);
 	sbx_error_hint(err,
 		       "the kernel counts fds in flight over unix sockets per uid, and processes "

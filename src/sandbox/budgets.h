@@ -49,7 +49,8 @@ int sbx_budget_nproc(rlim_t *budget, struct sbx_error *err);
 
 /* sbx_budget_nofile_hint() - when @errnum is ETOOMANYREFS, add the Hint
  * that names the budget (fds in flight per uid, RLIMIT_NOFILE) to @err,
- * set by the caller; true when it did. */
+ * set by the caller, and make it 69 (SBX_EXIT_UNAVAILABLE): a host
+ * budget, with its fix; true when it did. */
 bool sbx_budget_nofile_hint(int errnum, struct sbx_error *err);
 
 #endif
