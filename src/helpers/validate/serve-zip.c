@@ -40,24 +40,6 @@
 #include "validate.h"
 #include "zip-read.h"
 
-/* Magic of archives and compressed data (offset, bytes). */
-static const struct {
-	size_t off, len;
-	const char *sig;
-	const char *what;
-} nested_magic[] = {
-	{ 0, 4, "PK\3\4", "a ZIP archive" },
-	{ 0, 4, "PK\5\6", "a ZIP archive" },
-	{ 0, 4, "PK\7\10", "a ZIP archive" },
-	{ 0, 2, "\x1f\x8b", "gzip-compressed data" },
-	{ 0, 3, "BZh", "bzip2-compressed data" },
-	{ 0, 6, "\xfd" "7zXZ\0", "xz-compressed data" },
-	{ 0, 4, "\x28\xb5\x2f\xfd", "zstd-compressed data" },
-	{ 0, 6, "7z\xbc\xaf\x27\x1c", "a 7-Zip archive" },
-	{ 0, 6, "Rar!\x1a\x07", "a RAR archive" },
-	{ 257, 5, "ustar", "a tar archive" },
-};
-
 /* Names of archives, whatever their content (a .tar of text has no magic
  * before offset 257; a truncated .gz is still meant to be one). */
 static const char *const nested_ext[] = {
@@ -68,11 +50,10 @@ static const char *const nested_ext[] = {
 static const char *nested(const unsigned char *head, size_t n, const char *base)
 {
 	const char *dot = strrchr(base, '.');
+	const char *what = sbx_media_archive(head, n);
 
-	for (size_t i = 0; i < ARRAY_SIZE(nested_magic); i++)
-		if (n >= nested_magic[i].off + nested_magic[i].len &&
-		    memcmp(head + nested_magic[i].off, nested_magic[i].sig, nested_magic[i].len) == 0)
-			return nested_magic[i].what;
+	if (what)
+		return what;
 	for (size_t i = 0; dot && dot != base && i < ARRAY_SIZE(nested_ext); i++)
 		if (strcasecmp(dot + 1, nested_ext[i]) == 0)
 			return "an archive by its name";

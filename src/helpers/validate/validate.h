@@ -169,6 +169,11 @@ int sbx_media_fail_code(struct sbx_media_report *rep, const char *code, const ch
  */
 const char *sbx_media_describe(const unsigned char *head, size_t n);
 
+/* sbx_media_archive() - the same table's name for an archive or compressed
+ * data ("a ZIP archive", "gzip-compressed data"), or NULL: what a ZIP
+ * output's member may not be (serve-zip.c). */
+const char *sbx_media_archive(const unsigned char *head, size_t n);
+
 /*
  * Streaming UTF-8 check: feed bytes in any split; sbx_media_utf8_end()
  * says whether the input ended on a character boundary.
