@@ -43,3 +43,28 @@ const char *sbx_reason_code_static(const char *name)
 			return c->name;
 	return NULL;
 }
+
+const struct sbx_reason_code sbx_fetch_reason_codes[] = {
+	{ SBX_RC_FETCH_HOST_NOT_ALLOWED, "a URL's host and port are not on the fetch profile's allowlist" },
+	{ SBX_RC_FETCH_SCHEME_REFUSED, "the URL's scheme is not one of the fetch profile's schemes" },
+	{ SBX_RC_FETCH_ADDRESS_REFUSED, "the host resolves to a refused address (private, loopback, link-local, metadata, ...)" },
+	{ SBX_RC_FETCH_REDIRECT_REFUSED, "a redirect's target was refused, or there were more than max_redirects" },
+	{ SBX_RC_FETCH_TOO_LARGE, "the body is larger than the entry's max_bytes, max_file_bytes or the profile's max_bytes" },
+	{ SBX_RC_FETCH_TIMEOUT, "no complete answer within the fetch profile's timeout_seconds" },
+	{ SBX_RC_FETCH_ENCODING_REFUSED, "the response had a Content-Encoding other than identity" },
+	{ SBX_RC_FETCH_MEDIA_TYPE, "the response's Content-Type is not the entry's media_type" },
+	{ SBX_RC_FETCH_SHA256_MISMATCH, "the bytes do not have the entry's pinned sha256" },
+	{ SBX_RC_FETCH_HTTP_STATUS, "the server answered with a status other than 2xx or a redirect" },
+	{ SBX_RC_FETCH_FAILED, "the fetch failed: name resolution, connection, TLS verification" },
+	{ NULL, NULL },
+};
+
+const char *sbx_fetch_reason_code_static(const char *name)
+{
+	if (!name)
+		return NULL;
+	for (const struct sbx_reason_code *c = sbx_fetch_reason_codes; c->name; c++)
+		if (strcmp(c->name, name) == 0)
+			return c->name;
+	return NULL;
+}

@@ -44,6 +44,24 @@
 /* A discarded artifact: valid, but its run did not complete. */
 #define SBX_RC_RUN_INCOMPLETE "run_incomplete"
 
+/*
+ * A run's reason_code when a remote input ("fetch") ended it before the
+ * payload started (sbx-job(5), REMOTE INPUTS).  Not artifact codes: a
+ * table of their own (sbx_fetch_reason_codes), which the confined fetcher
+ * sends on its status line and the broker takes nothing but.
+ */
+#define SBX_RC_FETCH_HOST_NOT_ALLOWED "fetch_host_not_allowed" /* host:port not listed */
+#define SBX_RC_FETCH_SCHEME_REFUSED "fetch_scheme_refused"     /* http where only https */
+#define SBX_RC_FETCH_ADDRESS_REFUSED "fetch_address_refused"   /* private, loopback, ... */
+#define SBX_RC_FETCH_REDIRECT_REFUSED "fetch_redirect_refused" /* a hop refused, or too many */
+#define SBX_RC_FETCH_TOO_LARGE "fetch_too_large"               /* max_bytes, max_file_bytes */
+#define SBX_RC_FETCH_TIMEOUT "fetch_timeout"                   /* timeout_seconds */
+#define SBX_RC_FETCH_ENCODING_REFUSED "fetch_encoding_refused" /* Content-Encoding */
+#define SBX_RC_FETCH_MEDIA_TYPE "fetch_media_type"             /* not the job's media_type */
+#define SBX_RC_FETCH_SHA256_MISMATCH "fetch_sha256_mismatch"   /* not the pinned digest */
+#define SBX_RC_FETCH_HTTP_STATUS "fetch_http_status"           /* not 2xx */
+#define SBX_RC_FETCH_FAILED "fetch_failed"                     /* DNS, TLS, connection */
+
 struct sbx_reason_code {
 	const char *name;
 	const char *meaning; /* one line, as sbx(1) says it */
@@ -54,5 +72,9 @@ extern const struct sbx_reason_code sbx_reason_codes[];
 
 /* The table's own string for @name, or NULL when @name is not a code. */
 const char *sbx_reason_code_static(const char *name);
+
+/* The fetch codes, likewise ended by { NULL, NULL }, and their lookup. */
+extern const struct sbx_reason_code sbx_fetch_reason_codes[];
+const char *sbx_fetch_reason_code_static(const char *name);
 
 #endif

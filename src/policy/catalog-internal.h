@@ -43,6 +43,18 @@ void profile_free(struct sbx_profile *pr);
  */
 int parse_network(const struct sbx_jctx *c, const json_t *root, struct sbx_netprofile *np);
 
+/*
+ * parse_allowlist() - an egress profile's "allow", "allow_cidrs",
+ * "max_bytes" (and "max_connections", "connect", which a caller that
+ * does not accept them has refused with its key list) from @root into
+ * @np.  Shared by network and fetch profiles.
+ */
+int parse_allowlist(const struct sbx_jctx *c, const json_t *root, struct sbx_netprofile *np);
+
+/* parse_fetch() - one fetch profile file (catalog-fetch.c), as above. */
+int parse_fetch(const struct sbx_jctx *c, const json_t *root, struct sbx_fetchprofile *fp);
+void fetch_free(struct sbx_fetchprofile *fp);
+
 /* network_free() - free what @np holds (not @np itself). */
 void network_free(struct sbx_netprofile *np);
 

@@ -114,7 +114,7 @@ static int parse_connect(const struct sbx_jctx *c, const json_t *v, struct sbx_n
 	return 0;
 }
 
-static int parse_egress(const struct sbx_jctx *c, const json_t *root, struct sbx_netprofile *np)
+int parse_allowlist(const struct sbx_jctx *c, const json_t *root, struct sbx_netprofile *np)
 {
 	static const char *const rule_keys[] = { "host", "ports", NULL };
 	const json_t *v;
@@ -194,7 +194,7 @@ int parse_network(const struct sbx_jctx *c, const json_t *root, struct sbx_netpr
 	else
 		return sbx_json_expected(c, "kind", v, "\"disabled\" or \"egress\"");
 	if (np->kind == SBX_NET_EGRESS)
-		return parse_egress(c, root, np);
+		return parse_allowlist(c, root, np);
 	/* A disabled profile with an allowlist is a contradiction that would
 	 * mislead whoever reads it. */
 	for (size_t i = 0; i < ARRAY_SIZE(egress_only); i++)

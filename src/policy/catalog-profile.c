@@ -87,7 +87,7 @@ static const char *const profile_keys[] = {
 	"defaults", "minimums", "maximums", "input_bytes_max", "stream_bytes_max",
 	"allowed_outputs", "network_profiles", "kernel_quotas", "workspace_exec", "thread_env",
 	"validate_seconds", "refuse_active_content",
-	"prepare", NULL,
+	"prepare", "fetch_profiles", NULL,
 };
 
 /*
@@ -483,6 +483,15 @@ int parse_profile(const struct sbx_jctx *c, const json_t *root, struct sbx_profi
 	pr->network_profiles = cat_name;
 	if (!cat_name[0])
 		return sbx_json_error(c, "network_profiles", "expected at least one network profile");
+	/* The fetch profiles its jobs may name; none unless listed. */
+	if ((v = json_object_get(root, "fetch_profiles"))) {
+		if (sbx_json_strv(c, "fetch_profiles", v, CATALOG_MAX_FILES, 64,
+				  sbx_catalog_name_valid, "a catalog name", true,
+				  &pr->fetch_profiles) < 0)
+			return -1;
+	} else {
+		pr->fetch_profiles = sbx_xcalloc(1, sizeof(char *));
+	}
 	/* Whether the payload may run what it writes to /tmp and /work
 	 * (sbx-policy(5) says why that is the profile's choice). */
 	if ((v = json_object_get(root, "workspace_exec")) &&
@@ -550,6 +559,7 @@ void profile_free(struct sbx_profile *pr)
 	sbx_strv_free(pr->allowed_outputs);
 	sbx_strv_free(pr->refuse_active);
 	sbx_strv_free(pr->network_profiles);
+	sbx_strv_free(pr->fetch_profiles);
 	sbx_strv_free(pr->thread_env);
 	if (pr->prepare) {
 		sbx_strv_free(pr->prepare->argv);

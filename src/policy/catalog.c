@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * catalog.c - load the policy catalog: DIR/profiles/NAME.json,
- * DIR/network/NAME.json and DIR/seccomp/NAME.json (formats in
+ * DIR/network/NAME.json, DIR/fetch/NAME.json and DIR/seccomp/NAME.json (formats in
  * sbx-policy(5)).
  *
  * This file is the loader: it lists each directory in name order, reads
@@ -74,6 +74,9 @@ void sbx_catalog_free(struct sbx_catalog *cat)
 	for (size_t i = 0; i < cat->n_seccomp; i++)
 		seccomp_free(&cat->seccomp[i]);
 	free(cat->seccomp);
+	for (size_t i = 0; i < cat->n_fetches; i++)
+		fetch_free(&cat->fetches[i]);
+	free(cat->fetches);
 	free(cat->dir);
 	memset(cat, 0, sizeof(*cat));
 }
@@ -136,7 +139,7 @@ static int list_dir(const char *dir, const char *sub, char ***out, struct sbx_er
 	return 0;
 }
 
-enum kind { KIND_PROFILE, KIND_NETWORK, KIND_SECCOMP };
+enum kind { KIND_PROFILE, KIND_NETWORK, KIND_SECCOMP, KIND_FETCH };
 
 static int parse_file(struct sbx_catalog *cat, enum kind kind, const char *file,
 		      const char *name, const char *data, size_t len, struct sbx_error *err);
@@ -225,6 +228,7 @@ int sbx_catalog_parse_file(struct sbx_catalog *cat, const char *sub, const char 
 {
 	enum kind kind = strcmp(sub, "profiles") == 0 ? KIND_PROFILE :
 			 strcmp(sub, "network") == 0  ? KIND_NETWORK :
+			 strcmp(sub, "fetch") == 0    ? KIND_FETCH :
 							KIND_SECCOMP;
 
 	return parse_file(cat, kind, file, name, data, len, err);
@@ -262,6 +266,16 @@ static int parse_file(struct sbx_catalog *cat, enum kind kind, const char *file,
 		r = parse_network(&c, root, np);
 		break;
 	}
+	case KIND_FETCH: {
+		struct sbx_fetchprofile *fp;
+		cat->fetches = sbx_xrealloc(cat->fetches, (cat->n_fetches + 1) * sizeof(*fp));
+		fp = &cat->fetches[cat->n_fetches++];
+		memset(fp, 0, sizeof(*fp));
+		entry_init(&fp->name, &fp->file, &fp->raw, &fp->raw_len, name, file, data, len);
+		c.source = fp->file;
+		r = parse_fetch(&c, root, fp);
+		break;
+	}
 	case KIND_SECCOMP:
 	default: {
 		struct sbx_seccomp_policy *sp;
@@ -293,6 +307,19 @@ static int load_kind(struct sbx_catalog *cat, enum kind kind, const char *sub,
 	return 0;
 }
 
+/* A kind that older catalogs lack (fetch profiles): no directory, no
+ * entries; a directory that exists is loaded as strictly as the others. */
+static int load_optional(struct sbx_catalog *cat, enum kind kind, const char *sub,
+			 struct sbx_error *err)
+{
+	_cleanup_free_ char *path = sbx_xasprintf("%s/%s", cat->dir, sub);
+	struct stat st;
+
+	if (stat(path, &st) < 0 && errno == ENOENT)
+		return 0;
+	return load_kind(cat, kind, sub, NULL, err);
+}
+
 /* References between files, checked once everything is loaded. */
 static int cross_check(const struct sbx_catalog *cat, struct sbx_error *err)
 {
@@ -304,6 +331,14 @@ static int cross_check(const struct sbx_catalog *cat, struct sbx_error *err)
 			return sbx_json_error(&c, "seccomp", "no seccomp policy \"%s\" in %s/seccomp%s",
 					      pr->seccomp, cat->dir,
 					      sbx_did_you_mean(sbx_catalog_suggest_seccomp(cat, pr->seccomp)));
+		for (size_t k = 0; pr->fetch_profiles[k]; k++) {
+			char p[SBX_JSON_PATH_MAX];
+
+			sbx_json_path_index(p, "fetch_profiles", k);
+			if (!sbx_catalog_fetch(cat, pr->fetch_profiles[k]))
+				return sbx_json_error(&c, p, "no fetch profile \"%s\" in %s/fetch",
+						      pr->fetch_profiles[k], cat->dir);
+		}
 		for (size_t k = 0; pr->network_profiles[k]; k++) {
 			char p[SBX_JSON_PATH_MAX];
 
@@ -330,6 +365,7 @@ int sbx_catalog_load_with(struct sbx_catalog *cat, const char *dir,
 	cat->dir = sbx_xstrdup(dir);
 	if (load_kind(cat, KIND_SECCOMP, "seccomp", hooks, err) < 0 ||
 	    load_kind(cat, KIND_NETWORK, "network", NULL, err) < 0 ||
+	    load_optional(cat, KIND_FETCH, "fetch", err) < 0 ||
 	    load_kind(cat, KIND_PROFILE, "profiles", NULL, err) < 0 || cross_check(cat, err) < 0) {
 		/* Nothing of a broken catalog stays visible. */
 		sbx_catalog_free(cat);
@@ -351,6 +387,14 @@ const struct sbx_netprofile *sbx_catalog_network(const struct sbx_catalog *cat, 
 	for (size_t i = 0; name && i < cat->n_networks; i++)
 		if (strcmp(cat->networks[i].name, name) == 0)
 			return &cat->networks[i];
+	return NULL;
+}
+
+const struct sbx_fetchprofile *sbx_catalog_fetch(const struct sbx_catalog *cat, const char *name)
+{
+	for (size_t i = 0; name && i < cat->n_fetches; i++)
+		if (strcmp(cat->fetches[i].name, name) == 0)
+			return &cat->fetches[i];
 	return NULL;
 }
 

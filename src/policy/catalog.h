@@ -70,6 +70,7 @@ struct sbx_profile {
 	 * whose outputs flagged active_content are refused (never NULL). */
 	char **refuse_active;
 	char **network_profiles;
+	char **fetch_profiles;   /* fetch profiles its jobs may name (never NULL) */
 	struct sbx_kernel_quotas quotas; /* every key set (defaults filled in) */
 	bool workspace_exec;     /* /tmp and /work without noexec */
 	char **thread_env;       /* variables set to the run's CPU count */
@@ -113,6 +114,31 @@ struct sbx_netprofile {
 	uint16_t *connect_ports; /* SBX_CONNECT_PORTS */
 	size_t n_connect_ports;
 };
+
+/*
+ * A fetch profile, DIR/fetch/NAME.json (sbx-policy(5), FETCH PROFILES):
+ * what the confined fetcher may get before the payload starts.  @net
+ * holds the allowlist and allow_cidrs in the egress profile's form
+ * (kind SBX_NET_EGRESS, max_bytes the total a run may fetch), so that
+ * the fetcher judges hosts and addresses with the proxy's own rules
+ * (netcheck.h).
+ */
+struct sbx_fetchprofile {
+	char *name;
+	char *file;
+	char *raw;
+	size_t raw_len;
+	struct sbx_netprofile net;
+	bool allow_http;          /* "schemes" lists "http"; https is always allowed */
+	uint64_t max_file_bytes;  /* per fetched file */
+	uint64_t timeout_seconds; /* per request, and the slow-transfer window */
+	uint64_t max_redirects;
+	char *ca_file;            /* CA bundle for https; NULL: the system's */
+};
+
+#define SBX_FETCH_MAX_BYTES_DEFAULT (UINT64_C(256) << 20)
+#define SBX_FETCH_TIMEOUT_DEFAULT 30
+#define SBX_FETCH_REDIRECTS_DEFAULT 5
 
 enum sbx_seccomp_op {
 	SBX_SC_OP_EQ,        /* arg == value */
@@ -165,6 +191,8 @@ struct sbx_catalog {
 	size_t n_networks;
 	struct sbx_seccomp_policy *seccomp;
 	size_t n_seccomp;
+	struct sbx_fetchprofile *fetches; /* DIR/fetch, which may be absent */
+	size_t n_fetches;
 };
 
 /*
@@ -205,6 +233,7 @@ const struct sbx_profile *sbx_catalog_profile(const struct sbx_catalog *cat, con
 const struct sbx_netprofile *sbx_catalog_network(const struct sbx_catalog *cat, const char *name);
 const struct sbx_seccomp_policy *sbx_catalog_seccomp(const struct sbx_catalog *cat,
 						     const char *name);
+const struct sbx_fetchprofile *sbx_catalog_fetch(const struct sbx_catalog *cat, const char *name);
 
 /* Hex SHA-256 of a catalog file's bytes into @out; 0, or -1 on failure.
  * Computed when the manifest is written, not at load: the first use of
@@ -213,7 +242,7 @@ int sbx_catalog_sha256(const char *raw, size_t len, char out[65]);
 
 /*
  * sbx_catalog_parse_file() - what sbx_catalog_load() does with one file of
- * @sub ("profiles", "network" or "seccomp"; anything else is read as
+ * @sub ("profiles", "network", "fetch" or "seccomp"; anything else is read as
  * seccomp) once its @len bytes are read: parse them as the entry @name
  * (already checked with sbx_catalog_name_valid()), named @file in
  * messages, and add it to @cat.  References to other files are not

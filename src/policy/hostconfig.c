@@ -23,7 +23,7 @@
 static const char *const config_keys[] = {
 	"store", "policy", "signing_key", "state_dir", "cgroup_parent", "max_concurrent",
 	"memory_budget_mib", "root_ids", "hold_dir", "hold_max_age_hours", "prepared_dir",
-	"results_dir", "results_max_age_hours", "results_max_count", NULL,
+	"results_dir", "results_max_age_hours", "results_max_count", "fetch_cache_bytes", NULL,
 };
 static const char *const root_ids_keys[] = { "first", "count", NULL };
 
@@ -133,6 +133,16 @@ int sbx_hostconfig_parse(struct sbx_hostconfig *cfg, const char *source, const c
 	if ((v = json_object_get(root, "memory_budget_mib")) &&
 	    sbx_json_uint(&c, "memory_budget_mib", v, 1, 1u << 30, &cfg->memory_budget_mib) < 0)
 		goto fail;
+	cfg->fetch_cache_bytes = SBX_FETCH_CACHE_BYTES_DEFAULT;
+	if ((v = json_object_get(root, "fetch_cache_bytes"))) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		    json_integer_value(v) > (json_int_t)1 << 50) {
+			sbx_json_expected(&c, "fetch_cache_bytes", v,
+					  "an integer from 0 (no cache) to 2^50");
+			goto fail;
+		}
+		cfg->fetch_cache_bytes = (uint64_t)json_integer_value(v);
+	}
 	cfg->hold_max_age_hours = SBX_HOLD_MAX_AGE_HOURS_DEFAULT;
 	if ((v = json_object_get(root, "hold_max_age_hours")) &&
 	    sbx_json_uint(&c, "hold_max_age_hours", v, 1, SBX_HOLD_MAX_AGE_HOURS_MAX,
@@ -189,6 +199,7 @@ int sbx_hostconfig_load(struct sbx_hostconfig *cfg, const char *path, struct sbx
 	cfg->hold_max_age_hours = SBX_HOLD_MAX_AGE_HOURS_DEFAULT;
 	cfg->results_max_age_hours = SBX_RESULTS_MAX_AGE_HOURS_DEFAULT;
 	cfg->results_max_count = SBX_RESULTS_MAX_COUNT_DEFAULT;
+	cfg->fetch_cache_bytes = SBX_FETCH_CACHE_BYTES_DEFAULT;
 	/* --config, $SBX_CONFIG, the user's file, the system file: the first
 	 * that is named or exists is the whole configuration (sbx(1)). */
 	if (!path && env && *env) {

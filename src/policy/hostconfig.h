@@ -53,7 +53,13 @@ struct sbx_hostconfig {
 	char *results_dir;
 	uint64_t results_max_age_hours;
 	uint64_t results_max_count;
+	/* The cache of pinned remote inputs, <state_dir>/fetch-cache
+	 * (src/broker/fetch-cache.c): its most bytes; always set, 0 keeps
+	 * nothing. */
+	uint64_t fetch_cache_bytes;
 };
+
+#define SBX_FETCH_CACHE_BYTES_DEFAULT (UINT64_C(1) << 30)
 
 /* sbx gc keeps a run's results 30 days, and the newest 1000 at most. */
 #define SBX_RESULTS_MAX_AGE_HOURS_DEFAULT 720u

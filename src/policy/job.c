@@ -19,7 +19,7 @@
 static const char *const job_keys[] = {
 	"input_handles", "extract", "runtime_profile", "network_profile", "code", "code_handle",
 	"args", "env", "limits", "allowed_outputs", "required_outputs", "partial_outputs",
-	"outputs", "on_rejected_output", NULL,
+	"outputs", "on_rejected_output", "fetch", "fetch_profile", NULL,
 };
 
 static bool is_alnum(char ch)
@@ -258,7 +258,7 @@ static int parse_root(const struct sbx_jctx *c, const json_t *root, struct sbx_j
 				 &job->network_profile) < 0)
 		return -1;
 
-	if (parse_code(c, root, job) < 0)
+	if (parse_code(c, root, job) < 0 || sbx_job_parse_fetch(c, root, job) < 0)
 		return -1;
 
 	v = json_object_get(root, "args");
@@ -304,6 +304,7 @@ static void free_fields(struct sbx_job *job)
 	sbx_strv_free(job->extract);
 	free(job->runtime_profile);
 	free(job->network_profile);
+	sbx_job_free_fetch(job);
 	free(job->code);
 	free(job->code_handle);
 	sbx_strv_free(job->args);

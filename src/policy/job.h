@@ -30,6 +30,19 @@
 #define SBX_JOB_MAX_NAME_LEN 64  /* profile names */
 
 /* hold: kept outside --artifacts until `sbx promote` (src/broker/hold.c). */
+#define SBX_JOB_MAX_FETCH 32
+#define SBX_JOB_MAX_URL_LEN 2048
+
+/* One remote input (job "fetch"): got by the confined fetcher before the
+ * payload starts, under the job's fetch_profile, into /work/in/<as>. */
+struct sbx_fetch_entry {
+	char *url;        /* http:// or https://, printable ASCII */
+	char *as;         /* an input name, as a handle's */
+	uint64_t max_bytes; /* 0: the profile's max_file_bytes */
+	char *media_type; /* NULL: any; else the response's Content-Type */
+	char *sha256;     /* 64 lowercase hex digits, or NULL: not pinned */
+};
+
 enum sbx_partial { SBX_PARTIAL_DISCARD, SBX_PARTIAL_RETAIN, SBX_PARTIAL_HOLD };
 
 struct sbx_job {
@@ -42,6 +55,9 @@ struct sbx_job {
 	char **extract;          /* subset of input_handles */
 	char *runtime_profile;
 	char *network_profile;   /* NULL: "disabled" */
+	char *fetch_profile;     /* NULL: none (then no fetch entries) */
+	struct sbx_fetch_entry *fetch;
+	size_t n_fetch;
 	char *code;              /* exactly one of code / code_handle */
 	size_t code_len;
 	char *code_handle;
@@ -80,5 +96,15 @@ void sbx_job_free(struct sbx_job *job);
 
 /* ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$ */
 bool sbx_handle_name_valid(const char *s);
+
+/*
+ * sbx_job_parse_fetch() - the job's "fetch" and "fetch_profile" (job-fetch.c):
+ * the shape of each entry (65 naming the JSON path); whether the catalog
+ * allows it is admission's (policy.c).  An "as" that is also one of
+ * input_handles, or given twice, is invalid.
+ */
+struct sbx_jctx;
+int sbx_job_parse_fetch(const struct sbx_jctx *c, const json_t *root, struct sbx_job *job);
+void sbx_job_free_fetch(struct sbx_job *job);
 
 #endif

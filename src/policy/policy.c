@@ -130,6 +130,39 @@ static void build_env(struct sbx_plan *plan, const struct sbx_job *job,
 	plan->env = env;
 }
 
+/* The job's fetch profile must be one its runtime profile lists, and no
+ * entry may ask for more bytes than the profile allows a file. */
+static int admit_fetch(struct sbx_plan *plan, const struct sbx_job *job,
+		       const struct sbx_profile *pr, const struct sbx_catalog *cat,
+		       const struct sbx_jctx *c)
+{
+	char esc[80];
+
+	if (!job->fetch_profile)
+		return 0;
+	sbx_json_escape(job->fetch_profile, esc, sizeof(esc));
+	plan->fetch = sbx_catalog_fetch(cat, job->fetch_profile);
+	if (!plan->fetch)
+		return sbx_json_error(c, "fetch_profile", "no fetch profile \"%s\" in the catalog",
+				      esc);
+	if (!strv_contains(pr->fetch_profiles, job->fetch_profile))
+		return sbx_json_error(c, "fetch_profile",
+				      "profile \"%s\" does not allow fetch profile \"%s\"", pr->name,
+				      esc);
+	for (size_t i = 0; i < job->n_fetch; i++) {
+		char p[SBX_JSON_PATH_MAX], q[SBX_JSON_PATH_MAX];
+
+		if (job->fetch[i].max_bytes <= plan->fetch->max_file_bytes)
+			continue;
+		sbx_json_path_index(p, "fetch", i);
+		sbx_json_path_key(q, p, "max_bytes");
+		return sbx_json_error(c, q,
+				      "%" PRIu64 " is above fetch profile \"%s\"'s max_file_bytes %" PRIu64,
+				      job->fetch[i].max_bytes, esc, plan->fetch->max_file_bytes);
+	}
+	return 0;
+}
+
 static int admit(struct sbx_plan *plan, const struct sbx_job *job, const struct sbx_catalog *cat,
 		 struct sbx_error *err)
 {
@@ -160,6 +193,8 @@ static int admit(struct sbx_plan *plan, const struct sbx_job *job, const struct 
 		return sbx_json_error(&c, "network_profile",
 				      "profile \"%s\" does not allow network profile \"%s\"", pr->name,
 				      net);
+	if (admit_fetch(plan, job, pr, cat, &c) < 0)
+		return -1;
 	/* The catalog was cross-checked at load; this cannot fail there. */
 	plan->seccomp = sbx_catalog_seccomp(cat, pr->seccomp);
 	if (!plan->seccomp)

@@ -17,6 +17,7 @@ struct sbx_plan {
 	const struct sbx_profile *profile;
 	const struct sbx_netprofile *network;
 	const struct sbx_seccomp_policy *seccomp;
+	const struct sbx_fetchprofile *fetch; /* the job's fetch_profile; NULL: none */
 	struct sbx_limits limits;  /* every key set; soft 0 = no soft deadline */
 	char **allowed_outputs;    /* effective: job's list, or the profile's */
 	char **env;                /* profile env + allowed job env, KEY=VALUE */

@@ -50,6 +50,9 @@ void sbx_run_fail(struct sbx_run *run)
 	run->status = sbx_status_from_exit(run->err.code);
 	snprintf(run->reason, sizeof(run->reason), "%s", sbx_error_text(&run->err, buf, sizeof(buf)));
 	run->reason_code = error_reason_code(run->err.code);
+	/* A remote input that ended the run names its own cause. */
+	if (run->fetch_code && (run->err.code == SBX_EXIT_REFUSED || run->err.code == SBX_EXIT_FAILED))
+		run->reason_code = run->fetch_code;
 }
 
 /* The sandbox's most tasks at once: pids.peak, else its limit. */

@@ -62,6 +62,7 @@
 #include "budgets.h"
 #include "digest.h"
 #include "events.h"
+#include "fetch-run.h"
 #include "hold.h"
 #include "nproc.h"
 #include "prepare.h"
@@ -252,6 +253,45 @@ static int record_cgroups(struct sbx_run *run)
 	return 0;
 }
 
+/* Helpers that ran in the run's cgroup before the payload: archives'
+ * and remote inputs'.  Their time is the run's (wall_seconds) and their
+ * usage too. */
+static bool helpers_before(const struct sbx_run *run)
+{
+	return (run->job.extract && run->job.extract[0]) || run->job.n_fetch;
+}
+
+/*
+ * The job's remote inputs (fetch-run.h), after the store's and the local
+ * ones, in what input_bytes_max leaves of @max: their records join the
+ * manifest's "inputs", a refusal or failure names its reason_code.
+ */
+static int fetch_inputs(struct sbx_run *run, int in_fd, uint64_t max,
+			const struct sbx_extract_ctl *x)
+{
+	struct sbx_fetch_ctl ctl = {
+		.cg = x->cg,
+		.cancel_fd = x->cancel_fd,
+		.deadline_ns = x->deadline_ns,
+		.wall_seconds = x->wall_seconds,
+		.memory_mib = x->memory_mib,
+		.own_id = x->own_id,
+		.state_dir = run->state_dir,
+		.cache_bytes = run->cfg.fetch_cache_bytes,
+	};
+	uint64_t taken = 0, used = 0;
+	size_t i;
+	json_t *e;
+
+	if (!run->job.n_fetch)
+		return 0;
+	json_array_foreach(run->inputs, i, e)
+		taken += (uint64_t)json_integer_value(json_object_get(e, "size"));
+	return sbx_fetch_materialize(run->plan.fetch, &run->job, in_fd,
+				     max > taken ? max - taken : 0, &ctl, run->inputs,
+				     &run->fetch_code, &used, &run->err);
+}
+
 /*
  * Copy the inputs into /work/in.  That tmpfs belongs to the sandbox's user
  * namespace, where host root is not mapped: root writes as the id the
@@ -267,7 +307,7 @@ static int materialize(struct sbx_run *run, const struct sbx_spec *spec,
 	uint64_t max = run->plan.profile->input_bytes_max, local = 0;
 	int r;
 
-	if (!run->job.input_handles[0] && !run->locals.n)
+	if (!run->job.input_handles[0] && !run->locals.n && !run->job.n_fetch)
 		return 0;
 	/* An archive's helper runs in the run's cgroup, under its wall clock
 	 * and its cancellation (store.c). */
@@ -292,7 +332,8 @@ static int materialize(struct sbx_run *run, const struct sbx_spec *spec,
 	    sbx_store_materialize(store, run->job.input_handles, run->job.extract, in_fd, max,
 				  max - local, &ctl, &run->err) < 0 ||
 	    !(run->inputs = sbx_inputs_record(in_fd, run->job.input_handles, run->job.extract,
-					      &run->locals, &run->err)) ? -1 : 0;
+					      &run->locals, &run->err)) ||
+	    fetch_inputs(run, in_fd, max, &ctl) < 0 ? -1 : 0;
 	if (root) {
 		setfsuid(0);
 		setfsgid(0);
@@ -552,15 +593,14 @@ static int execute(struct sbx_run *run, int sfd)
 	if (materialize(run, &sp.spec, &store, sp.in_fd, sfd) < 0) {
 		/* An archive's helper ran in the cgroup: its usage (an OOM
 		 * kill, the peak) is the run's. */
-		if (run->job.extract && run->job.extract[0] &&
-		    sbx_cgroup_stats(run->cg, &run->stats, NULL) == 0)
+		if (helpers_before(run) && sbx_cgroup_stats(run->cg, &run->stats, NULL) == 0)
 			run->have_stats = true;
 		goto out;
 	}
 	/* wall_seconds bounds extraction and payload together: what the
 	 * archives took is taken from the payload's deadlines.  (Without
 	 * archives nothing is taken: copying is not on the clock.) */
-	if (run->job.extract && run->job.extract[0]) {
+	if (helpers_before(run)) {
 		uint64_t spent_ms = (sbx_now_mono_ns() - t_extract) / 1000000ull;
 
 		so.wall_ms = so.wall_ms > spent_ms ? so.wall_ms - spent_ms : 1;

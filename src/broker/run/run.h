@@ -60,6 +60,7 @@ struct sbx_run {
 	enum sbx_status status;
 	char reason[256];
 	const char *reason_code;  /* a stable name for reason (sbx(1)); NULL with it */
+	const char *fetch_code;   /* a remote input's refusal or failure (reasoncode.h) */
 	struct sbx_error err;     /* sbx's own failure, if any */
 	bool sandboxed;           /* the namespaces were created */
 	bool seccomp_applied;
