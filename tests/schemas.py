@@ -32,7 +32,7 @@ except ImportError:
     print("not ok\tpython3-jsonschema (4.0 or later, for draft 2020-12) is not importable")
     sys.exit(2)
 
-SCHEMAS = ("job", "profile", "network", "seccomp", "manifest", "promote-manifest")
+SCHEMAS = ("job", "profile", "network", "seccomp", "manifest", "promote-manifest", "fetch")
 # What subcommands print with --json, one schema each; every *.schema.json
 # in the directory is loaded, and must be one of these or of SCHEMAS.
 COMMANDS = ("check", "profiles", "ps", "verify", "keygen", "gc", "cancel", "batch-summary",
@@ -141,6 +141,10 @@ def cmd_source(schemas, src):
     same("profile: the keys are catalog.c's", prof["properties"], c_strings(policy, "profile_keys"))
     same("network profile: the keys are catalog.c's", net["properties"], c_strings(policy, "network_keys"))
     same("seccomp: the keys are catalog.c's", sc["properties"], c_strings(policy, "seccomp_keys"))
+    same("fetch profile: the keys are catalog-fetch.c's", schemas["fetch"]["properties"],
+         c_strings(policy, "fetch_keys"))
+    jf = job["properties"]["fetch"]["items"]["properties"]
+    same("job: the fetch entries' keys are job-fetch.c's", jf, c_strings(policy, "entry_keys"))
     same("seccomp: the deny keys are catalog.c's", sc["$defs"]["deny"]["properties"],
          c_strings(policy, "deny_keys"))
     same("seccomp: the allowed keys are catalog.c's", sc["$defs"]["allowed"]["properties"],
@@ -193,8 +197,16 @@ def cmd_source(schemas, src):
 
     # The artifacts' reason codes are reasoncode.h's, each in its table.
     rc_h, rc_c = read("src", "common", "reasoncode.h"), read("src", "common", "reasoncode.c")
-    names = dict(re.findall(r'#define (SBX_RC_\w+) "(\w+)"', rc_h))
-    table = [names.get(m) for m in re.findall(r"\{\s*(SBX_RC_\w+),", rc_c)]
+    # The fetch codes are a run's, not an artifact's: a table of their own.
+    allnames = dict(re.findall(r'#define (SBX_RC_\w+) "(\w+)"', rc_h))
+    names = {k: v for k, v in allnames.items() if not k.startswith("SBX_RC_FETCH_")}
+    fetch_names = {k: v for k, v in allnames.items() if k.startswith("SBX_RC_FETCH_")}
+    art_c = rc_c[rc_c.find("sbx_reason_codes[]"):rc_c.find("sbx_fetch_reason_codes[]")]
+    fetch_c = rc_c[rc_c.find("sbx_fetch_reason_codes[]"):]
+    table = [names.get(m) for m in re.findall(r"\{\s*(SBX_RC_\w+),", art_c)]
+    ftable = [fetch_names.get(m) for m in re.findall(r"\{\s*(SBX_RC_\w+),", fetch_c)]
+    same("reasoncode.c: the fetch table lists every fetch code of reasoncode.h", ftable,
+         list(fetch_names.values()) or None)
     same("manifest: artifact reason codes are reasoncode.h's",
          man["properties"]["artifacts"]["items"]["properties"]["reason_code"]["oneOf"][1]["enum"],
          list(names.values()) or None)

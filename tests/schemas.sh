@@ -93,7 +93,7 @@ for f in "$SBX_SRCDIR"/examples/*.json; do
 	n_ex=$((n_ex + 1))
 done
 if [ "$n_ex" -gt 0 ]; then ok "examples/ has $n_ex example jobs"; else not_ok "no example job in examples/"; fi
-for kind in profiles:profile network:network seccomp:seccomp; do
+for kind in profiles:profile network:network seccomp:seccomp fetch:fetch; do
 	for f in "$SBX_SRCDIR/policy/${kind%%:*}"/*.json; do
 		add valid "${kind#*:}" "$f" "catalog policy/${kind%%:*}/${f##*/} matches ${kind#*:}.schema.json"
 	done
@@ -129,6 +129,9 @@ badcat net-disallow network "$P/network/disabled.json" '. + {"allow": []}' "an a
 badcat net-noallow network "$P/network/egress-example.json" 'del(.allow)' "an egress profile without allow"
 badcat net-host network "$P/network/egress-example.json" '.allow[0].host = "PyPI.org"' "an upper-case host name"
 badcat net-port network "$P/network/egress-example.json" '.allow[0].ports = [0]' "port 0"
+badcat fetch-kind fetch "$P/fetch/example.json" '.kind = "egress"' 'a fetch profile of kind "egress"'
+badcat fetch-http fetch "$P/fetch/example.json" '.schemes = ["http"]' 'a fetch profile with http but not https'
+badcat fetch-key fetch "$P/fetch/example.json" '. + {"connect": true}' "a fetch profile with an egress-only key"
 badcat sc-errno seccomp "$P/seccomp/default.json" '.deny[0].errno = "EFOO"' "an unknown errno name"
 badcat sc-both seccomp "$P/seccomp/default.json" '.deny[0].args = []' '"args" beside "any_args"'
 badcat sc-mask seccomp "$P/seccomp/default.json" '.deny[0].any_args[0][0].op = "eq"' 'a mask with op "eq"'

@@ -54,18 +54,18 @@ int parse_fetch(const struct sbx_jctx *c, const json_t *root, struct sbx_fetchpr
 			return -1;
 		if (!schemes[0])
 			return sbx_json_error(c, "schemes", "expected at least one scheme");
-		for (size_t i = 0; schemes[i]; i++)
-			fp->allow_http |= strcmp(schemes[i], "http") == 0;
-		if (!fp->allow_http || schemes[1]) {
-			bool https = false;
+		bool https = false;
 
-			for (size_t i = 0; schemes[i]; i++)
-				https |= strcmp(schemes[i], "https") == 0;
-			if (!https)
-				return sbx_json_error(c, "schemes",
-						      "expected \"https\" among them (plain http alone "
-						      "is not offered: it cannot check the server)");
+		for (size_t i = 0; schemes[i]; i++) {
+			fp->allow_http |= strcmp(schemes[i], "http") == 0;
+			https |= strcmp(schemes[i], "https") == 0;
 		}
+		/* https is always offered: a list without it reads as if
+		 * it were not, which is not what sbx does. */
+		if (!https)
+			return sbx_json_error(c, "schemes",
+					      "expected \"https\" among them (http is only ever "
+					      "allowed beside it)");
 	}
 	fp->max_file_bytes = np->max_bytes;
 	if ((v = json_object_get(root, "max_file_bytes")) &&
