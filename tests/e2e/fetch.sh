@@ -243,7 +243,7 @@ all_have_inputs() {
 	for f in "$M"/out.*.json; do jq -e 'has("inputs")' "$f" >/dev/null || return 1; done
 }
 
-plan 64
+plan 65
 
 for mode in root user; do
 	setup_mode $mode
@@ -398,5 +398,12 @@ for mode in root user; do
 	check "$mode: nothing left behind (no fetcher, state, cgroup, temp)" \
 		eval 'nothing_left && ! pgrep -f "sbx-fetch" >/dev/null'
 done
+
+# The README's example, as printed there: its own namespace and host.
+SBX=$SBX_REAL SBX_LIBEXECDIR=$SBX_BUILDDIR timeout 120 bash "$SBX_SRCDIR/examples/fetch-csv.sh" \
+	"$SBX_SRCDIR/policy" > "$T/example.out" 2> "$T/example.err"
+check "the README's example: fetched, succeeded, offline payload saw 3 rows and lo alone" \
+	eval '[ "$(head -1 "$T/example.out" | jq -r ".status + \" \" + .inputs[0].origin + \" \" + (.inputs[0].http_status|tostring)")" = "succeeded fetch 200" ] &&
+		grep -qx "rows: 3" "$T/example.out" && grep -qx "interfaces: lo " "$T/example.out"'
 
 finish
