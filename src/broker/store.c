@@ -608,6 +608,21 @@ static int run_extractor(int archive_fd, int dst_fd, const struct sbx_archive_li
 			     si.si_status, line[0] ? line : "no status");
 }
 
+int sbx_store_extract(int archive_fd, int in_dirfd, const char *name, uint64_t budget,
+		      const struct sbx_extract_ctl *ctl, uint64_t *bytes, struct sbx_error *err)
+{
+	struct sbx_archive_limits lim;
+	_cleanup_close_ int dir = -1;
+
+	if (mkdirat(in_dirfd, name, 0755) < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "\"%s\": mkdir", name);
+	dir = openat(in_dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0 || fchmod(dir, 0755) < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "\"%s\": open", name);
+	sbx_archive_limits_default(&lim, budget);
+	return run_extractor(archive_fd, dir, &lim, ctl, name, bytes, err);
+}
+
 static bool strv_contains(char *const *v, const char *s)
 {
 	for (; v && *v; v++)

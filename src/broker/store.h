@@ -127,4 +127,14 @@ int sbx_store_materialize(const struct sbx_store *store, char *const *handles,
 			  uint64_t total_max, const struct sbx_extract_ctl *ctl,
 			  struct sbx_error *err);
 
+/*
+ * sbx_store_extract() - validate and extract @archive_fd into a new
+ * directory @in_dirfd/@name with sbx-extract, as for a handle in
+ * "extract" (@budget: the uncompressed bytes it may hold; *@bytes gets
+ * them).  For a fetched archive (fetch-run.c), whose file the caller has
+ * unlinked.  Errors as sbx_store_materialize()'s, prefixed "archive".
+ */
+int sbx_store_extract(int archive_fd, int in_dirfd, const char *name, uint64_t budget,
+		      const struct sbx_extract_ctl *ctl, uint64_t *bytes, struct sbx_error *err);
+
 #endif

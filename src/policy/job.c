@@ -223,13 +223,18 @@ static int check_extract(const struct sbx_jctx *c, const struct sbx_job *job)
 		for (size_t k = 0; job->input_handles[k]; k++)
 			if (strcmp(job->extract[i], job->input_handles[k]) == 0)
 				listed = true;
+		/* A remote input may be an archive too (fetch-run.c). */
+		for (size_t k = 0; k < job->n_fetch; k++)
+			if (strcmp(job->extract[i], job->fetch[k].as) == 0)
+				listed = true;
 		if (!listed) {
 			char p[SBX_JSON_PATH_MAX];
 			char esc[80];
 
 			sbx_json_path_index(p, "extract", i);
 			sbx_json_escape(job->extract[i], esc, sizeof(esc));
-			return sbx_json_error(c, p, "\"%s\" is not listed in input_handles", esc);
+			return sbx_json_error(c, p, "\"%s\" is not listed in input_handles or fetch",
+					      esc);
 		}
 	}
 	return 0;
@@ -242,8 +247,7 @@ static int parse_root(const struct sbx_jctx *c, const json_t *root, struct sbx_j
 	if (sbx_json_check_keys(c, "", root, job_keys) < 0)
 		return -1;
 	if (parse_handles(c, root, "input_handles", SBX_JOB_MAX_HANDLES, &job->input_handles) < 0 ||
-	    parse_handles(c, root, "extract", SBX_JOB_MAX_HANDLES, &job->extract) < 0 ||
-	    check_extract(c, job) < 0)
+	    parse_handles(c, root, "extract", SBX_JOB_MAX_HANDLES, &job->extract) < 0)
 		return -1;
 
 	/* Profile names are checked for shape only here (a bounded string);
@@ -258,7 +262,8 @@ static int parse_root(const struct sbx_jctx *c, const json_t *root, struct sbx_j
 				 &job->network_profile) < 0)
 		return -1;
 
-	if (parse_code(c, root, job) < 0 || sbx_job_parse_fetch(c, root, job) < 0)
+	if (parse_code(c, root, job) < 0 || sbx_job_parse_fetch(c, root, job) < 0 ||
+	    check_extract(c, job) < 0)
 		return -1;
 
 	v = json_object_get(root, "args");

@@ -65,6 +65,13 @@ Oslo,4
 '
 printf '%s' "$DATA" > "$T/data.csv"
 DATA_SHA=$(sha256sum < "$T/data.csv" | cut -d' ' -f1)
+# An archive to fetch and extract, and one with an entry leaving the tree.
+mkdir -p "$T/arch" && cp "$T/data.csv" "$T/arch/" && tar czf "$T/data.tgz" -C "$T/arch" data.csv
+python3 -c '
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w:gz") as t:
+    i = tarfile.TarInfo("../escaped.csv"); i.size = 3
+    t.addfile(i, io.BytesIO(b"x,y"))' "$T/evil.tgz"
 
 cat > "$T/server.py" <<'PY'
 import gzip, http.server, os, socketserver, ssl, sys, threading, time
@@ -113,6 +120,8 @@ class H(http.server.BaseHTTPRequestHandler):
                     break
                 time.sleep(0.1)
             return self.redirect("http://rebind.sbx-test:8080/data.csv")
+        if p in ("/data.tgz", "/evil.tgz"):
+            return self.body(open(os.path.join(D, p[1:]), "rb").read(), "application/gzip")
         if p == "/big":
             return self.body(b"x" * (1 << 20))
         if p == "/bomb":
@@ -215,6 +224,7 @@ chmod -R a+rX "$T"
 # The payload: copies what it got, and tries the network itself.
 read -r -d '' COPY <<'SH'
 ls /work/in > /work/out/listing.txt
+find /work/in -type f | sort > /work/out/files.txt
 for f in /work/in/*; do [ -f "$f" ] && cp "$f" "/work/out/got-$(basename "$f").csv"; done
 ip -o link 2>/dev/null | cut -d: -f2 | tr -d ' ' > /work/out/links.txt
 cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' ' >> /work/out/links.txt
@@ -243,7 +253,7 @@ all_have_inputs() {
 	for f in "$M"/out.*.json; do jq -e 'has("inputs")' "$f" >/dev/null || return 1; done
 }
 
-plan 65
+plan 69
 
 for mode in root user; do
 	setup_mode $mode
@@ -271,7 +281,19 @@ for mode in root user; do
 	check "$mode: https with the profile's CA: fetched" \
 		test "$RC/$(jqm '.inputs[0].sha256')" = "0/$DATA_SHA"
 
+	fjob "$M/arch.json" test-fetch "[{url: \"$A/data.tgz\", as: \"arch\"}]"
+	jq '.extract = ["arch"]' "$M/arch.json" > "$M/arch.tmp" && mv "$M/arch.tmp" "$M/arch.json" && chmod 0644 "$M/arch.json"
+	sbx_run "$M/arch.json"
+	check "$mode: a fetched archive listed in extract is validated and extracted" \
+		eval '[ $RC -eq 0 ] && [ "$(cat "$ART/files.txt")" = /work/in/arch/data.csv ] && [ "$(jqm ".inputs[0] | [.origin, (.extracted|tostring)] | join(\" \")")" = "fetch true" ]'
+
 	# --- hostile ------------------------------------------------------------
+	fjob "$M/evil.json" test-fetch "[{url: \"$A/evil.tgz\", as: \"arch\"}]"
+	jq '.extract = ["arch"]' "$M/evil.json" > "$M/evil.tmp" && mv "$M/evil.tmp" "$M/evil.json" && chmod 0644 "$M/evil.json"
+	sbx_run "$M/evil.json"
+	check "$mode: a fetched archive with an entry leaving the tree is refused like a stored one" \
+		eval '[ $RC -eq 77 ] && [ "$(jqm .status)" = refused ] && grep -q "\.\." "$ERR" && [ ! -e "$ART/listing.txt" ]'
+
 	fjob "$M/host.json" test-fetch '[{url: "http://disallowed.sbx-test:8080/data.csv", as: "d.csv"}]'
 	sbx_run "$M/host.json"
 	refused_as fetch_host_not_allowed "a host not on the list is refused"

@@ -446,6 +446,38 @@ static int fetch_rest(const struct sbx_fetchprofile *fp, const struct sbx_job *j
 	return 0;
 }
 
+static bool listed(char *const *v, const char *s)
+{
+	for (; v && *v; v++)
+		if (strcmp(*v, s) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * A fetched archive (its name in the job's "extract"): the file is
+ * unlinked and, through the fd still open, validated and extracted into
+ * the directory of the same name by sbx-extract, like a store handle's.
+ * Its uncompressed bytes take the archive's place in *@used.
+ */
+static int extract_fetched(const char *name, int in_dirfd, uint64_t room,
+			   const struct sbx_fetch_ctl *ctl, uint64_t *used, uint64_t size,
+			   struct sbx_error *err)
+{
+	_cleanup_close_ int fd = openat(in_dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	uint64_t bytes = 0, others = *used - size;
+
+	if (fd < 0 || unlinkat(in_dirfd, name, 0) < 0)
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, errno, "fetch: /work/in/%s", name);
+	if (sbx_store_extract(fd, in_dirfd, name, room > others ? room - others : 0, ctl->extract,
+			      &bytes, err) < 0) {
+		sbx_error_prefix(err, "fetch: ");
+		return -1;
+	}
+	*used = others + bytes;
+	return 0;
+}
+
 int sbx_fetch_materialize(const struct sbx_fetchprofile *fp, const struct sbx_job *job,
 			  int in_dirfd, uint64_t room, const struct sbx_fetch_ctl *ctl,
 			  json_t *records, const char **code, uint64_t *used, struct sbx_error *err)
@@ -524,6 +556,11 @@ record:
 		if (e->media_type)
 			json_object_set_new(rec, "media_type", json_string(e->media_type));
 		json_array_append_new(records, rec);
+		if (listed(job->extract, e->as) && extract_fetched(e->as, in_dirfd, room, ctl, used,
+								   got[i].size, err) < 0)
+			goto out;
+		if (listed(job->extract, e->as))
+			json_object_set_new(rec, "extracted", json_true());
 	}
 	r = 0;
 out:

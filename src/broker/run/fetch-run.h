@@ -25,6 +25,7 @@
 #include "job.h"
 
 struct sbx_cgroup;
+struct sbx_extract_ctl;
 
 struct sbx_fetch_ctl {
 	struct sbx_cgroup *cg;   /* the helper is moved in before it runs */
@@ -35,6 +36,10 @@ struct sbx_fetch_ctl {
 	bool own_id;             /* as struct sbx_extract_ctl (store.h) */
 	const char *state_dir;   /* the cache lives below it */
 	uint64_t cache_bytes;    /* fetch_cache_bytes; 0: no cache */
+	/* How a fetched archive (its "as" in the job's "extract") is
+	 * extracted: sbx-extract under the same cgroup, clock and
+	 * cancellation (store.h). */
+	const struct sbx_extract_ctl *extract;
 };
 
 /*

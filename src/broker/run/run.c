@@ -278,6 +278,7 @@ static int fetch_inputs(struct sbx_run *run, int in_fd, uint64_t max,
 		.own_id = x->own_id,
 		.state_dir = run->state_dir,
 		.cache_bytes = run->cfg.fetch_cache_bytes,
+		.extract = x,
 	};
 	uint64_t taken = 0, used = 0;
 	size_t i;
@@ -305,6 +306,7 @@ static int materialize(struct sbx_run *run, const struct sbx_spec *spec,
 	bool root = run->host_id != (uid_t)-1;
 	struct sbx_extract_ctl ctl;
 	uint64_t max = run->plan.profile->input_bytes_max, local = 0;
+	_cleanup_strv_free_ char **store_extract = NULL;
 	int r;
 
 	if (!run->job.input_handles[0] && !run->locals.n && !run->job.n_fetch)
@@ -328,8 +330,17 @@ static int materialize(struct sbx_run *run, const struct sbx_spec *spec,
 	}
 	/* Local files first: the store's handles get what is left of the
 	 * total, so both together stay under input_bytes_max. */
+	/* The store's archives here; fetched ones are extracted by
+	 * fetch-run.c once they are in. */
+	store_extract = sbx_xcalloc(sbx_strv_length(run->job.extract) + 1, sizeof(char *));
+	for (size_t i = 0, n = 0; run->job.extract && run->job.extract[i]; i++)
+		for (size_t k = 0; run->job.input_handles[k]; k++)
+			if (!strcmp(run->job.input_handles[k], run->job.extract[i])) {
+				store_extract[n++] = sbx_xstrdup(run->job.extract[i]);
+				break;
+			}
 	r = sbx_local_inputs_copy(&run->locals, in_fd, max, max, &local, &run->err) < 0 ||
-	    sbx_store_materialize(store, run->job.input_handles, run->job.extract, in_fd, max,
+	    sbx_store_materialize(store, run->job.input_handles, store_extract, in_fd, max,
 				  max - local, &ctl, &run->err) < 0 ||
 	    !(run->inputs = sbx_inputs_record(in_fd, run->job.input_handles, run->job.extract,
 					      &run->locals, &run->err)) ||
