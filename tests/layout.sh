@@ -69,6 +69,11 @@ refused VALIDATE run.h state.h hold.h sign.h digest.h catalog.h sandbox.h proxy.
 allowed VALIDATE validate.h contract-check.h serve.h verdict.h contract.h jschema.h
 allowed INIT spec.h util.h syscalls.h error.h
 allowed EXTRACT sbx-archive.h util.h syscalls.h
+# sbx-fetch: the netcheck rules and the catalog's types, nothing of the
+# broker, the sandbox or the key.
+refused FETCH run.h store.h state.h sandbox.h sign.h digest.h collect.h proxy.h cgroup.h \
+	helper.h sbx-archive.h validate.h
+allowed FETCH fetch.h netcheck.h catalog.h util.h syscalls.h reasoncode.h
 allowed POLICY catalog.h json.h util.h
 allowed SANDBOX sandbox.h catalog.h spec.h
 allowed BROKER run.h sandbox.h proxy.h collect.h sign.h sbx-archive.h verdict.h contract.h
@@ -120,8 +125,17 @@ else
 	fi
 fi
 
+# libcurl is the fetcher's alone: sbx, which holds the key, never loads it
+# (and the check can fail: sbx-fetch does).
+needs_curl() { objdump -p "$1" 2>/dev/null | grep -q 'NEEDED.*libcurl'; }
+if [ -x "$B/sbx" ] && [ -x "$B/sbx-fetch" ] && ! needs_curl "$B/sbx" && needs_curl "$B/sbx-fetch"; then
+	ok "sbx does not load libcurl; sbx-fetch does"
+else
+	not_ok "sbx loads libcurl, or sbx-fetch does not (or one is not built)"
+fi
+
 # Nothing of the broker's libraries in the init or the helpers.
-for p in sbx-init sbx-extract sbx-validate; do
+for p in sbx-init sbx-extract sbx-validate sbx-fetch; do
 	if [ ! -x "$B/$p" ]; then
 		not_ok "$p is not built"
 		continue
