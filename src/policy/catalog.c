@@ -307,17 +307,24 @@ static int load_kind(struct sbx_catalog *cat, enum kind kind, const char *sub,
 	return 0;
 }
 
-/* A kind that older catalogs lack (fetch profiles): no directory, no
- * entries; a directory that exists is loaded as strictly as the others. */
+/* A kind that older catalogs lack (fetch profiles): no directory, or an
+ * empty one, no entries; the files there are loaded as strictly as the
+ * others'. */
 static int load_optional(struct sbx_catalog *cat, enum kind kind, const char *sub,
 			 struct sbx_error *err)
 {
 	_cleanup_free_ char *path = sbx_xasprintf("%s/%s", cat->dir, sub);
+	_cleanup_strv_free_ char **names = NULL;
 	struct stat st;
 
 	if (stat(path, &st) < 0 && errno == ENOENT)
 		return 0;
-	return load_kind(cat, kind, sub, NULL, err);
+	if (list_dir(cat->dir, sub, &names, err) < 0)
+		return -1;
+	for (size_t i = 0; names[i]; i++)
+		if (load_file(cat, kind, sub, names[i], NULL, err) < 0)
+			return -1;
+	return 0;
 }
 
 /* References between files, checked once everything is loaded. */

@@ -768,6 +768,32 @@ static const struct broken broken[] = {
 	  "{\"description\":\"d\",\"deny\":[{\"syscalls\":[\"socket\"],\"errno\":\"EAFNOSUPPORT\",\"why\":\"because so\","
 	  "\"any_args\":[[{\"index\":0,\"op\":\"eq\",\"value\":1}],[{\"index\":0,\"op\":\"not_in\",\"values\":[1,\"0x8000000000000000\",\"0xc000000000000001\"]}]]}]}",
 	  NULL, NULL, NULL, NULL, "seccomp/strict.json: deny[0].any_args[1]: the \"not_in\" list expands into more than 64 rules" },
+	/* Fetch profiles: the egress allowlist's parser, the fetch keys. */
+#define FETCH(extra) "{\"description\":\"d\",\"kind\":\"fetch\",\"allow\":[{\"host\":\"example.org\",\"ports\":[443]}]" extra "}"
+	{ "fetch valid", "fetch/f.json",
+	  FETCH(",\"schemes\":[\"https\",\"http\"],\"max_bytes\":100,\"max_file_bytes\":50,"
+		"\"timeout_seconds\":5,\"max_redirects\":0,\"ca_file\":\"/etc/ssl/x.pem\""),
+	  NULL, NULL, NULL, NULL, NULL },
+	{ "fetch kind", "fetch/f.json",
+	  "{\"description\":\"d\",\"kind\":\"egress\",\"allow\":[]}", NULL, NULL, NULL, NULL,
+	  "fetch/f.json: kind: expected \"fetch\"" },
+	{ "fetch no allow", "fetch/f.json", "{\"description\":\"d\",\"kind\":\"fetch\"}", NULL, NULL,
+	  NULL, NULL, "fetch/f.json: allow: missing required key" },
+	{ "fetch http alone", "fetch/f.json", FETCH(",\"schemes\":[\"http\"]"), NULL, NULL, NULL, NULL,
+	  "fetch/f.json: schemes: expected \"https\" among them" },
+	{ "fetch ftp", "fetch/f.json", FETCH(",\"schemes\":[\"https\",\"ftp\"]"), NULL, NULL, NULL,
+	  NULL, "fetch/f.json: schemes[1]: expected \"https\" or \"http\"" },
+	{ "fetch egress key", "fetch/f.json", FETCH(",\"connect\":true"), NULL, NULL, NULL, NULL,
+	  "fetch/f.json: connect: unknown key" },
+	{ "fetch file above total", "fetch/f.json", FETCH(",\"max_bytes\":100,\"max_file_bytes\":101"),
+	  NULL, NULL, NULL, NULL, "fetch/f.json: max_file_bytes: expected a positive integer of at most 100" },
+	{ "fetch redirects", "fetch/f.json", FETCH(",\"max_redirects\":21"), NULL, NULL, NULL, NULL,
+	  "fetch/f.json: max_redirects: expected an integer from 0 to 20" },
+	{ "fetch relative ca", "fetch/f.json", FETCH(",\"ca_file\":\"ca.pem\""), NULL, NULL, NULL, NULL,
+	  "fetch/f.json: ca_file: expected an absolute path" },
+	{ "fetch_profiles dangling", NULL, NULL, "fetch_profiles\":", "[\"nope\"]", "strict", "10",
+	  "profiles/p.json: fetch_profiles[0]: no fetch profile \"nope\"" },
+#undef FETCH
 	{ "bad file name", "profiles/Bad.json", "{}", NULL, NULL, NULL, NULL,
 	  "profiles/Bad.json: name \"Bad\" does not match" },
 	{ "stray file", "network/notes.txt", "x", NULL, NULL, NULL, NULL,
@@ -819,7 +845,9 @@ static void test_broken(void **state)
 		int r;
 
 		assert_non_null(mkdtemp(dir));
-		for (const char *const *s = (const char *const[]){ "profiles", "network", "seccomp", NULL };
+		/* fetch/ empty unless a case writes there: an empty one loads. */
+		for (const char *const *s =
+			     (const char *const[]){ "profiles", "network", "seccomp", "fetch", NULL };
 		     *s; s++) {
 			_cleanup_free_ char *p = sbx_xasprintf("%s/%s", dir, *s);
 			assert_int_equal(mkdir(p, 0700), 0);

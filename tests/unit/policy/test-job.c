@@ -39,6 +39,8 @@ struct job_case {
 #define OK(n, j) { n, j, 0, NULL }
 #define BAD(n, j, m) { n, j, SBX_EXIT_INVALID, m }
 #define BASE "'runtime_profile':'shell','code':'echo hi'"
+#define SHA64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define SHA64UP "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef"
 
 static const struct job_case cases[] = {
 	OK("minimal", "{" BASE "}"),
@@ -105,6 +107,36 @@ static const struct job_case cases[] = {
 	BAD("handle duplicate", "{" BASE ",'input_handles':['a','a']}", "input_handles[1]: duplicate entry"),
 	BAD("extract not listed", "{" BASE ",'input_handles':['a'],'extract':['b']}",
 	    "extract[0]: \"b\" is not listed in input_handles"),
+	/* Remote inputs: the shape only (admission decides the rest). */
+	OK("fetch", "{" BASE ",'fetch_profile':'f','fetch':[{'url':'https://example.org/a.csv',"
+		    "'as':'a.csv','max_bytes':10,'media_type':'text/csv','sha256':'" SHA64 "'}]}"),
+	OK("fetch archive extracted", "{" BASE ",'fetch_profile':'f','extract':['t'],"
+				      "'fetch':[{'url':'http://example.org/t.tgz','as':'t'}]}"),
+	BAD("fetch without profile", "{" BASE ",'fetch':[{'url':'https://e.org/a','as':'a'}]}",
+	    "fetch_profile: missing"),
+	BAD("fetch bad scheme", "{" BASE ",'fetch_profile':'f','fetch':[{'url':'ftp://e.org/a','as':'a'}]}",
+	    "fetch[0].url: expected an http:// or https:// URL"),
+	BAD("fetch space", "{" BASE ",'fetch_profile':'f','fetch':[{'url':'https://e.org/a b','as':'a'}]}",
+	    "fetch[0].url: expected an http:// or https:// URL"),
+	BAD("fetch no host", "{" BASE ",'fetch_profile':'f','fetch':[{'url':'https:///etc/passwd','as':'a'}]}",
+	    "fetch[0].url: expected an http:// or https:// URL"),
+	BAD("fetch as traversal", "{" BASE ",'fetch_profile':'f','fetch':[{'url':'https://e.org/a','as':'../a'}]}",
+	    "fetch[0].as: expected an input name"),
+	BAD("fetch as is a handle", "{" BASE ",'input_handles':['a'],'fetch_profile':'f',"
+					 "'fetch':[{'url':'https://e.org/a','as':'a'}]}",
+	    "fetch[0].as: \"a\" is also one of input_handles"),
+	BAD("fetch as twice", "{" BASE ",'fetch_profile':'f','fetch':[{'url':'https://e.org/a','as':'a'},"
+				   "{'url':'https://e.org/b','as':'a'}]}",
+	    "fetch[1].as: \"a\" is given twice"),
+	BAD("fetch sha upper", "{" BASE ",'fetch_profile':'f','fetch':[{'url':'https://e.org/a','as':'a',"
+				    "'sha256':'" SHA64UP "'}]}",
+	    "fetch[0].sha256: expected 64 lowercase hex digits"),
+	BAD("fetch unknown key", "{" BASE ",'fetch_profile':'f','fetch':[{'url':'https://e.org/a','as':'a',"
+				      "'headers':{}}]}",
+	    "fetch[0].headers: unknown key"),
+	BAD("fetch max_bytes zero", "{" BASE ",'fetch_profile':'f','fetch':[{'url':'https://e.org/a','as':'a',"
+					 "'max_bytes':0}]}",
+	    "fetch[0].max_bytes: expected a positive integer"),
 	BAD("code and code_handle", "{" BASE ",'code_handle':'x'}",
 	    "code_handle: exactly one of \"code\" and \"code_handle\""),
 	BAD("neither code", "{'runtime_profile':'shell'}", "code: missing required key"),
