@@ -34,7 +34,7 @@ skip_rest() {
 }
 
 # The layout.
-for kind in profiles network seccomp; do
+for kind in profiles network fetch seccomp; do
 	if ls "$SBX_POLICYDIR/$kind"/*.json >/dev/null 2>&1; then
 		ok "catalog: $SBX_POLICYDIR/$kind holds profiles"
 	else
@@ -42,7 +42,7 @@ for kind in profiles network seccomp; do
 	fi
 done
 if [ -e "$SBX_POLICYDIR/policy" ]; then not_ok "catalog: nested $SBX_POLICYDIR/policy"; else ok "catalog: not nested"; fi
-for p in "$SBX_BINDIR/sbx" "$SBX_PKGLIBEXECDIR/sbx-init" "$SBX_PKGLIBEXECDIR/sbx-extract" \
+for p in "$SBX_BINDIR/sbx" "$SBX_PKGLIBEXECDIR/sbx-init" "$SBX_PKGLIBEXECDIR/sbx-extract" "$SBX_PKGLIBEXECDIR/sbx-fetch" \
 	"$SBX_PKGLIBEXECDIR/sbx-validate"; do
 	if [ -x "$p" ]; then ok "installed: $p"; else not_ok "not installed: $p"; fi
 done

@@ -356,7 +356,8 @@ int main(int argc, char **argv)
 		if (sbx_parse_u64(argv[++i], slot) < 0)
 			return status(SBX_EXIT_SOFTWARE, "error", "usage: bad number");
 	}
-	if ((argc - i) % 4 != 0 || !max_total)
+	/* --max-total 0 is a budget spent: any byte is too many. */
+	if ((argc - i) % 4 != 0)
 		return status(SBX_EXIT_SOFTWARE, "error", "usage: NAME MAX_BYTES MEDIA URL ...");
 
 	/* Before confinement: OpenSSL reads its configuration and the
