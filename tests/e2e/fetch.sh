@@ -253,7 +253,7 @@ all_have_inputs() {
 	for f in "$M"/out.*.json; do jq -e 'has("inputs")' "$f" >/dev/null || return 1; done
 }
 
-plan 69
+plan 70
 
 for mode in root user; do
 	setup_mode $mode
@@ -420,6 +420,13 @@ for mode in root user; do
 	check "$mode: nothing left behind (no fetcher, state, cgroup, temp)" \
 		eval 'nothing_left && ! pgrep -f "sbx-fetch" >/dev/null'
 done
+
+# sbx profiles lists the fetch profiles, with their defaults filled in,
+# and which runtime profile may name them.
+"$SBX" profiles --json --policy "$POLICY" > "$T/profiles.json" 2>/dev/null
+check "sbx profiles --json: the fetch profiles, and shell's fetch_profiles" \
+	test "$(jq -r '([.fetches[].name] | sort | join(",")) + " " + (.fetches[] | select(.name == "test-fetch-tls") | .schemes | join(",")) + " " + ([.profiles[] | select(.name == "shell") | .fetch_profiles[]] | join(","))' "$T/profiles.json")" = \
+	"example,test-fetch,test-fetch-slow,test-fetch-tls,test-unlisted https test-fetch,test-fetch-slow,test-fetch-tls"
 
 # The README's example, as printed there: its own namespace and host.
 SBX=$SBX_REAL SBX_LIBEXECDIR=$SBX_BUILDDIR timeout 120 bash "$SBX_SRCDIR/examples/fetch-csv.sh" \

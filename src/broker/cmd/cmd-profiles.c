@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <jansson.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,6 +35,8 @@ static void print_profile(const struct sbx_profile *pr)
 	printf("   ({code} = /work/%s)\n", pr->code_file);
 	printf("  %-12s %s\n", "seccomp", pr->seccomp);
 	print_list("network", pr->network_profiles);
+	if (pr->fetch_profiles[0])
+		print_list("fetch", pr->fetch_profiles);
 	print_list("outputs", pr->allowed_outputs);
 	print_list("env_allow", pr->env_allow);
 	printf("  %-16s %10s %10s %12s\n", "limit", "minimum", "default", "maximum");
@@ -70,6 +73,26 @@ static void print_network(const struct sbx_netprofile *np)
 			printf("%s%u", k ? "," : "", np->connect_ports[k]);
 		putchar('\n');
 	}
+}
+
+static void print_fetch(const struct sbx_fetchprofile *fp)
+{
+	printf("%s - %s\n", fp->name, fp->net.description);
+	for (size_t i = 0; i < fp->net.n_allow; i++) {
+		printf("  %-12s %s:", i ? "" : "allow", fp->net.allow[i].host);
+		for (size_t k = 0; k < fp->net.allow[i].n_ports; k++)
+			printf("%s%u", k ? "," : "", fp->net.allow[i].ports[k]);
+		putchar('\n');
+	}
+	if (fp->net.allow_cidrs && fp->net.allow_cidrs[0])
+		print_list("allow_cidrs", fp->net.allow_cidrs);
+	printf("  %-12s %s\n", "schemes", fp->allow_http ? "https http" : "https");
+	printf("  %-12s %" PRIu64 " a run, %" PRIu64 " a file, %" PRIu64 " s a request, %" PRIu64
+	       " redirects\n",
+	       "limits", fp->net.max_bytes, fp->max_file_bytes, fp->timeout_seconds,
+	       fp->max_redirects);
+	if (fp->ca_file)
+		printf("  %-12s %s\n", "ca_file", fp->ca_file);
 }
 
 /* --- --json -------------------------------------------------------------- */
@@ -136,6 +159,7 @@ static json_t *profile_json(const struct sbx_profile *pr)
 	json_object_set_new(o, "env_allow", strv_json(pr->env_allow));
 	json_object_set_new(o, "seccomp", json_string(pr->seccomp));
 	json_object_set_new(o, "network_profiles", strv_json(pr->network_profiles));
+	json_object_set_new(o, "fetch_profiles", strv_json(pr->fetch_profiles));
 	json_object_set_new(o, "allowed_outputs", strv_json(pr->allowed_outputs));
 	json_object_set_new(o, "input_bytes_max", json_integer((json_int_t)pr->input_bytes_max));
 	json_object_set_new(o, "stream_bytes_max", json_integer((json_int_t)pr->stream_bytes_max));
@@ -189,10 +213,31 @@ static json_t *network_json(const struct sbx_netprofile *np)
 	return o;
 }
 
+static json_t *fetch_json(const struct sbx_fetchprofile *fp)
+{
+	json_t *o = network_json(&fp->net);
+
+	/* The egress profile's members that a fetch profile does not have. */
+	json_object_del(o, "kind");
+	json_object_del(o, "max_connections");
+	json_object_del(o, "connect");
+	json_object_set_new(o, "name", json_string(fp->name));
+	put_sha256(o, fp->raw, fp->raw_len);
+	json_object_set_new(o, "schemes", fp->allow_http ? json_pack("[s,s]", "https", "http") :
+							   json_pack("[s]", "https"));
+	json_object_set_new(o, "max_bytes", json_integer((json_int_t)fp->net.max_bytes));
+	json_object_set_new(o, "max_file_bytes", json_integer((json_int_t)fp->max_file_bytes));
+	json_object_set_new(o, "timeout_seconds", json_integer((json_int_t)fp->timeout_seconds));
+	json_object_set_new(o, "max_redirects", json_integer((json_int_t)fp->max_redirects));
+	json_object_set_new(o, "ca_file", fp->ca_file ? json_string(fp->ca_file) : json_null());
+	return o;
+}
+
 /* The whole catalog as one JSON object on one line. */
 static int print_json(const struct sbx_catalog *cat)
 {
 	json_t *doc = json_object(), *profiles = json_array(), *networks = json_array();
+	json_t *fetches = json_array();
 	char *line;
 	int r = 0;
 
@@ -203,6 +248,9 @@ static int print_json(const struct sbx_catalog *cat)
 	json_object_set_new(doc, "catalog", json_string(cat->dir));
 	json_object_set_new(doc, "profiles", profiles);
 	json_object_set_new(doc, "networks", networks);
+	for (size_t i = 0; i < cat->n_fetches; i++)
+		json_array_append_new(fetches, fetch_json(&cat->fetches[i]));
+	json_object_set_new(doc, "fetches", fetches);
 	line = json_dumps(doc, JSON_COMPACT);
 	if (line)
 		puts(line);
@@ -240,6 +288,13 @@ int sbx_cmd_profiles(const struct sbx_common_opts *o)
 	for (size_t i = 0; i < cat.n_networks; i++) {
 		print_network(&cat.networks[i]);
 		if (i + 1 < cat.n_networks)
+			putchar('\n');
+	}
+	if (cat.n_fetches)
+		printf("\nFetch profiles (%s/fetch):\n\n", cat.dir);
+	for (size_t i = 0; i < cat.n_fetches; i++) {
+		print_fetch(&cat.fetches[i]);
+		if (i + 1 < cat.n_fetches)
 			putchar('\n');
 	}
 flush:
