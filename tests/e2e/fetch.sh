@@ -39,6 +39,11 @@ cleanup_fetch() {
 trap cleanup_fetch EXIT
 
 # ---- the test hosts ----------------------------------------------------------
+# A host that numbers a real network with TEST-NET-3 is not ours to touch.
+if [ -n "$(ip -o addr show to 203.0.113.0/24)" ] || ip route show 203.0.113.0/24 | grep -q .; then
+	echo "Bail out! 203.0.113.0/24 is in use on this host; the test needs it for its own hosts"
+	exit 1
+fi
 ip netns add "$NS" || { echo "Bail out! ip netns add failed"; exit 1; }
 ip link add "$VH" type veth peer name "$VN" &&
 	ip link set "$VN" netns "$NS" &&
