@@ -102,7 +102,7 @@ collect() {
 has_event() { grep -q "\"event\":\"$2\"" "$M/$1.ev" 2>/dev/null; }
 run_id_of() { jq -r 'select(.event=="admitted") | .run_id' "$M/$1.ev" 2>/dev/null | head -1; }
 # The pid of the sbx process of background run TAG.
-sbx_pid() { pgrep -o -f "^$SBX run .*--artifacts $M/$1.art " ; }
+sbx_pid() { pgrep -o -f "^${SBX_REAL:-$SBX} run .*--artifacts $M/$1.art " ; }
 
 # run_cgroup ID: the run's cgroup directory (v2), or its memory one (v1).
 run_cgroup() {

@@ -112,7 +112,8 @@ t("gc", lambda: gc.isenabled())
 t("warnings", lambda: not any(f[0] == "error" and f[2] is Warning for f in warnings.filters))
 t("environ", lambda: "SCRIBBLED" not in os.environ and "SCRIBBLED_PUT" not in os.environ
   and os.environ.get("PATH") == "/usr/bin:/bin")
-t("environ_c", lambda: os.popen("env").read().find("SCRIBBLED") < 0)
+import subprocess
+t("environ_c", lambda: "SCRIBBLED" not in subprocess.run(["env"], capture_output=True, text=True).stdout)
 t("numpy_seterr", lambda: numpy.geterr() == {"divide": "warn", "over": "warn", "under": "ignore", "invalid": "warn"})
 t("numpy_printoptions", lambda: numpy.get_printoptions()["precision"] == 8 and numpy.get_printoptions()["threshold"] == 1000)
 t("rcparams", lambda: matplotlib.rcParams["lines.linewidth"] not in (99, 98) and matplotlib.rcParams["figure.dpi"] != 7)
@@ -136,7 +137,9 @@ procs = []
 for p in os.listdir("/proc"):
     if p.isdigit():
         try:
-            procs.append(open("/proc/%s/cmdline" % p, "rb").read().replace(b"\0", b" ").decode()[:60])
+            c = open("/proc/%s/cmdline" % p, "rb").read().replace(b"\0", b" ").decode()[:60]
+            if c:
+                procs.append(c)
         except OSError:
             pass
 t("processes", lambda: len(procs) <= 2, procs)
@@ -163,7 +166,8 @@ PY
 # run started.  One "NAME VALUE" line each, VALUE as JSON.
 read -r -d '' SEES <<'PY'
 import ctypes, json, os, resource, signal, sys, warnings
-import matplotlib
+# The template's imports, so that what they set up is the same both ways.
+import numpy, pandas, matplotlib, matplotlib.pyplot
 r = {}
 r["argv"] = sys.argv
 r["file"] = __file__
@@ -190,7 +194,7 @@ r["fds"] = sorted(k for k in fds if int(k) > 2 and not fds[k].startswith("/proc"
 r["fd_kinds"] = [fds.get(str(i)) for i in range(3)]
 r["umask"] = os.umask(0o022)
 r["recursionlimit"] = sys.getrecursionlimit()
-r["warnings"] = [str(f) for f in warnings.filters]
+r["warnings"] = sorted(str(f) for f in warnings.filters)
 r["executable"] = sys.executable
 r["prefix"] = sys.prefix
 r["ppid"] = os.getppid()
@@ -200,12 +204,11 @@ r["dumpable"] = ctypes.CDLL(None).prctl(3, 0, 0, 0, 0)
 r["hostname"] = os.uname().nodename
 r["mounts"] = sorted(l.split()[4] + " " + l.split(" - ")[1].split()[0] for l in open("/proc/self/mountinfo"))
 r["stdio"] = [(f.encoding, f.errors, f.line_buffering) for f in (sys.stdin, sys.stdout, sys.stderr)]
-r["main_keys"] = sorted(k for k in globals() if k.startswith("__"))
+r["main_keys"] = sorted(k for k in globals() if k.startswith("__") and k != "__warningregistry__")
 r["spec"] = str(globals().get("__spec__"))
 r["loader"] = type(globals().get("__loader__")).__name__
 with open("/work/out/sees.json", "w") as f:
     json.dump(r, f, sort_keys=True, indent=0)
-import pandas
 pandas.DataFrame({"a": [1, 2, 3], "b": [0.5, 1.5, 2.5]}).to_csv("/work/out/frame.csv", index=False)
 fig = matplotlib.pyplot.figure(figsize=(2, 2)); fig.gca().plot([1, 2, 3]); fig.savefig("/work/out/plot.png", metadata={"Software": None})
 PY
@@ -297,19 +300,23 @@ for mode in root user; do
 		mkpyjob "$M/end-$e.json" "${ENDING[$e]}"
 		sbx_run "$M/end-$e.json"
 		trc=$RC tv=$(jq -c '[.status, .reason_code, .exit.code, .exit.signal]' "$OUT") tt=$(is_template_run && echo template)
-		terr=$(jqm .stderr.excerpt | tail -1)
+		terr=$(jqm .stderr.excerpt | grep -v '^$' | tail -1)
 		sbx_run "$M/end-$e.json" --no-template
 		crc=$RC cv=$(jq -c '[.status, .reason_code, .exit.code, .exit.signal]' "$OUT")
-		cerr=$(jqm .stderr.excerpt | tail -1)
+		cerr=$(jqm .stderr.excerpt | grep -v '^$' | tail -1)
 		check "$mode: ending $e: a template run ($tt), exit $trc and $tv as cold's exit $crc and $cv" \
 			eval '[ "$tt" = template ] && [ "$trc" = "$crc" ] && [ "$tv" = "$cv" ]'
 		check "$mode: ending $e: the last stderr line as cold's ($terr)" test "$terr" = "$cerr"
+		if [ $e = raise ]; then
+			check "$mode: ending raise: the whole traceback as cold's (the script's file name and line)" \
+				eval '[ "$(jq -r .stderr.excerpt "$M/out.$((RUNS - 1)).json")" = "$(jqm .stderr.excerpt)" ] && jqm .stderr.excerpt | grep -q "File \"/work/main.py\", line 1"'
+		fi
 		if [ $e = segv ]; then
 			check "$mode: ending segv: the manifest says SIGSEGV" test "$(jq -r .[3] <<<"$tv")" = SIGSEGV
 		fi
 		if [ -n "${ENDING_RC[$e]}" ]; then
 			check "$mode: ending $e: exit code ${ENDING_RC[$e]}" \
-				eval '[ "$trc" = "${ENDING_RC[$e]}" ] && [ "$(jq -r .[2] <<<"$tv")" = "${ENDING_RC[$e]}" ]'
+				test "$(jq -r .[2] <<<"$tv")" = "${ENDING_RC[$e]}"
 		fi
 	done
 
