@@ -64,7 +64,7 @@ t("no_template_in_proc", not any("sbx-template" in c for c in procs.values()), p
 t("few_processes", len(procs) <= 2, procs)
 # kill(pid, 0) of every pid number that is not one of ours: ESRCH.
 alive = []
-for pid in list(range(1, 4097)) + [tpid, os.getppid() + 1]:
+for pid in list(range(1, 4097)) + ([tpid] if tpid > 0 else []):
     if pid in procs:
         continue
     try:
@@ -190,7 +190,7 @@ for mode in root user; do
 		v=$(res "$name")
 		check "$mode: cannot reach the template: $name ($v)" test "$v" = ok
 	done
-	check "$mode: the template is the same process after the probe" test "$(tpl_pid python-analysis)" = "$TPID"
+	check "$mode: the template is the same process after the probe" eval '[ -n "$TPID" ] && [ "$(tpl_pid python-analysis)" = "$TPID" ]'
 	check "$mode: the template cloned exactly one run for it ($runs0 -> $(tpl_field python-analysis runs))" \
 		test "$(tpl_field python-analysis runs)" = "$((${runs0:-0} + 1))"
 
@@ -203,7 +203,7 @@ for mode in root user; do
 		eval '[ "$(jqm .status)" = limit_exceeded ] && [ "$(jqm .reason_code)" = memory_limit ] && [ "$(jqm .exit.signal)" = SIGKILL ] && [ "$(jqm ".usage.oom_kills >= 1")" = true ] && signature_ok'
 	check "$mode: memory hog: peak memory near the limit ($(jqm .usage.peak_memory_bytes))" \
 		test "$(jqm '.usage.peak_memory_bytes >= 0.9 * 128 * 1048576')" = true
-	check "$mode: memory hog: the template survived it" test "$(tpl_pid python-analysis)" = "$TPID"
+	check "$mode: memory hog: the template survived it" eval '[ -n "$TPID" ] && [ "$(tpl_pid python-analysis)" = "$TPID" ]'
 	check "$mode: memory hog: nothing left behind" nothing_left_tpl
 
 	# 3. Fork bomb under pids 32.
@@ -275,10 +275,11 @@ for mode in root user; do
 	collect orphan
 	check "$mode: SIGKILL of sbx: the run's processes are gone within 2 s ($took ms)" test $gone -eq 0
 	for p in $procs; do
-		check "$mode: SIGKILL of sbx: process $p of the run is gone" test ! -d "/proc/$p"
+		check "$mode: SIGKILL of sbx: process $p of the run is gone (or a zombie for the host's init to reap)" \
+			wait_for 2 eval '[ ! -d /proc/$p ] || grep -q "^State:.*Z" /proc/$p/status 2>/dev/null'
 	done
 	check "$mode: SIGKILL of sbx: the template has no child left" \
-		wait_for 2 eval '[ -z "$(cat /proc/$TPID/task/*/children 2>/dev/null | tr -d " ")" ]'
+		wait_for 2 eval '[ -d "/proc/$TPID" ] && [ -z "$(cat /proc/$TPID/task/*/children 2>/dev/null | tr -d " ")" ]'
 	as_mode timeout 30 "$SBX" gc --config "$M/config.json" >/dev/null 2>"$M/gc.err"
 	check "$mode: sbx gc after the crash exits 0" test $? -eq 0
 	check "$mode: after sbx gc: no cgroup, state entry, process or temp dir of the run" nothing_left_tpl
@@ -301,7 +302,7 @@ for mode in root user; do
 		eval '{ [ $RC -eq 0 ] && [ "$st" = succeeded ] && [ -f "$ART/done.txt" ]; } || { [ "$st" = error ] && [ $RC -ne 0 ] && [ $RC -ne 99 ]; }'
 	check "$mode: template killed mid-run: the manifest is signed and says it was a template run" \
 		eval 'signature_ok && is_template_run "$digest"'
-	check "$mode: template killed mid-run: the template is gone" wait_for 2 test ! -d "/proc/$TPID"
+	check "$mode: template killed mid-run: the template is gone" eval '[ -n "$TPID" ] && wait_for 2 test ! -d "/proc/$TPID"'
 	check "$mode: template killed mid-run: nothing left behind" nothing_left_tpl
 	sbx_run "$M/quick.json"
 	expect_rc 0 "$mode: the run after the template's death is not refused"

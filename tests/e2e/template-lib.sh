@@ -113,7 +113,7 @@ cg_procs() {
 	local d
 	for d in $(find /sys/fs/cgroup -maxdepth 8 -path "*/sbx-$1*" -name cgroup.procs 2>/dev/null); do
 		cat "$d" 2>/dev/null
-	done
+	done | sort -un
 }
 
 # Every run id this script saw: manifests of sbx_run, background runs

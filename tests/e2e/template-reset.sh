@@ -322,7 +322,7 @@ for mode in root user; do
 
 	check "$mode: nothing left behind but the template" nothing_left_tpl
 	tpl_stop_all
-	check "$mode: sbx template stop: no template process left" eval '[ -z "$TPID" ] || [ ! -d /proc/$TPID ]'
+	check "$mode: sbx template stop: no template process left" eval '[ -n "$TPID" ] && [ ! -d /proc/$TPID ]'
 	check "$mode: after stop, status lists no running template" test -z "$(tpl_pid python-analysis)"
 	check "$mode: nothing left behind at the end" nothing_left
 done
