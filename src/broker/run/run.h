@@ -85,6 +85,12 @@ struct sbx_run {
 	rlim_t nproc_budget;
 	bool nproc_hit;           /* a fork was refused by it, not by pids */
 	uint64_t nproc_count;     /* the caller's other tasks, when counted */
+	/* How the run started (timing.start): from the profile's template
+	 * (@template_digest, its 16 hex digits) or cold; when a template
+	 * was wanted but not used, @template_fallback says why. */
+	bool from_template;
+	char template_digest[17];
+	const char *template_fallback; /* static text; NULL: none */
 	bool validated;           /* the validator ran: validate_ms is its time */
 	uint64_t validate_ms;     /* wall time of validation (timing.validate_ms) */
 
