@@ -136,7 +136,8 @@ static json_t *timing(const struct sbx_run *run)
 			 "start", run->from_template ? "template" : "cold", "template",
 			 run->from_template ? json_string(run->template_digest) : json_null(),
 			 "template_fallback",
-			 run->template_fallback ? json_string(run->template_fallback) : json_null());
+			 run->template_fallback[0] ? json_string(run->template_fallback) :
+						     json_null());
 }
 
 static json_t *usage(const struct sbx_run *run)
