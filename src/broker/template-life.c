@@ -253,7 +253,7 @@ static void stop_others(const struct sbx_template_place *pl, const char *profile
 		return;
 	while ((de = readdir(d))) {
 		size_t n = strlen(de->d_name);
-		_cleanup_free_ char *sock = NULL, *rec = NULL;
+		_cleanup_free_ char *sock = NULL;
 		struct sbx_error ignored = { 0 };
 
 		if (strncmp(de->d_name, prefix, strlen(prefix)) != 0 ||
@@ -262,10 +262,10 @@ static void stop_others(const struct sbx_template_place *pl, const char *profile
 		    !strncmp(de->d_name + strlen(prefix), pl->digest, SBX_TEMPLATE_DIGEST_LEN))
 			continue;
 		sock = sbx_xasprintf("%s/%s", pl->dir, de->d_name);
-		rec = sbx_xasprintf("%.*s.json", (int)(strlen(sock) - 5), sock);
 		(void)sbx_template_query(sock, true, NULL, &ignored);
+		/* The record stays: sbx gc removes it with the cgroup once
+		 * the template has finished its runs and exited. */
 		unlink(sock);
-		unlink(rec);
 	}
 	closedir(d);
 }
@@ -524,4 +524,78 @@ int sbx_template_ensure(const struct sbx_hostconfig *cfg, const struct sbx_catal
 	if (access(pl->sock_path, F_OK) == 0 && sbx_template_query(pl->sock_path, false, NULL, &err) == 0)
 		return 0;
 	return sbx_template_start(cfg, cat, pr, prepared_tree, pl, why, why_len);
+}
+
+/* Remove the template cgroup @path if it is one (a name sbx gives) and
+ * empty: rmdir refuses a cgroup with a process in it, so a template still
+ * finishing its runs keeps its cgroup.  0 when it is gone. */
+static int remove_cgroup(const char *path)
+{
+	static const char root[] = "/sys/fs/cgroup/";
+
+	if (strncmp(path, root, sizeof(root) - 1) != 0 || strstr(path, "/../") ||
+	    !strstr(path, "/sbx-template-"))
+		return -1;
+	return rmdir(path) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+int sbx_template_gc(const char *state_dir, unsigned *removed)
+{
+	_cleanup_free_ char *dir = sbx_xasprintf("%s/templates", state_dir);
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	*removed = 0;
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		_cleanup_free_ char *base = NULL, *sock = NULL, *rec = NULL;
+		_cleanup_json_ json_t *r = NULL;
+		struct sbx_error err = { 0 };
+		const json_t *cgs;
+		bool gone = true;
+
+		if (n < 6 || strcmp(de->d_name + n - 5, ".json") != 0 || de->d_name[0] == '.')
+			continue;
+		base = sbx_xasprintf("%s/%.*s", dir, (int)(n - 5), de->d_name);
+		sock = sbx_xasprintf("%s.sock", base);
+		rec = sbx_xasprintf("%s.json", base);
+		/* A template that answers is alive; one stopped (its socket
+		 * gone) may still be finishing runs: its cgroup says. */
+		if (sbx_template_query(sock, false, NULL, &err) == 0)
+			continue;
+		r = json_load_file(rec, 0, NULL);
+		cgs = r ? json_object_get(r, "cgroups") : NULL;
+		for (size_t i = 0; json_is_array(cgs) && i < json_array_size(cgs); i++) {
+			const char *p = json_string_value(json_array_get(cgs, i));
+			gone &= p && remove_cgroup(p) == 0;
+		}
+		if (!gone)
+			continue;
+		unlink(sock);
+		if (unlink(rec) == 0)
+			(*removed)++;
+	}
+	closedir(d);
+	/* Sockets without a record (a crash between bind and record) that
+	 * no one answers at. */
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		_cleanup_free_ char *sock = NULL, *rec = NULL;
+		struct sbx_error err = { 0 };
+
+		if (n < 6 || strcmp(de->d_name + n - 5, ".sock") != 0)
+			continue;
+		sock = sbx_xasprintf("%s/%s", dir, de->d_name);
+		rec = sbx_xasprintf("%.*s.json", (int)(strlen(sock) - 5), sock);
+		if (access(rec, F_OK) == 0 || sbx_template_query(sock, false, NULL, &err) == 0)
+			continue;
+		if (unlink(sock) == 0)
+			(*removed)++;
+	}
+	if (d)
+		closedir(d);
+	return 0;
 }

@@ -51,4 +51,12 @@ int sbx_template_ensure(const struct sbx_hostconfig *cfg, const struct sbx_catal
 			const struct sbx_profile *pr, const char *prepared_tree,
 			const struct sbx_template_place *pl, char *why, size_t why_len);
 
+/*
+ * sbx_template_gc() - for `sbx gc`: the records and sockets under
+ * @state_dir/templates of templates that are gone, with their cgroups
+ * (once empty).  A template that answers is left alone.  *@removed
+ * counts the templates cleaned up.
+ */
+int sbx_template_gc(const char *state_dir, unsigned *removed);
+
 #endif

@@ -147,7 +147,7 @@ static void walk(struct tcmd *t, const char *only, bool stop)
 	sbx_template_catalog_key(t->cat.dir, key);
 	while (d && (de = readdir(d))) {
 		char profile[65], digest[17], cur[17];
-		_cleanup_free_ char *sock = NULL, *rec = NULL;
+		_cleanup_free_ char *sock = NULL;
 		struct sbx_template_info info = { 0 };
 		struct sbx_error err = { 0 };
 		bool alive, mine;
@@ -159,13 +159,13 @@ static void walk(struct tcmd *t, const char *only, bool stop)
 		if (only && (!mine || strcmp(profile, only)))
 			continue;
 		sock = sbx_xasprintf("%s/%s", dir, de->d_name);
-		rec = sbx_xasprintf("%.*s.json", (int)(strlen(sock) - 5), sock);
 		if (stop) {
 			/* The broker owns the paths: the template stops
 			 * taking runs, finishes those it has, exits. */
 			alive = sbx_template_query(sock, true, NULL, &err) == 0;
+			/* Its record stays for sbx gc, which removes it with
+			 * the cgroup once the template has exited. */
 			unlink(sock);
-			unlink(rec);
 			if (t->list)
 				json_array_append_new(t->list, json_pack("{s:s,s:s,s:b}", "profile",
 									  profile, "digest", digest,
