@@ -50,6 +50,19 @@ int sbx_template_parse_pyopt(const char *word, struct sbx_template_pyopts *o)
 	return 0;
 }
 
+void sbx_template_pyconfig(const struct sbx_template_pyopts *o, struct sbx_template_pyconfig *c)
+{
+	*c = (struct sbx_template_pyconfig){
+		.isolated = o->isolated,
+		.use_environment = !(o->isolated || o->ignore_env),
+		.user_site_directory = !(o->isolated || o->no_user_site),
+		.safe_path = o->isolated,
+		.write_bytecode = !o->no_bytecode,
+		.site_import = !o->no_site,
+		.buffered_stdio = !o->unbuffered,
+	};
+}
+
 /* A module name as `import` takes it: dotted identifiers of ASCII. */
 static bool module_name(const char *s)
 {

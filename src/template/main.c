@@ -154,21 +154,18 @@ static void start_interpreter(const struct sbx_template_args *a)
 	PyConfig config;
 	PyStatus st;
 
+	struct sbx_template_pyconfig want;
+
 	PyConfig_InitPythonConfig(&config);
 	/* The options the profile's argv gives the interpreter (args.c). */
-	config.isolated = a->py.isolated;
-	if (a->py.isolated || a->py.ignore_env)
-		config.use_environment = 0;
-	if (a->py.isolated || a->py.no_user_site)
-		config.user_site_directory = 0;
-	if (a->py.isolated)
-		config.safe_path = 1;
-	if (a->py.no_bytecode)
-		config.write_bytecode = 0;
-	if (a->py.no_site)
-		config.site_import = 0;
-	if (a->py.unbuffered)
-		config.buffered_stdio = 0;
+	sbx_template_pyconfig(&a->py, &want);
+	config.isolated = want.isolated;
+	config.use_environment = want.use_environment;
+	config.user_site_directory = want.user_site_directory;
+	config.safe_path = want.safe_path;
+	config.write_bytecode = want.write_bytecode;
+	config.site_import = want.site_import;
+	config.buffered_stdio = want.buffered_stdio;
 	/* Our own command line is not the interpreter's. */
 	config.parse_argv = 0;
 	/* sys.executable, sys.prefix and the module path as the interpreter

@@ -82,6 +82,14 @@ int sbx_template_parse_args(int argc, char **argv, struct sbx_template_args *a, 
  */
 int sbx_template_parse_pyopt(const char *word, struct sbx_template_pyopts *o);
 
+/* The PyConfig settings @o gives, as `python3` derives them from its
+ * command line (-I implies -E, -s and -P in 3.11). */
+struct sbx_template_pyconfig {
+	int isolated, use_environment, user_site_directory, safe_path;
+	int write_bytecode, site_import, buffered_stdio;
+};
+void sbx_template_pyconfig(const struct sbx_template_pyopts *o, struct sbx_template_pyconfig *c);
+
 /* main.c: the run-independent state the payload needs. */
 extern const struct sbx_template_args *sbx_template;
 extern const char *sbx_template_reset_code; /* NULL: none */
