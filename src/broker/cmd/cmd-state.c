@@ -13,6 +13,7 @@
 #include "hostconfig.h"
 #include "results.h"
 #include "state.h"
+#include "template-life.h"
 
 static int state_dir_from_config(const struct sbx_common_opts *o, char **dir,
 				 struct sbx_error *err)
@@ -32,7 +33,7 @@ int sbx_cmd_gc(const struct sbx_common_opts *o)
 	struct sbx_error err = { 0 };
 	struct sbx_hostconfig cfg = { 0 };
 	_cleanup_free_ char *dir = NULL;
-	unsigned reaped = 0, holds = 0, results = 0;
+	unsigned reaped = 0, holds = 0, results = 0, templates = 0;
 	int r;
 
 	if (sbx_hostconfig_load(&cfg, o->config, &err) < 0) {
@@ -45,7 +46,9 @@ int sbx_cmd_gc(const struct sbx_common_opts *o)
 	r = sbx_state_dir(cfg.state_dir, &dir, &err) < 0 || sbx_state_gc(dir, &reaped, &err) < 0 ||
 	    sbx_hold_gc(&cfg, &holds, &err) < 0 ||
 	    /* Results by age and count: they outlive their runs too. */
-	    sbx_results_gc(&cfg, dir, &results, &err) < 0;
+	    sbx_results_gc(&cfg, dir, &results, &err) < 0 ||
+	    /* Templates that exited: their records, sockets, cgroups. */
+	    sbx_template_gc(dir, &templates) < 0;
 	sbx_hostconfig_free(&cfg);
 	if (r) {
 		sbx_error_print(&err);
@@ -55,12 +58,14 @@ int sbx_cmd_gc(const struct sbx_common_opts *o)
 	}
 	if (o->verbosity >= 0)
 		fprintf(stderr, "sbx: gc: reaped %u run%s, removed %u expired hold%s, pruned %u run "
-			"result%s\n", reaped, reaped == 1 ? "" : "s", holds, holds == 1 ? "" : "s",
-			results, results == 1 ? "" : "s");
+			"result%s, cleaned up %u exited template%s\n", reaped, reaped == 1 ? "" : "s",
+			holds, holds == 1 ? "" : "s", results, results == 1 ? "" : "s", templates,
+			templates == 1 ? "" : "s");
 	if (o->json)
-		return sbx_cmd_json_print(json_pack("{s:b, s:I, s:I, s:I}", "ok", 1, "runs_reaped",
+		return sbx_cmd_json_print(json_pack("{s:b, s:I, s:I, s:I, s:I}", "ok", 1, "runs_reaped",
 						    (json_int_t)reaped, "holds_removed",
-						    (json_int_t)holds, "results_pruned", (json_int_t)results));
+						    (json_int_t)holds, "results_pruned", (json_int_t)results,
+						    "templates_removed", (json_int_t)templates));
 	return SBX_EXIT_OK;
 }
 
