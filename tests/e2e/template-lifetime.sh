@@ -85,6 +85,17 @@ for mode in root user; do
 		eval '[ -n "$TPID" ] && [ "$(ps -o sid= -p "$TPID" | tr -d " ")" = "$TPID" ] && [ "$(ps -o comm= -p "$(ps -o ppid= -p "$TPID" | tr -d " ")")" != sbx ]'
 	check "$mode: the template is in a cgroup of its own, named for it" \
 		eval '[ -n "$TPID" ] && grep -q "sbx-template-python-analysis-" /proc/$TPID/cgroup'
+	# Charged to the caller, bounded: twice the profile's default memory.
+	tmem=
+	if [ -n "$TPID" ]; then
+		if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+			tmem=$(cat "/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/$TPID/cgroup)/memory.max" 2>/dev/null)
+		else
+			tmem=$(cat "/sys/fs/cgroup/memory$(sed -n 's/^[0-9]*:memory://p' /proc/$TPID/cgroup)/memory.limit_in_bytes" 2>/dev/null)
+		fi
+	fi
+	check "$mode: the template's cgroup has twice the profile's default memory as its limit ($tmem)" \
+		test "$tmem" = $((2 * $(jq .defaults.memory_mib "$POLICY/profiles/python-analysis.json") * 1048576))
 	check "$mode: the template has no secret: no key file open, no payload fd" \
 		eval '[ -n "$TPID" ] && ! ls -l /proc/$TPID/fd 2>/dev/null | grep -q -- "$KEY"'
 	check "$mode: the template has exactly one thread" \
