@@ -11,6 +11,8 @@
 . "$SBX_SRCDIR/tests/e2e/lib.sh"
 . "$SBX_SRCDIR/tests/e2e/template-lib.sh"
 
+bound_sbx 120
+
 # Run A: scribbles on everything a payload can reach, then leaves a
 # process behind that would scribble later if it outlived the run.
 read -r -d '' SCRIBBLE <<'PY'
