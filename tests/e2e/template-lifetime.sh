@@ -138,8 +138,10 @@ for mode in root user; do
 		eval '[ -S "$sock" ] && [[ "$(basename "$sock")" == *python-analysis-$digest.sock ]]'
 	v=$(as_mode python3 -c "$ASK" "$sock" "$digest" 2)
 	check "$mode: the template's own uid gets a STATUS reply ($v)" test "$v" = "reply 103"
-	v=$(as_mode python3 -c "$ASK" "$sock" "0000000000000000" 2)
-	check "$mode: a request with another digest gets an ERROR ($v)" test "$v" = "reply 104"
+	runs0=$(tpl_field python-analysis runs)
+	v=$(as_mode python3 -c "$ASK" "$sock" "0000000000000000" 1)
+	check "$mode: a SPAWN with another digest gets an ERROR, nothing cloned ($v)" \
+		eval '[ "$v" = "reply 104" ] && [ "$(tpl_field python-analysis runs)" = "$runs0" ]'
 	if [ "$MODE" = user ]; then
 		v=$(python3 -c "$ASK" "$sock" "$digest" 2)
 		check "$mode: another uid (root) is closed on, no STATUS ($v)" eval '[ -S "$sock" ] && { [ "$v" = closed ] || [[ "$v" == error* ]]; }'
