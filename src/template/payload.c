@@ -1,0 +1,385 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * payload.c - the payload's process on the template's path: the spawn
+ * hook of src/init (init.h), which pid 1 calls once the sandbox is
+ * sealed.
+ *
+ * pid 1 forks (glibc's fork(), so that the child's cached thread id is
+ * its own; clone.c says why) and waits on a pipe: the child closes it
+ * when the job's code is about to run, or writes why it could not - the
+ * same moment and the same failure report as an execve on the cold path
+ * (SBX_STAGE_FDS, SBX_STAGE_EXEC).  The child, a copy of the template's
+ * interpreter with the imports done, then makes itself what a fresh
+ * `python3 [options] /work/main.py args...` would be at its first line:
+ *
+ *   - session, stdio from the run's pipes, no other fd, /work, no signal
+ *     blocked (sbx_init_payload_process(), the cold path's own code);
+ *     dumpable again, as an execve would make it;
+ *   - the interpreter's fork hooks (PyOS_AfterFork_Child): locks renewed,
+ *     `random` reseeded by its own hook;
+ *   - the run's environment (clearenv, then spec->envp), and the
+ *     interpreter's copies of it (posix.environ, os.environ) rebuilt;
+ *   - sys.stdin, sys.stdout and sys.stderr made anew over fds 0-2, as the
+ *     interpreter makes them at start (a pipe, not the template's
+ *     /dev/null: not seekable, so not the same objects);
+ *   - signal dispositions as the interpreter's table says (SIGINT to
+ *     default_int_handler, SIGPIPE and SIGXFSZ ignored, the rest default);
+ *   - sys.argv, sys.orig_argv, sys.path[0] as for a script;
+ *   - every RNG the imports seeded, reseeded from the kernel: random,
+ *     numpy's legacy global RandomState, multiprocessing's authkey; and
+ *     matplotlib's cached config and cache directories forgotten (they
+ *     are the template's host paths; the run's MPLCONFIGDIR is /tmp/mpl);
+ *   - the profile's `reset` code, trusted, run in a namespace of its own;
+ *   - a new __main__ module (a fresh globals dict) in sys.modules.
+ *
+ * What cannot be renewed is shared by every run of one template: the
+ * str hash secret (the dicts built by the imports depend on it) and the
+ * address space layout.  The template's lifetime bounds that (sbx(1)).
+ *
+ * The job's code then runs as `python3` runs a script, with the same exit
+ * status: 0, 1 after an uncaught exception (traceback on stderr),
+ * SystemExit's code, death by SIGINT after an uncaught
+ * KeyboardInterrupt; atexit handlers run and stdio is flushed on the way.
+ */
+#include "config.h"
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "init-internal.h"
+#include "init.h"
+#include "spec.h"
+#include "template.h"
+
+/*
+ * The payload's start, in Python, compiled once in the template
+ * (sbx_template_payload_prepare()) and called in every payload's process.
+ * It uses only modules the interpreter has loaded at start or the
+ * template imported, and imports what it needs lazily from sys.modules,
+ * so that a run pays no import of its own.
+ */
+static const char start_source[] =
+	"def start(script, args, orig_argv, environ, reset, unbuffered):\n"
+	"    import sys, posix, _signal, io, builtins\n"
+	"    # The environment: the C library's is the run's already.\n"
+	"    posix.environ.clear()\n"
+	"    posix.environ.update(environ)\n"
+	"    os = sys.modules.get('os')\n"
+	"    if os is not None and os.environ._data is not posix.environ:\n"
+	"        os.environ._data.clear()\n"
+	"        os.environ._data.update(environ)\n"
+	"    # stdio as the interpreter makes it at start (create_stdio).\n"
+	"    def stream(fd, name, write, old, errors):\n"
+	"        buffering = 0 if unbuffered and write else -1\n"
+	"        buf = io.open(fd, 'wb' if write else 'rb', buffering, closefd=False)\n"
+	"        raw = buf.raw if buffering else buf\n"
+	"        raw.name = name\n"
+	"        line = not unbuffered and (raw.isatty() or fd == 2)\n"
+	"        s = io.TextIOWrapper(buf, old.encoding, errors, '\\n', line, unbuffered)\n"
+	"        s.mode = 'w' if write else 'r'\n"
+	"        return s\n"
+	"    sys.stdin = sys.__stdin__ = stream(0, '<stdin>', False, sys.__stdin__, sys.__stdin__.errors)\n"
+	"    sys.stdout = sys.__stdout__ = stream(1, '<stdout>', True, sys.__stdout__, sys.__stdout__.errors)\n"
+	"    sys.stderr = sys.__stderr__ = stream(2, '<stderr>', True, sys.__stderr__, 'backslashreplace')\n"
+	"    # Dispositions: the C ones are all default (pid 1 made them so);\n"
+	"    # the interpreter's table says what a fresh start installs.\n"
+	"    for sig in _signal.valid_signals():\n"
+	"        try:\n"
+	"            h = _signal.getsignal(sig)\n"
+	"        except (OSError, ValueError):\n"
+	"            continue\n"
+	"        if h is not None and h is not _signal.SIG_DFL:\n"
+	"            _signal.signal(sig, h)\n"
+	"    sys.argv = [script] + args\n"
+	"    sys.orig_argv = orig_argv\n"
+	"    if not sys.flags.safe_path:\n"
+	"        import os.path\n"
+	"        sys.path.insert(0, os.path.dirname(os.path.realpath(script)))\n"
+	"    # Every RNG the imports seeded, from the kernel's entropy.\n"
+	"    m = sys.modules\n"
+	"    if 'random' in m:\n"
+	"        m['random'].seed()\n"
+	"    if 'numpy.random' in m:\n"
+	"        m['numpy.random'].seed()\n"
+	"    if 'multiprocessing.process' in m:\n"
+	"        m['multiprocessing.process'].current_process().authkey = posix.urandom(32)\n"
+	"    # matplotlib caches where its config and cache are, at first use.\n"
+	"    mpl = m.get('matplotlib')\n"
+	"    for f in (getattr(mpl, 'get_configdir', None), getattr(mpl, 'get_cachedir', None)):\n"
+	"        code = getattr(f, '__code__', None)\n"
+	"        if code is None or not f.__closure__:\n"
+	"            continue\n"
+	"        cells = dict(zip(code.co_freevars, f.__closure__))\n"
+	"        if 'called' in cells and 'ret' in cells:\n"
+	"            cells['called'].cell_contents = False\n"
+	"            cells['ret'].cell_contents = None\n"
+	"    if reset is not None:\n"
+	"        exec(compile(reset, '<profile reset>', 'exec'),\n"
+	"             {'__name__': '__sbx_reset__', '__builtins__': builtins})\n"
+	"    # A new __main__, as the interpreter makes it for a script.\n"
+	"    main = type(sys)('__main__')\n"
+	"    d = main.__dict__\n"
+	"    d['__builtins__'] = builtins\n"
+	"    d['__file__'] = script\n"
+	"    d['__cached__'] = None\n"
+	"    machinery = m.get('importlib._bootstrap_external')\n"
+	"    if machinery is not None:\n"
+	"        d['__loader__'] = machinery.SourceFileLoader('__main__', script)\n"
+	"    m['__main__'] = main\n"
+	"    return d\n";
+
+static PyObject *start_fn;
+
+int sbx_template_payload_prepare(void)
+{
+	PyObject *ns = PyDict_New(), *r;
+
+	if (!ns)
+		return -1;
+	if (PyDict_SetItemString(ns, "__builtins__", PyEval_GetBuiltins()) < 0) {
+		Py_DECREF(ns);
+		return -1;
+	}
+	r = PyRun_String(start_source, Py_file_input, ns, ns);
+	if (!r) {
+		Py_DECREF(ns);
+		return -1;
+	}
+	Py_DECREF(r);
+	start_fn = PyDict_GetItemString(ns, "start");
+	Py_XINCREF(start_fn);
+	Py_DECREF(ns);
+	if (!start_fn) {
+		PyErr_SetString(PyExc_RuntimeError, "no start function");
+		return -1;
+	}
+	return 0;
+}
+
+/* What the payload's process sends pid 1 when it cannot start the job. */
+struct start_failure {
+	int32_t stage;
+	int32_t err;
+	char msg[200];
+};
+
+_Noreturn static void start_failed(int fd, enum sbx_stage stage, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+_Noreturn static void start_failed(int fd, enum sbx_stage stage, int err, const char *fmt, ...)
+{
+	struct start_failure f = { .stage = (int32_t)stage, .err = err };
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(f.msg, sizeof(f.msg), fmt, ap);
+	va_end(ap);
+	(void)!write(fd, &f, sizeof(f));
+	_exit(127);
+}
+
+static PyObject *fs_list(char *const *v, size_t n)
+{
+	PyObject *l = PyList_New((Py_ssize_t)n);
+
+	for (size_t i = 0; l && i < n; i++) {
+		PyObject *s = PyUnicode_DecodeFSDefault(v[i]);
+
+		if (!s) {
+			Py_DECREF(l);
+			return NULL;
+		}
+		PyList_SET_ITEM(l, (Py_ssize_t)i, s);
+	}
+	return l;
+}
+
+/* The run's environment as posix.environ holds it: bytes to bytes, the
+ * name up to the first '='. */
+static PyObject *environ_dict(char *const *envp)
+{
+	PyObject *d = PyDict_New();
+
+	for (size_t i = 0; d && envp && envp[i]; i++) {
+		const char *eq = strchr(envp[i], '=');
+		PyObject *k, *v;
+		int r = -1;
+
+		if (!eq || eq == envp[i])
+			continue;
+		k = PyBytes_FromStringAndSize(envp[i], eq - envp[i]);
+		v = PyBytes_FromString(eq + 1);
+		if (k && v && !PyDict_Contains(d, k))
+			r = PyDict_SetItem(d, k, v);
+		else if (k && v)
+			r = 0; /* the first one wins, as in posix.environ */
+		Py_XDECREF(k);
+		Py_XDECREF(v);
+		if (r < 0) {
+			Py_DECREF(d);
+			return NULL;
+		}
+	}
+	return d;
+}
+
+static void exception_text(char *buf, size_t len)
+{
+	PyObject *type, *value, *tb, *s = NULL;
+	const char *text = NULL;
+
+	PyErr_Fetch(&type, &value, &tb);
+	PyErr_NormalizeException(&type, &value, &tb);
+	if (value)
+		s = PyObject_Str(value);
+	if (s)
+		text = PyUnicode_AsUTF8(s);
+	snprintf(buf, len, "%s: %s", type ? ((PyTypeObject *)type)->tp_name : "error",
+		 text ? text : "?");
+	PyErr_Clear();
+	Py_XDECREF(s);
+	Py_XDECREF(type);
+	Py_XDECREF(value);
+	Py_XDECREF(tb);
+}
+
+/* Run the job's code in @globals, and exit as python3 would. */
+_Noreturn static void run_script(const char *script, PyObject *globals)
+{
+	FILE *fp = fopen(script, "rb");
+	PyObject *r;
+
+	if (!fp) {
+		/* python3's own words and status for a script it cannot open. */
+		fprintf(stderr, "%s: can't open file '%s': [Errno %d] %s\n",
+			sbx_template->argv[0], script, errno, strerror(errno));
+		Py_Exit(2);
+	}
+	r = PyRun_FileExFlags(fp, script, Py_file_input, globals, globals, 1, NULL);
+	if (r) {
+		Py_DECREF(r);
+		Py_Exit(0);
+	}
+	if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
+		/* python3 ends by the signal, so that its caller sees it. */
+		PyErr_Print();
+		Py_FinalizeEx();
+		signal(SIGINT, SIG_DFL);
+		kill(getpid(), SIGINT);
+		_exit(130);
+	}
+	/* SystemExit: PyErr_Print() exits with its code; anything else is
+	 * printed as a traceback, and the status is 1. */
+	PyErr_Print();
+	Py_Exit(1);
+}
+
+_Noreturn static void payload(const struct sbx_spec *spec, int out_fd, int err_fd, int in_fd,
+			      int report)
+{
+	const struct sbx_template_args *a = sbx_template;
+	size_t argc = 0, k = a->argc;
+	PyObject *args = NULL, *orig = NULL, *env = NULL, *script = NULL, *reset = NULL;
+	PyObject *globals;
+	char text[180];
+
+	if (sbx_init_payload_process(in_fd, out_fd, err_fd, report) < 0)
+		start_failed(report, SBX_STAGE_FDS, errno,
+			     "setting up the payload's session, fds and directory");
+	/* An execve would make the payload dumpable again (pid 1 is not):
+	 * it may read its own /proc entries, as on the cold path. */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+		start_failed(report, SBX_STAGE_EXEC, errno, "PR_SET_DUMPABLE");
+
+	/* The run's argv must be the template's interpreter words, then the
+	 * code and its arguments: the broker chose this template for it. */
+	while (spec->argv[argc])
+		argc++;
+	if (argc < k + 1)
+		start_failed(report, SBX_STAGE_EXEC, EINVAL, "the run's argv has no code file");
+	for (size_t i = 0; i < k; i++)
+		if (strcmp(spec->argv[i], a->argv[i]))
+			start_failed(report, SBX_STAGE_EXEC, EINVAL,
+				     "the run's argv[%zu] '%s' is not the template's '%s'", i,
+				     spec->argv[i], a->argv[i]);
+
+	if (clearenv() != 0)
+		start_failed(report, SBX_STAGE_EXEC, errno, "clearenv");
+	for (size_t i = 0; spec->envp && spec->envp[i]; i++)
+		if (strchr(spec->envp[i], '=') && putenv(spec->envp[i]) != 0)
+			start_failed(report, SBX_STAGE_EXEC, errno, "putenv");
+
+	/* The interpreter again, in this thread: its locks renewed and its
+	 * thread state this process's (its own after-fork hooks run here). */
+	PyOS_AfterFork_Child();
+
+	args = fs_list(spec->argv + k + 1, argc - k - 1);
+	orig = fs_list(spec->argv, argc);
+	env = environ_dict(spec->envp);
+	script = PyUnicode_DecodeFSDefault(spec->argv[k]);
+	if (sbx_template_reset_code)
+		reset = PyUnicode_FromString(sbx_template_reset_code);
+	else
+		reset = Py_NewRef(Py_None);
+	if (!args || !orig || !env || !script || !reset) {
+		exception_text(text, sizeof(text));
+		start_failed(report, SBX_STAGE_EXEC, ENOMEM, "payload start: %s", text);
+	}
+	globals = PyObject_CallFunction(start_fn, "OOOOOO", script, args, orig, env, reset,
+					a->py.unbuffered ? Py_True : Py_False);
+	if (!globals) {
+		exception_text(text, sizeof(text));
+		start_failed(report, SBX_STAGE_EXEC, EPROTO, "payload start: %s", text);
+	}
+	Py_DECREF(args);
+	Py_DECREF(orig);
+	Py_DECREF(env);
+	Py_DECREF(script);
+	Py_DECREF(reset);
+	/* Started: pid 1 reads EOF and reports the payload started. */
+	close(report);
+	run_script(spec->argv[k], globals);
+}
+
+pid_t sbx_template_spawn_payload(const struct sbx_spec *spec, int out_fd, int err_fd, int in_fd)
+{
+	struct start_failure f;
+	int p[2];
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		fail(SBX_STAGE_FORK, "pipe for the payload's start");
+	pid = fork();
+	if (pid < 0)
+		fail(SBX_STAGE_FORK, "fork for the payload");
+	if (pid == 0) {
+		close(p[0]);
+		payload(spec, out_fd, err_fd, in_fd, p[1]);
+	}
+	close(p[1]);
+	/* pid 1 blocks the signals it reaps with, so no EINTR here. */
+	n = read(p[0], &f, sizeof(f));
+	close(p[0]);
+	if (n == 0)
+		return pid;
+	/* The child has exited (or will): reap it so no zombie is mistaken
+	 * for the payload. */
+	waitpid(pid, NULL, 0);
+	if (n != (ssize_t)sizeof(f)) {
+		errno = n < 0 ? errno : EPROTO;
+		fail(SBX_STAGE_EXEC, "starting the payload in the template's interpreter");
+	}
+	f.msg[sizeof(f.msg) - 1] = '\0';
+	errno = f.err;
+	fail(f.stage == SBX_STAGE_FDS ? SBX_STAGE_FDS : SBX_STAGE_EXEC, "%s", f.msg);
+}
