@@ -4,7 +4,12 @@
  *
  *   sbx-template --listen FD --ready FD --digest HEX16 --idle S
  *                --max-runs N --max-seconds S [--reset-file FD]
- *                [--import MODULE]... -- INTERPRETER [OPTION]...
+ *                [--import MODULE]... [--hide DIR]...
+ *                -- INTERPRETER [OPTION]...
+ *
+ * --hide names a host tree the sandbox covers (the site trees sbx masks,
+ * /usr/local in a bind of /usr): its site directories leave sys.path
+ * before the imports, so that they resolve as in the sandbox.
  *
  * INTERPRETER [OPTION]... is the profile's argv up to "{code}".  The
  * options are the few that change how the interpreter starts and that a
@@ -136,6 +141,13 @@ int sbx_template_parse_args(int argc, char **argv, struct sbx_template_args *a, 
 			if (a->n_imports == SBX_TEMPLATE_MAX_IMPORTS)
 				return WHY("--import: more than %d modules", SBX_TEMPLATE_MAX_IMPORTS);
 			a->imports[a->n_imports++] = val;
+		} else if (!strcmp(opt, "--hide")) {
+			if (val[0] != '/' || strlen(val) > 255 || strstr(val, "/../") ||
+			    strstr(val, "/./"))
+				return WHY("--hide: '%s' is not an absolute path", val);
+			if (a->n_hide == SBX_TEMPLATE_MAX_HIDE)
+				return WHY("--hide: more than %d trees", SBX_TEMPLATE_MAX_HIDE);
+			a->hide[a->n_hide++] = val;
 		} else {
 			return WHY("%s: unknown option", opt);
 		}

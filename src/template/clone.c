@@ -109,6 +109,13 @@ _Noreturn static void child(const struct sbx_template_spawn *sp)
 	 * the run as an error. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		_exit(127);
+	/* Dumpable, as the execve of sbx-init makes it: the change of
+	 * effective uid around the clone (root's runs) left the template, and
+	 * so this copy, undumpable, and the init must open its own
+	 * /proc/self/oom_score_adj.  It makes itself undumpable again when it
+	 * drops its credentials, before any payload exists. */
+	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+		_exit(127);
 	plain_signals();
 	if (close_all_but(fds, (size_t)n) < 0)
 		_exit(127);

@@ -197,6 +197,43 @@ static int count_threads(void)
 	return n;
 }
 
+/*
+ * The sandbox covers some host trees the interpreter's site module adds
+ * (--hide: /usr/local's site-packages under a bind of /usr): take their
+ * directories out of sys.path before any import, so that a module the
+ * host installed by hand there is not the one the runs get.  What a .pth
+ * file there did at start cannot be undone (sbx(1), TEMPLATES).
+ */
+static int hide_trees(const struct sbx_template_args *a)
+{
+	PyObject *sys_path = PySys_GetObject("path"), *cache = PySys_GetObject("path_importer_cache");
+
+	if (!sys_path || !PyList_Check(sys_path))
+		return 0;
+	for (Py_ssize_t i = PyList_GET_SIZE(sys_path); i-- > 0;) {
+		PyObject *item = PyList_GET_ITEM(sys_path, i);
+		const char *p = PyUnicode_Check(item) ? PyUnicode_AsUTF8(item) : NULL;
+
+		if (!p)
+			continue;
+		for (size_t h = 0; h < a->n_hide; h++) {
+			size_t n = strlen(a->hide[h]);
+
+			while (n > 1 && a->hide[h][n - 1] == '/')
+				n--;
+			if (strncmp(p, a->hide[h], n) || (p[n] != '/' && p[n] != '\0'))
+				continue;
+			if (cache && PyDict_Check(cache) && PyDict_GetItem(cache, item) &&
+			    PyDict_DelItem(cache, item) < 0)
+				return -1;
+			if (PySequence_DelItem(sys_path, i) < 0)
+				return -1;
+			break;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct sbx_template_args a;
@@ -224,6 +261,12 @@ int main(int argc, char **argv)
 	default_signals();
 
 	start_interpreter(&a);
+	if (hide_trees(&a) < 0) {
+		char text[300];
+
+		exception_text(text, sizeof(text));
+		die("hiding the covered trees from sys.path: %s", text);
+	}
 	for (size_t i = 0; i < a.n_imports; i++) {
 		PyObject *m = PyImport_ImportModule(a.imports[i]);
 
@@ -242,8 +285,12 @@ int main(int argc, char **argv)
 		die("preparing the payload's start: %s", text);
 	}
 	/* Anything the imports printed goes to /dev/null now, not into the
-	 * first run's buffers (a run's stdio starts empty). */
-	if (PyRun_SimpleString("import sys\nsys.stdout.flush()\nsys.stderr.flush()\n") < 0)
+	 * first run's buffers (a run's stdio starts empty).  Then every
+	 * object so far is moved out of the collector's sight (gc.freeze(),
+	 * made for servers that fork): a collection in a run would otherwise
+	 * walk, and so copy, the template's whole heap. */
+	if (PyRun_SimpleString("import sys, gc\nsys.stdout.flush()\nsys.stderr.flush()\n"
+			       "gc.collect()\ngc.freeze()\n") < 0)
 		die("flushing stdio");
 
 	threads = count_threads();

@@ -24,7 +24,8 @@
  *     /dev/null: not seekable, so not the same objects);
  *   - signal dispositions as the interpreter's table says (SIGINT to
  *     default_int_handler, SIGPIPE and SIGXFSZ ignored, the rest default);
- *   - sys.argv, sys.orig_argv, sys.path[0] as for a script;
+ *   - sys.argv, sys.orig_argv, sys.path[0] as for a script, and no site
+ *     directory on sys.path that the sandbox lacks;
  *   - every RNG the imports seeded, reseeded from the kernel: random,
  *     numpy's legacy global RandomState, multiprocessing's authkey; and
  *     matplotlib's cached config and cache directories forgotten (they
@@ -39,7 +40,8 @@
  * The job's code then runs as `python3` runs a script, with the same exit
  * status: 0, 1 after an uncaught exception (traceback on stderr),
  * SystemExit's code, death by SIGINT after an uncaught
- * KeyboardInterrupt; atexit handlers run and stdio is flushed on the way.
+ * KeyboardInterrupt; threads are joined, atexit handlers run, the job's
+ * objects finalized and stdio flushed on the way (finish()).
  */
 #include "config.h"
 
@@ -102,8 +104,13 @@ static const char start_source[] =
 	"            _signal.signal(sig, h)\n"
 	"    sys.argv = [script] + args\n"
 	"    sys.orig_argv = orig_argv\n"
-	"    if not sys.flags.safe_path:\n"
-	"        import os.path\n"
+	"    # The site directories the sandbox lacks are not on a cold run's\n"
+	"    # path (site adds only those that exist).\n"
+	"    site = sys.modules.get('site')\n"
+	"    if site is not None and os is not None:\n"
+	"        sp = set(site.getsitepackages())\n"
+	"        sys.path[:] = [p for p in sys.path if p not in sp or os.path.isdir(p)]\n"
+	"    if not sys.flags.safe_path and os is not None:\n"
 	"        sys.path.insert(0, os.path.dirname(os.path.realpath(script)))\n"
 	"    # Every RNG the imports seeded, from the kernel's entropy.\n"
 	"    m = sys.modules\n"
@@ -129,6 +136,7 @@ static const char start_source[] =
 	"    # A new __main__, as the interpreter makes it for a script.\n"
 	"    main = type(sys)('__main__')\n"
 	"    d = main.__dict__\n"
+	"    d['__annotations__'] = {}\n"
 	"    d['__builtins__'] = builtins\n"
 	"    d['__file__'] = script\n"
 	"    d['__cached__'] = None\n"
@@ -136,9 +144,44 @@ static const char start_source[] =
 	"    if machinery is not None:\n"
 	"        d['__loader__'] = machinery.SourceFileLoader('__main__', script)\n"
 	"    m['__main__'] = main\n"
-	"    return d\n";
+	"    return d\n"
+	"\n"
+	"def exit_code(value):\n"
+	"    # SystemExit's status, as the interpreter computes it.\n"
+	"    code = getattr(value, 'code', value)\n"
+	"    if code is None:\n"
+	"        return 0\n"
+	"    if isinstance(code, int):\n"
+	"        return code\n"
+	"    import sys\n"
+	"    try:\n"
+	"        sys.stderr.write(str(code) + '\\n')\n"
+	"    except Exception:\n"
+	"        pass\n"
+	"    return 1\n"
+	"\n"
+	"def finish(main, status):\n"
+	"    # What Py_FinalizeEx does that a job can see, in its order: the\n"
+	"    # threads it left joined, atexit, its objects finalized, stdio.\n"
+	"    import sys, gc, atexit\n"
+	"    t = sys.modules.get('threading')\n"
+	"    if t is not None:\n"
+	"        t._shutdown()\n"
+	"    atexit._run_exitfuncs()\n"
+	"    for k in list(main):\n"
+	"        if k != '__builtins__':\n"
+	"            main[k] = None\n"
+	"    main.clear()\n"
+	"    gc.collect()\n"
+	"    for s in (sys.stdout, sys.stderr):\n"
+	"        try:\n"
+	"            if s is not None and not s.closed:\n"
+	"                s.flush()\n"
+	"        except Exception:\n"
+	"            status = 120\n"
+	"    return status\n";
 
-static PyObject *start_fn;
+static PyObject *start_fn, *exit_code_fn, *finish_fn;
 
 int sbx_template_payload_prepare(void)
 {
@@ -157,9 +200,13 @@ int sbx_template_payload_prepare(void)
 	}
 	Py_DECREF(r);
 	start_fn = PyDict_GetItemString(ns, "start");
+	exit_code_fn = PyDict_GetItemString(ns, "exit_code");
+	finish_fn = PyDict_GetItemString(ns, "finish");
 	Py_XINCREF(start_fn);
+	Py_XINCREF(exit_code_fn);
+	Py_XINCREF(finish_fn);
 	Py_DECREF(ns);
-	if (!start_fn) {
+	if (!start_fn || !exit_code_fn || !finish_fn) {
 		PyErr_SetString(PyExc_RuntimeError, "no start function");
 		return -1;
 	}
@@ -252,35 +299,79 @@ static void exception_text(char *buf, size_t len)
 	Py_XDECREF(tb);
 }
 
-/* Run the job's code in @globals, and exit as python3 would. */
+/*
+ * The end of the payload, as python3's own end looks from outside: the
+ * job's threads joined, atexit handlers run, its objects finalized (an
+ * unclosed file is flushed), stdio flushed (status 120 if stdout cannot
+ * be), the status.  What is not done is tearing the interpreter down: a
+ * full Py_FinalizeEx() frees every object the imports made, and in this
+ * copy-on-write child that writes (so copies) nearly every page of the
+ * template's heap - about 300 ms for numpy, pandas and matplotlib, most
+ * of what the template saves.  Objects the job hung on other modules are
+ * not finalized (sbx(1), TEMPLATES).
+ */
+_Noreturn static void finish(PyObject *globals, int status)
+{
+	PyObject *r = PyObject_CallFunction(finish_fn, "Oi", globals, status);
+
+	if (!r) {
+		PyErr_Print();
+		status = 120;
+	} else {
+		status = (int)PyLong_AsLong(r);
+		Py_DECREF(r);
+	}
+	fflush(NULL);
+	_exit(status & 0xff);
+}
+
+/* Run the job's code in @globals, and end as python3 would. */
 _Noreturn static void run_script(const char *script, PyObject *globals)
 {
 	FILE *fp = fopen(script, "rb");
-	PyObject *r;
+	PyObject *r, *type, *value, *tb;
 
 	if (!fp) {
 		/* python3's own words and status for a script it cannot open. */
 		fprintf(stderr, "%s: can't open file '%s': [Errno %d] %s\n",
 			sbx_template->argv[0], script, errno, strerror(errno));
-		Py_Exit(2);
+		finish(globals, 2);
 	}
 	r = PyRun_FileExFlags(fp, script, Py_file_input, globals, globals, 1, NULL);
 	if (r) {
 		Py_DECREF(r);
-		Py_Exit(0);
+		finish(globals, 0);
+	}
+	if (PyErr_ExceptionMatches(PyExc_SystemExit)) {
+		int status;
+
+		PyErr_Fetch(&type, &value, &tb);
+		PyErr_NormalizeException(&type, &value, &tb);
+		r = PyObject_CallFunctionObjArgs(exit_code_fn, value ? value : Py_None, NULL);
+		status = r && PyLong_Check(r) ? (int)PyLong_AsLong(r) : 1;
+		PyErr_Clear();
+		Py_XDECREF(r);
+		Py_XDECREF(type);
+		Py_XDECREF(value);
+		Py_XDECREF(tb);
+		finish(globals, status);
 	}
 	if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
-		/* python3 ends by the signal, so that its caller sees it. */
+		PyObject *f;
+
+		/* python3 prints it, ends, and dies of SIGINT, so that its
+		 * caller sees the signal. */
 		PyErr_Print();
-		Py_FinalizeEx();
+		f = PyObject_CallFunction(finish_fn, "Oi", globals, 0);
+		Py_XDECREF(f);
+		fflush(NULL);
 		signal(SIGINT, SIG_DFL);
 		kill(getpid(), SIGINT);
 		_exit(130);
 	}
-	/* SystemExit: PyErr_Print() exits with its code; anything else is
-	 * printed as a traceback, and the status is 1. */
+	/* Anything else: the traceback on stderr (sys.excepthook), status 1. */
 	PyErr_Print();
-	Py_Exit(1);
+	finish(globals, 1);
 }
 
 _Noreturn static void payload(const struct sbx_spec *spec, int out_fd, int err_fd, int in_fd,

@@ -237,7 +237,10 @@ static bool request(size_t i, const struct sbx_template_args *a)
 		return false;
 	}
 	rq.digest[SBX_TEMPLATE_DIGEST_LEN] = '\0';
-	if (strcmp(rq.digest, a->digest)) {
+	/* Only a SPAWN must name this template's digest: STATUS and STOP come
+	 * from `sbx template` and `sbx gc`, which may not know it (STATUS
+	 * answers with it). */
+	if (rq.kind == SBX_TEMPLATE_SPAWN && strcmp(rq.digest, a->digest)) {
 		close_fds(fds, nfds);
 		reply_error(conns[i].fd, ESTALE, "the template's digest is another");
 		return false;

@@ -38,6 +38,7 @@ struct sbx_spec;
 
 #define SBX_TEMPLATE_MAX_IMPORTS 64
 #define SBX_TEMPLATE_MAX_ARGV 16
+#define SBX_TEMPLATE_MAX_HIDE 8
 /* The profile's reset code, read whole from --reset-file. */
 #define SBX_TEMPLATE_RESET_MAX (256 * 1024)
 
@@ -62,6 +63,10 @@ struct sbx_template_args {
 	uint32_t max_seconds;
 	const char *imports[SBX_TEMPLATE_MAX_IMPORTS];
 	size_t n_imports;
+	/* Host trees the sandbox covers (an empty tmpfs over /usr/local in a
+	 * bind of /usr): no import may come from them. */
+	const char *hide[SBX_TEMPLATE_MAX_HIDE];
+	size_t n_hide;
 	/* The profile's argv up to "{code}": the interpreter and options. */
 	char *const *argv;
 	size_t argc;

@@ -42,7 +42,8 @@ static void test_accepted(void **state)
 	(void)state;
 	assert_int_equal(parse(&a, why, (const char *[]){ BASE, "--reset-file", "5", "--import",
 							  "numpy", "--import", "matplotlib.pyplot",
-							  "--", "/usr/bin/python3", "-I", NULL }),
+							  "--hide", "/usr/local", "--", "/usr/bin/python3",
+							  "-I", NULL }),
 			 0);
 	assert_int_equal(a.listen_fd, 3);
 	assert_int_equal(a.ready_fd, 4);
@@ -53,6 +54,8 @@ static void test_accepted(void **state)
 	assert_int_equal(a.max_seconds, 3600);
 	assert_int_equal(a.n_imports, 2);
 	assert_string_equal(a.imports[1], "matplotlib.pyplot");
+	assert_int_equal(a.n_hide, 1);
+	assert_string_equal(a.hide[0], "/usr/local");
 	assert_int_equal(a.argc, 2);
 	assert_string_equal(a.argv[0], "/usr/bin/python3");
 	assert_true(a.py.isolated);
@@ -105,6 +108,8 @@ static void test_refused(void **state)
 	refused((const char *[]){ "--import", "1abc", NULL }, "module name");
 	refused((const char *[]){ "--import", "abc.", NULL }, "module name");
 	refused((const char *[]){ "--import", NULL }, "value");
+	refused((const char *[]){ "--hide", "usr/local", NULL }, "absolute");
+	refused((const char *[]){ "--hide", "/usr/../etc", NULL }, "absolute");
 	refused((const char *[]){ "--frobnicate", "1", NULL }, "unknown");
 }
 
