@@ -356,6 +356,9 @@ for mode in root user; do
 
 	tpl_stop_all
 	check "$mode: nothing left behind at the end" nothing_left
+	as_mode timeout 30 "$SBX" gc --config "$M/config.json" >/dev/null 2>&1
+	check "$mode: after stop and gc: no cgroup of the mode's templates left" no_template_cgroup
+	TPL_DIGESTS=
 done
 
 finish

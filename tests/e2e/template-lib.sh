@@ -51,6 +51,7 @@ tpl_start() {
 	tpl start --profile "$1" >/dev/null 2>"$M/tpl-start.err" ||
 		diag "sbx template start $1: $(head -c 600 "$M/tpl-start.err")"
 	TPID=$(tpl_pid "$1")
+	tpl_note_digests
 	[ -n "$TPID" ]
 }
 
@@ -58,6 +59,7 @@ tpl_start() {
 # processes are gone (the pids from status, which the test started).
 tpl_stop_all() {
 	local pids
+	tpl_note_digests
 	pids=$(tpl status --json 2>/dev/null | jq -r '.. | objects | .pid? // empty | numbers' 2>/dev/null)
 	tpl stop >/dev/null 2>&1
 	local p
@@ -65,6 +67,25 @@ tpl_stop_all() {
 		{ diag "template $p still runs 10 s after sbx template stop"; return 1; }
 	done
 	return 0
+}
+
+# no_template_cgroup: once this mode's templates are stopped, none of the
+# cgroups of the digests it saw is left (sbx-template-<profile>-<digest>
+# below any hierarchy: the digest names this build and catalog).
+TPL_DIGESTS=
+tpl_note_digests() {
+	local d
+	for d in $(tpl status --json 2>/dev/null | jq -r '.. | objects | .digest? // empty | strings' 2>/dev/null); do
+		[[ " $TPL_DIGESTS " == *" $d "* ]] || TPL_DIGESTS="$TPL_DIGESTS $d"
+	done
+}
+no_template_cgroup() {
+	local d left=
+	tpl_note_digests
+	for d in $TPL_DIGESTS; do
+		left="$left$(find /sys/fs/cgroup -maxdepth 6 -type d -name "sbx-template-*-$d" 2>/dev/null | head -3 | tr '\n' ' ')"
+	done
+	[ -z "$left" ] || { diag "template cgroups left: $left"; return 1; }
 }
 
 # is_template_run [DIGEST]: the last manifest says the run was born from a

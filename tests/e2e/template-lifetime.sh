@@ -103,6 +103,7 @@ for mode in root user; do
 	check "$mode: the template runs as the caller ($(ps -o user= -p "${TPID:-1}"))" \
 		eval '[ -n "$TPID" ] && [ "$(stat -c %U /proc/$TPID)" = "$PRINCIPAL" ]'
 	digest=$(tpl_field python-analysis digest)
+	tpl_note_digests
 	sbx_run "$M/py.json"
 	expect_rc 0 "$mode: the second run"
 	check "$mode: the second run was born from the template ($(jqm .timing.template) = $digest)" is_template_run "$digest"
@@ -160,6 +161,7 @@ for mode in root user; do
 	sbx_run "$M/py.json"
 	sbx_run "$M/py.json"
 	expect_rc 0 "$mode: a run after the profile changed"
+	tpl_note_digests
 	check "$mode: changed profile: born from a template of another digest ($(jqm .timing.template), was $digest)" \
 		eval 'is_template_run && [ "$(jqm .timing.template)" != "$digest" ]'
 	cp "$SBX_SRCDIR/policy/profiles/python-analysis.json" "$POLICY/profiles/python-analysis.json"
@@ -171,6 +173,7 @@ for mode in root user; do
 	sbx_run "$M/py.json"
 	took=$(($(now_ms) - t0))
 	expect_rc 0 "$mode: a run whose template cannot import"
+	tpl_note_digests
 	check "$mode: broken template: a cold run within 12 s ($took ms), the fallback says why ($(jqm .timing.template_fallback))" \
 		eval 'is_cold_run && [ $took -lt 12000 ] && [ "$(jqm .timing.template_fallback)" != null ]'
 	cp "$SBX_SRCDIR/policy/profiles/python-analysis.json" "$POLICY/profiles/python-analysis.json"
@@ -219,6 +222,8 @@ for mode in root user; do
 	check "$mode: sbx template stop: its socket is gone" eval '[ -n "$t" ] && [ -z "$(find "$M/state" -type s)" ]'
 	as_mode timeout 30 "$SBX" gc --config "$M/config.json" >/dev/null 2>&1
 	check "$mode: nothing left behind at the end" eval 'nothing_left_tpl && nothing_left'
+	check "$mode: after stop and gc: no cgroup of the mode's templates left" no_template_cgroup
+	TPL_DIGESTS=
 done
 
 # 12. The catalog's checks of `template` (the same both ways; as root):

@@ -327,6 +327,9 @@ for mode in root user; do
 	check "$mode: sbx template stop: no template process left" eval '[ -n "$TPID" ] && [ ! -d /proc/$TPID ]'
 	check "$mode: after stop, status lists no running template" test -z "$(tpl_pid python-analysis)"
 	check "$mode: nothing left behind at the end" nothing_left
+	as_mode timeout 30 "$SBX" gc --config "$M/config.json" >/dev/null 2>&1
+	check "$mode: after stop and gc: no cgroup of the mode's templates left" no_template_cgroup
+	TPL_DIGESTS=
 done
 
 finish
