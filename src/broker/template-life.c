@@ -446,6 +446,7 @@ int sbx_template_start(const struct sbx_hostconfig *cfg, const struct sbx_catalo
 	}
 	if (sbx_template_query(pl->sock_path, false, NULL, &err) == 0)
 		return 0;
+	err = (struct sbx_error){ 0 };
 	stop_others(pl, pr->name);
 	unlink(pl->sock_path);
 	if (strlen(pl->sock_path) >= sizeof(sa.sun_path)) {
@@ -469,12 +470,32 @@ int sbx_template_start(const struct sbx_hostconfig *cfg, const struct sbx_catalo
 		}
 	}
 	cg_name = sbx_xasprintf("template-%s-%s", pr->name, pl->digest);
-	if (sbx_cgroup_detect(&host, &copts, &err) < 0 ||
-	    sbx_cgroup_create(&host, cg_name, &clim, &cg, &err) < 0) {
+	if (sbx_cgroup_detect(&host, &copts, &err) < 0) {
 		snprintf(why, why_len, "the template's cgroup: %s", err.msg);
 		goto out;
 	}
 	cgroups = cgroup_paths(&host, cg_name);
+	if (sbx_cgroup_create(&host, cg_name, &clim, &cg, &err) < 0 && err.errnum == EEXIST) {
+		/* A template of this digest ran before and exited (none
+		 * answers, and this is under the lock): its empty cgroup
+		 * goes.  One still finishing runs after a stop keeps its
+		 * own, and this one gets a name of its own. */
+		for (size_t i = 0; i < json_array_size(cgroups); i++)
+			(void)rmdir(json_string_value(json_array_get(cgroups, i)));
+		err = (struct sbx_error){ 0 };
+		if (sbx_cgroup_create(&host, cg_name, &clim, &cg, &err) < 0 && err.errnum == EEXIST) {
+			free(cg_name);
+			cg_name = sbx_xasprintf("template-%s-%s-%d", pr->name, pl->digest, (int)getpid());
+			json_decref(cgroups);
+			cgroups = cgroup_paths(&host, cg_name);
+			err = (struct sbx_error){ 0 };
+			sbx_cgroup_create(&host, cg_name, &clim, &cg, &err);
+		}
+	}
+	if (!cg) {
+		snprintf(why, why_len, "the template's cgroup: %s", err.msg);
+		goto out;
+	}
 	if (pipe2(ready, O_CLOEXEC) < 0) {
 		snprintf(why, why_len, "pipe: %s", strerror(errno));
 		goto out;
