@@ -86,7 +86,9 @@ struct sbx_template_reply {
 	uint32_t kind;      /* enum sbx_template_reply_kind */
 	int32_t err;        /* ERROR: errno */
 	int32_t pid;        /* CLONED: the init's pid in the template's pid ns
-			     * (which is the broker's) */
+			     * (which is the broker's); STATUS: the template's
+			     * own (SO_PEERCRED names the process that called
+			     * listen(): the broker that bound the socket) */
 	int32_t status;     /* EXITED: the init's wait status */
 	uint32_t in_cgroup; /* CLONED: CLONE_INTO_CGROUP put it in the cgroup */
 	/* STATUS: */

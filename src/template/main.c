@@ -238,7 +238,7 @@ int main(int argc, char **argv)
 {
 	static struct sbx_template_args a;
 	char why[512];
-	int threads;
+	int threads, status;
 
 	if (sbx_template_parse_args(argc, argv, &a, why, sizeof(why)) < 0) {
 		fprintf(stderr, "sbx-template: %s\nHint: sbx-template is started by sbx only\n", why);
@@ -299,5 +299,12 @@ int main(int argc, char **argv)
 				: "%d threads after the imports: a clone copies one (are the thread variables 1?)",
 		    threads);
 	ready("ok %ld", (long)getpid());
-	return sbx_template_serve(&a);
+	status = sbx_template_serve(&a);
+	/* What the imports registered to do at exit (matplotlib removes the
+	 * temporary config dir it made on the host when the prepared one is
+	 * read-only), without tearing the interpreter down. */
+	if (PyRun_SimpleString("import atexit\natexit._run_exitfuncs()\n") < 0)
+		status = status ? status : 70;
+	fflush(NULL);
+	_exit(status);
 }

@@ -30,6 +30,8 @@
  *     numpy's legacy global RandomState, multiprocessing's authkey; and
  *     matplotlib's cached config and cache directories forgotten (they
  *     are the template's host paths; the run's MPLCONFIGDIR is /tmp/mpl);
+ *   - the removals of host temporary directories the imports registered
+ *     with atexit dropped (the template does them when it ends);
  *   - the profile's `reset` code, trusted, run in a namespace of its own;
  *   - a new __main__ module (a fresh globals dict) in sys.modules.
  *
@@ -130,6 +132,11 @@ static const char start_source[] =
 	"        if 'called' in cells and 'ret' in cells:\n"
 	"            cells['called'].cell_contents = False\n"
 	"            cells['ret'].cell_contents = None\n"
+	"    # What the imports asked to remove at exit is the template's, on\n"
+	"    # the host (matplotlib's temporary config dir when the prepared one\n"
+	"    # is read-only): not in this sandbox, and removed by the template.\n"
+	"    if 'shutil' in m and 'atexit' in m:\n"
+	"        m['atexit'].unregister(m['shutil'].rmtree)\n"
 	"    if reset is not None:\n"
 	"        exec(compile(reset, '<profile reset>', 'exec'),\n"
 	"             {'__name__': '__sbx_reset__', '__builtins__': builtins})\n"

@@ -133,6 +133,9 @@ static void stop(void)
 static void fill_status(struct sbx_template_reply *r, const struct sbx_template_args *a)
 {
 	r->kind = SBX_TEMPLATE_STATUS_REPLY;
+	/* Our own pid: SO_PEERCRED on the broker's side names the process
+	 * that called listen(), which is the broker that started us. */
+	r->pid = (int32_t)getpid();
 	r->started = started;
 	r->last_used = last_used;
 	r->runs = runs;
