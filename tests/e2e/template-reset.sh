@@ -204,6 +204,9 @@ r["sid_is_pid"] = os.getsid(0) == os.getpid()
 r["pgrp_is_pid"] = os.getpgrp() == os.getpid()
 r["dumpable"] = ctypes.CDLL(None).prctl(3, 0, 0, 0, 0)
 r["hostname"] = os.uname().nodename
+r["cmdline"] = open("/proc/self/cmdline").read().split("\0")
+r["comm"] = open("/proc/self/comm").read()
+r["init_comm"] = open("/proc/1/comm").read()
 r["mounts"] = sorted(l.split()[4] + " " + l.split(" - ")[1].split()[0] for l in open("/proc/self/mountinfo"))
 r["stdio"] = [(f.encoding, f.errors, f.line_buffering) for f in (sys.stdin, sys.stdout, sys.stderr)]
 r["main_keys"] = sorted(k for k in globals() if k.startswith("__") and k != "__warningregistry__")
@@ -281,7 +284,7 @@ for mode in root user; do
 	for k in argv file name path flags environ cwd ids configdir signals status_SigBlk status_SigIgn status_SigCgt \
 		status_NoNewPrivs status_Seccomp status_CapInh status_CapPrm status_CapEff status_CapBnd status_CapAmb \
 		status_Threads rlimits fds fd_kinds umask recursionlimit warnings executable prefix ppid sid_is_pid \
-		pgrp_is_pid dumpable hostname mounts stdio main_keys spec loader; do
+		pgrp_is_pid dumpable hostname cmdline comm init_comm mounts stdio main_keys spec loader; do
 		a=$(jq -c --arg k "$k" '.[$k]' "$M/sees-template/sees.json" 2>/dev/null)
 		b=$(jq -c --arg k "$k" '.[$k]' "$M/sees-cold/sees.json" 2>/dev/null)
 		if [ -n "$a" ] && [ "$a" != null ] && [ "$a" = "$b" ]; then ok "$mode: template and cold runs see the same $k"; else
