@@ -81,8 +81,8 @@ for mode in root user; do
 	wait_for 5 eval '[ -n "$(tpl_pid python-analysis)" ]'
 	TPID=$(tpl_pid python-analysis)
 	check "$mode: the first run started a template (pid ${TPID:-none})" test -n "$TPID"
-	check "$mode: the template runs detached: in its own session, its parent not sbx" \
-		eval '[ -n "$TPID" ] && [ "$(ps -o sid= -p "$TPID" | tr -d " ")" = "$TPID" ] && [ "$(ps -o comm= -p "$(ps -o ppid= -p "$TPID" | tr -d " ")")" != sbx ]'
+	check "$mode: the template runs detached: not in the caller's session, its parent not sbx" \
+		eval '[ -n "$TPID" ] && [ "$(ps -o sid= -p "$TPID")" != "$(ps -o sid= -p $$)" ] && [ "$(ps -o comm= -p "$(ps -o ppid= -p "$TPID" | tr -d " ")")" != sbx ]'
 	check "$mode: the template is in a cgroup of its own, named for it" \
 		eval '[ -n "$TPID" ] && grep -q "sbx-template-python-analysis-" /proc/$TPID/cgroup'
 	# Charged to the caller, bounded: twice the profile's default memory.
@@ -194,7 +194,9 @@ for mode in root user; do
 		eval '{ is_cold_run || is_template_run; } && [ "$(res sum)" = 6 ]'
 	fake=$(pgrep -f -- "$M/fake.ready")
 	[ -n "$fake" ] && kill $fake
-	rm -f "$sock"
+	# The socket may be a new template's by now: sbx template stop ends it.
+	tpl_stop_all
+	[ -S "$sock" ] && [ -z "$(tpl_pid python-analysis)" ] && rm -f "$sock"
 
 	# 10. Idle timeout and max runs.
 	with_cfg '. + {template_idle_seconds: 2, template_max_runs: 2}'
