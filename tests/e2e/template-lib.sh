@@ -83,7 +83,10 @@ no_template_cgroup() {
 	local d left=
 	tpl_note_digests
 	for d in $TPL_DIGESTS; do
-		left="$left$(find /sys/fs/cgroup -maxdepth 6 -type d -name "sbx-template-*-$d" 2>/dev/null | head -3 | tr '\n' ' ')"
+		# Only this mode's: the user's below its delegated cgroup, root's
+		# elsewhere.
+		left="$left$(find /sys/fs/cgroup -maxdepth 6 -type d -name "sbx-template-*-$d" 2>/dev/null |
+			if [ "$MODE" = user ]; then grep "/sbx-e2e-$SBX_TEST_USER/"; else grep -v "/sbx-e2e-"; fi | head -3 | tr '\n' ' ')"
 	done
 	[ -z "$left" ] || { diag "template cgroups left: $left"; return 1; }
 }
