@@ -44,6 +44,12 @@ signal.signal(signal.SIGUSR1, signal.SIG_IGN)
 signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR2])
 resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
 resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+import faulthandler, locale
+faulthandler.enable()
+sys.setswitchinterval(0.5)
+sys.set_int_max_str_digits(700)
+locale.setlocale(locale.LC_ALL, "C")
+os.nice(5)
 os.umask(0o777)
 # Every writable directory: a file in it.
 wrote = 0
@@ -127,6 +133,11 @@ t("signals", lambda: signal.getsignal(signal.SIGTERM) == signal.SIG_DFL and
 t("sigmask", lambda: signal.pthread_sigmask(signal.SIG_BLOCK, []) == set())
 t("rlimit_nofile", lambda: resource.getrlimit(resource.RLIMIT_NOFILE) != (64, 64))
 t("umask", lambda: os.umask(0o022) != 0o777)
+import faulthandler
+t("faulthandler", lambda: not faulthandler.is_enabled())
+t("switchinterval", lambda: sys.getswitchinterval() == 0.005)
+t("int_max_str_digits", lambda: sys.get_int_max_str_digits() == 4300)
+t("nice", lambda: os.nice(0) == 0)
 found = []
 for d, subs, files in os.walk("/"):
     if d.startswith(("/proc", "/sys")):
@@ -204,6 +215,19 @@ r["sid_is_pid"] = os.getsid(0) == os.getpid()
 r["pgrp_is_pid"] = os.getpgrp() == os.getpid()
 r["dumpable"] = ctypes.CDLL(None).prctl(3, 0, 0, 0, 0)
 r["hostname"] = os.uname().nodename
+import faulthandler, locale, time
+r["faulthandler"] = faulthandler.is_enabled()
+r["switchinterval"] = sys.getswitchinterval()
+r["int_max_str_digits"] = sys.get_int_max_str_digits()
+r["nice"] = os.nice(0)
+r["locale"] = locale.setlocale(locale.LC_ALL)
+r["tzname"] = list(time.tzname)
+r["affinity"] = sorted(os.sched_getaffinity(0))
+try:
+    open("/proc/1/mem", "rb").close()
+    r["init_mem"] = "readable"
+except OSError as e:
+    r["init_mem"] = e.errno
 r["cmdline"] = open("/proc/self/cmdline").read().split("\0")
 r["comm"] = open("/proc/self/comm").read()
 r["init_comm"] = open("/proc/1/comm").read()
@@ -252,7 +276,7 @@ for mode in root user; do
 	check "$mode: run B was born from the same template ($(jqm .timing.template))" is_template_run "$digest"
 	for name in module_globals builtins sys_modules sys_path recursionlimit gc warnings environ environ_c \
 		numpy_seterr numpy_printoptions rcparams figures random numpy_random signals sigmask \
-		rlimit_nofile umask files mpl_configdir processes late_daemon; do
+		rlimit_nofile umask faulthandler switchinterval int_max_str_digits nice files mpl_configdir processes late_daemon; do
 		v=$(res "$name")
 		check "$mode: run B sees none of A's scribbling: $name ($v)" test "$v" = ok
 	done
@@ -284,7 +308,8 @@ for mode in root user; do
 	for k in argv file name path flags environ cwd ids configdir signals status_SigBlk status_SigIgn status_SigCgt \
 		status_NoNewPrivs status_Seccomp status_CapInh status_CapPrm status_CapEff status_CapBnd status_CapAmb \
 		status_Threads rlimits fds fd_kinds umask recursionlimit warnings executable prefix ppid sid_is_pid \
-		pgrp_is_pid dumpable hostname cmdline comm init_comm mounts stdio main_keys spec loader; do
+		pgrp_is_pid dumpable hostname cmdline comm init_comm faulthandler switchinterval int_max_str_digits nice locale \
+		tzname affinity init_mem mounts stdio main_keys spec loader; do
 		a=$(jq -c --arg k "$k" '.[$k]' "$M/sees-template/sees.json" 2>/dev/null)
 		b=$(jq -c --arg k "$k" '.[$k]' "$M/sees-cold/sees.json" 2>/dev/null)
 		if [ -n "$a" ] && [ "$a" != null ] && [ "$a" = "$b" ]; then ok "$mode: template and cold runs see the same $k"; else
@@ -298,6 +323,28 @@ for mode in root user; do
 	for f in frame.csv plot.png; do
 		check "$mode: the job's output $f is the same from a template and a cold run" \
 			cmp -s "$M/sees-template/$f" "$M/sees-cold/$f"
+	done
+
+	# 3b. The job's own environment (env_allow: TZ, LANG, LC_ALL): what
+	#     the interpreter takes from it at start-up (time zone, locale,
+	#     UTF-8 mode, the default encoding of open()) as in a cold run,
+	#     whether the run was born from the template or started cold
+	#     because of it.
+	mkpyjob "$M/env.json" 'import time, locale, sys
+print("tz", time.tzname, time.localtime(0).tm_hour)
+print("locale", locale.setlocale(locale.LC_CTYPE), sys.flags.utf8_mode, locale.getpreferredencoding(False))
+try:
+    open("/work/out/u.txt", "w").write("caf\u00e9\n")
+    print("write ok")
+except Exception as e:
+    print("write", type(e).__name__)' '{env: {TZ: "Asia/Tokyo", LC_ALL: "C", LANG: "C"}, allowed_outputs: ["text/plain"]}'
+	sbx_run "$M/env.json"
+	te=$(jqm .stdout.excerpt) ts=$(jqm .timing.start)
+	sbx_run "$M/env.json" --no-template
+	ce=$(jqm .stdout.excerpt)
+	for k in tz locale write; do
+		a=$(sed -n "s/^$k //p" <<<"$te") b=$(sed -n "s/^$k //p" <<<"$ce")
+		check "$mode: job env TZ/LC_ALL/LANG: $k as a cold run's ($ts: $a; cold: $b)" eval '[ -n "$b" ] && [ "$a" = "$b" ]'
 	done
 
 	# 4. How a payload ends: exit status, manifest status and exit as cold.
