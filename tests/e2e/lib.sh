@@ -378,8 +378,10 @@ wait_payload() {
 	INIT_PID= PAYLOAD_PID=
 	for i in $(seq 300); do
 		kill -0 "$BG_PID" 2>/dev/null || return 1
-		for c in $(children "$BG_PID"); do
-			[ "$(cat /proc/"$c"/comm 2>/dev/null)" = sbx-init ] || continue
+		# A run cloned from a template (sbx(1) TEMPLATES) has its init
+		# among the template's children, not sbx's.
+		for c in $(children "$BG_PID") $(for t in $(template_pids); do children "$t"; done); do
+			case "$(cat /proc/"$c"/comm 2>/dev/null)" in sbx-init|sbx-template) ;; *) continue ;; esac
 			for p in $(children "$c"); do
 				if [[ "$(cat /proc/"$p"/comm 2>/dev/null)" == $want ]]; then
 					INIT_PID=$c PAYLOAD_PID=$p
