@@ -557,10 +557,15 @@ int sbx_template_start(const struct sbx_hostconfig *cfg, const struct sbx_catalo
 			(void)rmdir(json_string_value(json_array_get(cgroups, i)));
 		err = (struct sbx_error){ 0 };
 		if (sbx_cgroup_create(&host, cg_name, &clim, &cg, &err) < 0 && err.errnum == EEXIST) {
+			json_t *old = cgroups;
+
 			free(cg_name);
 			cg_name = sbx_xasprintf("template-%s-%s-%d", pr->name, pl->digest, (int)getpid());
-			json_decref(cgroups);
 			cgroups = cgroup_paths(&host, cg_name);
+			/* This record replaces the old one's: it lists the old
+			 * cgroup too, for gc to remove once it is empty. */
+			json_array_extend(cgroups, old);
+			json_decref(old);
 			err = (struct sbx_error){ 0 };
 			sbx_cgroup_create(&host, cg_name, &clim, &cg, &err);
 		}
