@@ -25,10 +25,10 @@
  *           when idle too long, after max runs or max seconds, and on
  *           SIGTERM.
  *
- * A SPAWN whose digest is not the template's gets ERROR with
+ * A request whose digest is not the template's gets ERROR with
  * err = ESTALE: the profile, its prepared state or the binary changed.
- * STATUS and STOP are answered whatever digest they name (STATUS's
- * reply carries the template's).
+ * STATUS and STOP may name no digest (all zero bytes): they are then
+ * answered whatever the template's (STATUS's reply carries it).
  * Every record is a fixed-size struct of fixed-width fields, read whole
  * (a short or long record is refused); strings are NUL-terminated
  * within their arrays.  Both sides are built from one tree, so the
@@ -70,7 +70,7 @@ struct sbx_template_request {
 	/* Root's runs (SBX_TEMPLATE_OWNER_ID): the id that owns the run's
 	 * user namespace, as sandbox.c's become_owner() does for cold runs. */
 	uint32_t owner_uid;
-	char digest[SBX_TEMPLATE_DIGEST_SIZE]; /* SPAWN: must equal the template's */
+	char digest[SBX_TEMPLATE_DIGEST_SIZE]; /* the template's (STATUS, STOP: or empty) */
 };
 
 /* Numbered apart from the requests' kinds, so that mixing the two up
@@ -86,7 +86,9 @@ struct sbx_template_reply {
 	uint32_t kind;      /* enum sbx_template_reply_kind */
 	int32_t err;        /* ERROR: errno */
 	int32_t pid;        /* CLONED: the init's pid in the template's pid ns
-			     * (which is the broker's) */
+			     * (which is the broker's); STATUS: the template's
+			     * own (SO_PEERCRED names the process that called
+			     * listen(): the broker that bound the socket) */
 	int32_t status;     /* EXITED: the init's wait status */
 	uint32_t in_cgroup; /* CLONED: CLONE_INTO_CGROUP put it in the cgroup */
 	/* STATUS: */

@@ -30,6 +30,8 @@
  *     numpy's legacy global RandomState, multiprocessing's authkey; and
  *     matplotlib's cached config and cache directories forgotten (they
  *     are the template's host paths; the run's MPLCONFIGDIR is /tmp/mpl);
+ *   - the removals of host temporary directories the imports registered
+ *     with atexit dropped (the template does them when it ends);
  *   - the profile's `reset` code, trusted, run in a namespace of its own;
  *   - a new __main__ module (a fresh globals dict) in sys.modules.
  *
@@ -130,6 +132,11 @@ static const char start_source[] =
 	"        if 'called' in cells and 'ret' in cells:\n"
 	"            cells['called'].cell_contents = False\n"
 	"            cells['ret'].cell_contents = None\n"
+	"    # What the imports asked to remove at exit is the template's, on\n"
+	"    # the host (matplotlib's temporary config dir when the prepared one\n"
+	"    # is read-only): not in this sandbox, and removed by the template.\n"
+	"    if 'shutil' in m and 'atexit' in m:\n"
+	"        m['atexit'].unregister(m['shutil'].rmtree)\n"
 	"    if reset is not None:\n"
 	"        exec(compile(reset, '<profile reset>', 'exec'),\n"
 	"             {'__name__': '__sbx_reset__', '__builtins__': builtins})\n"
@@ -403,6 +410,14 @@ _Noreturn static void payload(const struct sbx_spec *spec, int out_fd, int err_f
 				     "the run's argv[%zu] '%s' is not the template's '%s'", i,
 				     spec->argv[i], a->argv[i]);
 
+	/* What the exec of the interpreter would show in /proc. */
+	{
+		const char *base = strrchr(spec->argv[0], '/');
+
+		sbx_template_area_write(&sbx_template_argv_area, spec->argv);
+		sbx_template_area_write(&sbx_template_env_area, spec->envp);
+		prctl(PR_SET_NAME, base ? base + 1 : spec->argv[0], 0, 0, 0);
+	}
 	if (clearenv() != 0)
 		start_failed(report, SBX_STAGE_EXEC, errno, "clearenv");
 	for (size_t i = 0; spec->envp && spec->envp[i]; i++)

@@ -133,6 +133,9 @@ static void stop(void)
 static void fill_status(struct sbx_template_reply *r, const struct sbx_template_args *a)
 {
 	r->kind = SBX_TEMPLATE_STATUS_REPLY;
+	/* Our own pid: SO_PEERCRED on the broker's side names the process
+	 * that called listen(), which is the broker that started us. */
+	r->pid = (int32_t)getpid();
 	r->started = started;
 	r->last_used = last_used;
 	r->runs = runs;
@@ -237,10 +240,11 @@ static bool request(size_t i, const struct sbx_template_args *a)
 		return false;
 	}
 	rq.digest[SBX_TEMPLATE_DIGEST_LEN] = '\0';
-	/* Only a SPAWN must name this template's digest: STATUS and STOP come
-	 * from `sbx template` and `sbx gc`, which may not know it (STATUS
-	 * answers with it). */
-	if (rq.kind == SBX_TEMPLATE_SPAWN && strcmp(rq.digest, a->digest)) {
+	/* A request names this template's digest; STATUS and STOP may name
+	 * none (all zero) - `sbx template` and `sbx gc` ask a socket whose
+	 * digest they may not know, and STATUS answers with it. */
+	if (strcmp(rq.digest, a->digest) &&
+	    (rq.kind == SBX_TEMPLATE_SPAWN || rq.digest[0] != '\0')) {
 		close_fds(fds, nfds);
 		reply_error(conns[i].fd, ESTALE, "the template's digest is another");
 		return false;
