@@ -25,10 +25,10 @@
  *           when idle too long, after max runs or max seconds, and on
  *           SIGTERM.
  *
- * A SPAWN whose digest is not the template's gets ERROR with
+ * A request whose digest is not the template's gets ERROR with
  * err = ESTALE: the profile, its prepared state or the binary changed.
- * STATUS and STOP are answered whatever digest they name (STATUS's
- * reply carries the template's).
+ * STATUS and STOP may name no digest (all zero bytes): they are then
+ * answered whatever the template's (STATUS's reply carries it).
  * Every record is a fixed-size struct of fixed-width fields, read whole
  * (a short or long record is refused); strings are NUL-terminated
  * within their arrays.  Both sides are built from one tree, so the
@@ -70,7 +70,7 @@ struct sbx_template_request {
 	/* Root's runs (SBX_TEMPLATE_OWNER_ID): the id that owns the run's
 	 * user namespace, as sandbox.c's become_owner() does for cold runs. */
 	uint32_t owner_uid;
-	char digest[SBX_TEMPLATE_DIGEST_SIZE]; /* SPAWN: must equal the template's */
+	char digest[SBX_TEMPLATE_DIGEST_SIZE]; /* the template's (STATUS, STOP: or empty) */
 };
 
 /* Numbered apart from the requests' kinds, so that mixing the two up

@@ -117,6 +117,10 @@ _Noreturn static void child(const struct sbx_template_spawn *sp)
 	if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
 		_exit(127);
 	plain_signals();
+	/* What an exec'd sbx-init shows: its name, no environment. */
+	sbx_template_area_write(&sbx_template_argv_area, (char *const[]){ (char *)"sbx-init", NULL });
+	sbx_template_area_write(&sbx_template_env_area, NULL);
+	prctl(PR_SET_NAME, "sbx-init", 0, 0, 0);
 	if (close_all_but(fds, (size_t)n) < 0)
 		_exit(127);
 	/* fds 0-2 are the template's /dev/null already; as sbx-init does,

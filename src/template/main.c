@@ -41,7 +41,58 @@
 const struct sbx_template_args *sbx_template;
 const char *sbx_template_reset_code;
 
+struct sbx_template_area sbx_template_argv_area, sbx_template_env_area;
+
 static int ready_fd = -1;
+
+void sbx_template_area_write(const struct sbx_template_area *area, char *const *words)
+{
+	size_t at = 0;
+
+	if (!area->start || area->len == 0)
+		return;
+	for (size_t i = 0; words && words[i] && at < area->len - 1; i++) {
+		size_t n = strlen(words[i]) + 1;
+
+		if (n > area->len - 1 - at)
+			n = area->len - 1 - at;
+		memcpy(area->start + at, words[i], n);
+		at += n;
+	}
+	memset(area->start + at, 0, area->len - at);
+}
+
+/* The area @v's strings occupy, as exec laid them out (one after the
+ * other); none if they are not contiguous. */
+static struct sbx_template_area area_of(char **v)
+{
+	struct sbx_template_area a = { 0 };
+	char *end;
+
+	if (!v || !v[0])
+		return a;
+	end = v[0];
+	for (size_t i = 0; v[i]; i++) {
+		if (v[i] != end)
+			return (struct sbx_template_area){ 0 };
+		end = v[i] + strlen(v[i]) + 1;
+	}
+	a.start = v[0];
+	a.len = (size_t)(end - v[0]);
+	return a;
+}
+
+/* The interpreter's words, off the command line's memory, which the runs
+ * write over (sbx_template_area_write()). */
+static char **copy_words(char *const *v, size_t n)
+{
+	char **c = calloc(n + 1, sizeof(*c));
+
+	for (size_t i = 0; c && i < n; i++)
+		if (!(c[i] = strdup(v[i])))
+			return NULL;
+	return c;
+}
 
 /* One line on the ready fd, then it is closed: the broker reads one line. */
 static void ready(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -234,7 +285,7 @@ static int hide_trees(const struct sbx_template_args *a)
 	return 0;
 }
 
-int main(int argc, char **argv)
+int main(int argc, char **argv, char **envp)
 {
 	static struct sbx_template_args a;
 	char why[512];
@@ -251,6 +302,10 @@ int main(int argc, char **argv)
 	}
 	sbx_template = &a;
 	ready_fd = a.ready_fd;
+	sbx_template_argv_area = area_of(argv);
+	sbx_template_env_area = area_of(envp);
+	if (!(a.argv = copy_words(a.argv, a.argc)))
+		die("out of memory");
 	/* The broker's fds must not reach the interpreter's children (none
 	 * is started, but an import might) nor the runs (clone.c closes
 	 * what is not a run's anyway). */

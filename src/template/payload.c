@@ -410,6 +410,14 @@ _Noreturn static void payload(const struct sbx_spec *spec, int out_fd, int err_f
 				     "the run's argv[%zu] '%s' is not the template's '%s'", i,
 				     spec->argv[i], a->argv[i]);
 
+	/* What the exec of the interpreter would show in /proc. */
+	{
+		const char *base = strrchr(spec->argv[0], '/');
+
+		sbx_template_area_write(&sbx_template_argv_area, spec->argv);
+		sbx_template_area_write(&sbx_template_env_area, spec->envp);
+		prctl(PR_SET_NAME, base ? base + 1 : spec->argv[0], 0, 0, 0);
+	}
 	if (clearenv() != 0)
 		start_failed(report, SBX_STAGE_EXEC, errno, "clearenv");
 	for (size_t i = 0; spec->envp && spec->envp[i]; i++)

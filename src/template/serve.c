@@ -240,10 +240,11 @@ static bool request(size_t i, const struct sbx_template_args *a)
 		return false;
 	}
 	rq.digest[SBX_TEMPLATE_DIGEST_LEN] = '\0';
-	/* Only a SPAWN must name this template's digest: STATUS and STOP come
-	 * from `sbx template` and `sbx gc`, which may not know it (STATUS
-	 * answers with it). */
-	if (rq.kind == SBX_TEMPLATE_SPAWN && strcmp(rq.digest, a->digest)) {
+	/* A request names this template's digest; STATUS and STOP may name
+	 * none (all zero) - `sbx template` and `sbx gc` ask a socket whose
+	 * digest they may not know, and STATUS answers with it. */
+	if (strcmp(rq.digest, a->digest) &&
+	    (rq.kind == SBX_TEMPLATE_SPAWN || rq.digest[0] != '\0')) {
 		close_fds(fds, nfds);
 		reply_error(conns[i].fd, ESTALE, "the template's digest is another");
 		return false;

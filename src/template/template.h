@@ -99,6 +99,23 @@ void sbx_template_pyconfig(const struct sbx_template_pyopts *o, struct sbx_templ
 extern const struct sbx_template_args *sbx_template;
 extern const char *sbx_template_reset_code; /* NULL: none */
 
+/*
+ * What /proc/<pid>/cmdline and environ show is the memory the kernel
+ * placed the command line and environment in at exec: in a run that is
+ * sbx-template's, which names the template (its digest, its options)
+ * and the host's paths in its environment.  Each process of a run
+ * writes over it what an exec'd one would show (sbx-init, or the
+ * interpreter's argv and the run's environment), cut to the area's size.
+ */
+struct sbx_template_area {
+	char *start;
+	size_t len;
+};
+extern struct sbx_template_area sbx_template_argv_area, sbx_template_env_area;
+/* Write @words (NULL-terminated) into @area as the kernel lays them out,
+ * NUL after each, NUL-filled to the end (the last byte is always NUL). */
+void sbx_template_area_write(const struct sbx_template_area *area, char *const *words);
+
 /* clone.c */
 struct sbx_template_spawn {
 	int fds[SBX_TEMPLATE_MAX_FDS]; /* sock, out, err, stdin (-1), cgroup (-1) */
