@@ -128,9 +128,12 @@ int sbx_template_locate(const struct sbx_hostconfig *cfg, const struct sbx_catal
 
 /* The environment sbx-template gets: the profile's, thread variables at
  * 1 (no thread pools at import), and a value under the prepared seed's
- * place inside (MPLCONFIGDIR=/tmp/mpl) pointed at the seed in the
- * prepared tree on the host, so the imports read the prepared caches. */
-static char **template_env(const struct sbx_profile *pr, const char *prepared_tree)
+ * place inside (MPLCONFIGDIR=/tmp/mpl) pointed at @seed_copy, the
+ * template's own writable copy of the seed, so the imports read the
+ * prepared caches as a run's would (writable: a module that finds its
+ * directory read-only makes a temporary one instead, on the host, and
+ * registers its removal at exit, which every run would then inherit). */
+static char **template_env(const struct sbx_profile *pr, const char *seed_copy)
 {
 	size_t n = 0, k = 0;
 	char **env;
@@ -150,13 +153,11 @@ static char **template_env(const struct sbx_profile *pr, const char *prepared_tr
 				  !strncmp(pr->env[i], pr->thread_env[t], (size_t)(eq - pr->env[i]));
 		if (thread)
 			continue;
-		if (prepared_tree && pr->prepare && pr->prepare->seed_src && pr->prepare->seed_dst &&
-		    !strncmp(val, pr->prepare->seed_dst, strlen(pr->prepare->seed_dst)) &&
+		if (seed_copy && !strncmp(val, pr->prepare->seed_dst, strlen(pr->prepare->seed_dst)) &&
 		    (val[strlen(pr->prepare->seed_dst)] == '\0' ||
 		     val[strlen(pr->prepare->seed_dst)] == '/'))
-			env[k++] = sbx_xasprintf("%.*s%s/%s%s", (int)(val - pr->env[i]), pr->env[i],
-						 prepared_tree, pr->prepare->seed_src,
-						 val + strlen(pr->prepare->seed_dst));
+			env[k++] = sbx_xasprintf("%.*s%s%s", (int)(val - pr->env[i]), pr->env[i],
+						 seed_copy, val + strlen(pr->prepare->seed_dst));
 		else
 			env[k++] = sbx_xstrdup(pr->env[i]);
 	}
@@ -200,6 +201,78 @@ static char **template_argv(const struct sbx_hostconfig *cfg, const struct sbx_p
 	for (size_t i = 0; i < t->argc; i++)
 		argv[k++] = sbx_xstrdup(pr->argv[i]);
 	return argv;
+}
+
+/* Copy the directory @src (of the prepared tree: directories and regular
+ * files only, sbx's own) to @dst, which does not exist. */
+static int copy_dir(int src_parent, const char *src, int dst_parent, const char *dst)
+{
+	_cleanup_close_ int sfd = openat(src_parent, src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int dfd = -1;
+	DIR *d;
+	struct dirent *de;
+	int r = 0;
+
+	if (sfd < 0 || mkdirat(dst_parent, dst, 0700) < 0)
+		return -1;
+	dfd = openat(dst_parent, dst, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0 || !(d = fdopendir(dup(sfd))))
+		return -1;
+	while (r == 0 && (de = readdir(d))) {
+		struct stat st;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(sfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			r = -1;
+		else if (S_ISDIR(st.st_mode))
+			r = copy_dir(sfd, de->d_name, dfd, de->d_name);
+		else if (S_ISREG(st.st_mode)) {
+			_cleanup_close_ int in = openat(sfd, de->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+			_cleanup_close_ int out = openat(dfd, de->d_name,
+							 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+			char buf[65536];
+			ssize_t n = 0;
+
+			if (in < 0 || out < 0)
+				r = -1;
+			while (r == 0 && (n = read(in, buf, sizeof(buf))) > 0)
+				if (sbx_write_all(out, buf, (size_t)n) < 0)
+					r = -1;
+			if (n < 0)
+				r = -1;
+		}
+	}
+	closedir(d);
+	return r;
+}
+
+/* Remove what copy_dir() made (and only directories and files). */
+static void remove_dir(int parent, const char *name)
+{
+	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+
+	if (fd >= 0 && !d)
+		close(fd);
+	while (d && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (de->d_type == DT_DIR)
+			remove_dir(dirfd(d), de->d_name);
+		else
+			unlinkat(dirfd(d), de->d_name, 0);
+	}
+	if (d)
+		closedir(d);
+	unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+/* "<record without .json>.seed": the template's copy of the seed. */
+static char *seed_copy_path(const char *record_path)
+{
+	return sbx_xasprintf("%.*s.seed", (int)(strlen(record_path) - 5), record_path);
 }
 
 /* The cgroup directories of the template's cgroup, for its record. */
@@ -425,7 +498,7 @@ int sbx_template_start(const struct sbx_hostconfig *cfg, const struct sbx_catalo
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct sbx_error err = { 0 };
 	_cleanup_close_ int lock_fd = -1, listen_fd = -1, reset_fd = -1;
-	_cleanup_free_ char *lock_path = NULL, *cg_name = NULL;
+	_cleanup_free_ char *lock_path = NULL, *cg_name = NULL, *seed_copy = NULL;
 	_cleanup_strv_free_ char **argv = NULL, **envp = NULL;
 	_cleanup_json_ json_t *cgroups = NULL;
 	int ready[2] = { -1, -1 };
@@ -446,6 +519,7 @@ int sbx_template_start(const struct sbx_hostconfig *cfg, const struct sbx_catalo
 	}
 	if (sbx_template_query(pl->sock_path, false, NULL, &err) == 0)
 		return 0;
+	err = (struct sbx_error){ 0 };
 	stop_others(pl, pr->name);
 	unlink(pl->sock_path);
 	if (strlen(pl->sock_path) >= sizeof(sa.sun_path)) {
@@ -469,18 +543,53 @@ int sbx_template_start(const struct sbx_hostconfig *cfg, const struct sbx_catalo
 		}
 	}
 	cg_name = sbx_xasprintf("template-%s-%s", pr->name, pl->digest);
-	if (sbx_cgroup_detect(&host, &copts, &err) < 0 ||
-	    sbx_cgroup_create(&host, cg_name, &clim, &cg, &err) < 0) {
+	if (sbx_cgroup_detect(&host, &copts, &err) < 0) {
 		snprintf(why, why_len, "the template's cgroup: %s", err.msg);
 		goto out;
 	}
 	cgroups = cgroup_paths(&host, cg_name);
+	if (sbx_cgroup_create(&host, cg_name, &clim, &cg, &err) < 0 && err.errnum == EEXIST) {
+		/* A template of this digest ran before and exited (none
+		 * answers, and this is under the lock): its empty cgroup
+		 * goes.  One still finishing runs after a stop keeps its
+		 * own, and this one gets a name of its own. */
+		for (size_t i = 0; i < json_array_size(cgroups); i++)
+			(void)rmdir(json_string_value(json_array_get(cgroups, i)));
+		err = (struct sbx_error){ 0 };
+		if (sbx_cgroup_create(&host, cg_name, &clim, &cg, &err) < 0 && err.errnum == EEXIST) {
+			json_t *old = cgroups;
+
+			free(cg_name);
+			cg_name = sbx_xasprintf("template-%s-%s-%d", pr->name, pl->digest, (int)getpid());
+			cgroups = cgroup_paths(&host, cg_name);
+			/* This record replaces the old one's: it lists the old
+			 * cgroup too, for gc to remove once it is empty. */
+			json_array_extend(cgroups, old);
+			json_decref(old);
+			err = (struct sbx_error){ 0 };
+			sbx_cgroup_create(&host, cg_name, &clim, &cg, &err);
+		}
+	}
+	if (!cg) {
+		snprintf(why, why_len, "the template's cgroup: %s", err.msg);
+		goto out;
+	}
 	if (pipe2(ready, O_CLOEXEC) < 0) {
 		snprintf(why, why_len, "pipe: %s", strerror(errno));
 		goto out;
 	}
+	if (prepared_tree && pr->prepare && pr->prepare->seed_src && pr->prepare->seed_dst) {
+		_cleanup_free_ char *src = sbx_xasprintf("%s/%s", prepared_tree, pr->prepare->seed_src);
+
+		seed_copy = seed_copy_path(pl->record_path);
+		remove_dir(AT_FDCWD, seed_copy);
+		if (copy_dir(AT_FDCWD, src, AT_FDCWD, seed_copy) < 0) {
+			snprintf(why, why_len, "copying the prepared seed %s: %s", src, strerror(errno));
+			goto out;
+		}
+	}
 	argv = template_argv(cfg, pr, pl, reset_fd >= 0);
-	envp = template_env(pr, prepared_tree);
+	envp = template_env(pr, seed_copy);
 	pid = spawn(pl, argv, envp, listen_fd, ready[1], reset_fd, cg, why, why_len);
 	close(ready[1]);
 	ready[1] = -1;
@@ -502,6 +611,8 @@ out:
 		/* Nothing of a template that did not come up stays: its
 		 * socket, its cgroup (and whatever is in it). */
 		unlink(pl->sock_path);
+		if (seed_copy)
+			remove_dir(AT_FDCWD, seed_copy);
 		if (cg)
 			sbx_cgroup_destroy(cg, &ignored);
 	} else if (cg) {
@@ -574,6 +685,10 @@ int sbx_template_gc(const char *state_dir, unsigned *removed)
 		if (!gone)
 			continue;
 		unlink(sock);
+		{
+			_cleanup_free_ char *seed = seed_copy_path(rec);
+			remove_dir(AT_FDCWD, seed);
+		}
 		if (unlink(rec) == 0)
 			(*removed)++;
 	}

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -113,6 +114,9 @@ char *sbx_template_socket_path(const char *state_dir, const char *catalog_key,
 	return sbx_xasprintf("%s/templates/%s-%s-%s.sock", state_dir, catalog_key, profile, digest);
 }
 
+/* How long a STATUS or STOP may take to be answered. */
+#define QUERY_MS 3000
+
 int sbx_template_query(const char *sock_path, bool stop, struct sbx_template_info *info,
 		       struct sbx_error *err)
 {
@@ -128,6 +132,18 @@ int sbx_template_query(const char *sock_path, bool stop, struct sbx_template_inf
 	_cleanup_close_ int fd = -1;
 	ssize_t n;
 
+	/* The template answers only a request of its own digest, which its
+	 * socket's name carries: "...-<digest>.sock". */
+	size_t len = strlen(sock_path);
+
+	if (len < SBX_TEMPLATE_DIGEST_LEN + 6 ||
+	    strcmp(sock_path + len - 5, ".sock") != 0 ||
+	    sock_path[len - 5 - SBX_TEMPLATE_DIGEST_LEN - 1] != '-') {
+		errno = EINVAL;
+		return sbx_error_set(err, SBX_EXIT_SOFTWARE, EINVAL, "%s: not a template's socket",
+				     sock_path);
+	}
+	memcpy(req.digest, sock_path + len - 5 - SBX_TEMPLATE_DIGEST_LEN, SBX_TEMPLATE_DIGEST_LEN);
 	if (strlen(sock_path) >= sizeof(sa.sun_path)) {
 		errno = ENAMETOOLONG;
 		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "%s", sock_path);
@@ -147,8 +163,20 @@ int sbx_template_query(const char *sock_path, bool stop, struct sbx_template_inf
 	}
 	if (send(fd, &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t)sizeof(req))
 		return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "%s", sock_path);
-	if (stop)
-		return 0;
+	/* STOP is answered with the STATUS it stopped at.  A template busy
+	 * importing answers late: a bounded wait. */
+	{
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int r;
+
+		do
+			r = poll(&p, 1, QUERY_MS);
+		while (r < 0 && errno == EINTR);
+		if (r <= 0) {
+			errno = r == 0 ? ETIMEDOUT : errno;
+			return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, errno, "%s", sock_path);
+		}
+	}
 	n = recv(fd, &rep, sizeof(rep), MSG_TRUNC);
 	if (n != (ssize_t)sizeof(rep) || rep.kind != SBX_TEMPLATE_STATUS_REPLY) {
 		errno = EPROTO;
@@ -156,8 +184,15 @@ int sbx_template_query(const char *sock_path, bool stop, struct sbx_template_inf
 				     "%s: the template did not answer STATUS", sock_path);
 	}
 	if (info) {
+		/* SO_PEERCRED names who listened: the broker that started the
+		 * template, not the template.  Its pid is in the record the
+		 * broker wrote beside the socket. */
+		_cleanup_free_ char *rec_path = sbx_xasprintf("%.*s.json", (int)(len - 5), sock_path);
+		_cleanup_json_ json_t *rec = json_load_file(rec_path, 0, NULL);
+		json_int_t pid = rec ? json_integer_value(json_object_get(rec, "pid")) : 0;
+
 		memset(info, 0, sizeof(*info));
-		info->pid = cred.pid;
+		info->pid = pid > 0 && pid <= INT32_MAX ? (pid_t)pid : 0;
 		info->started = rep.started;
 		info->last_used = rep.last_used;
 		info->runs = rep.runs;

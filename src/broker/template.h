@@ -60,7 +60,7 @@ void sbx_template_catalog_key(const char *dir, char out[9]);
 
 /* What a template says of itself (STATUS). */
 struct sbx_template_info {
-	pid_t pid;               /* its pid (SO_PEERCRED) */
+	pid_t pid;               /* its pid (from its record); 0: unknown */
 	int64_t started, last_used;
 	uint32_t runs, active, max_runs;
 	char digest[17];

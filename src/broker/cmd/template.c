@@ -86,9 +86,9 @@ static void start_one(struct tcmd *t, const struct sbx_profile *pr)
 	if (sbx_template_query(pl.sock_path, false, &info, &err) < 0)
 		goto fail;
 	if (t->list)
-		json_array_append_new(t->list, json_pack("{s:s,s:s,s:i}", "profile", pr->name,
+		json_array_append_new(t->list, json_pack("{s:s,s:s,s:o}", "profile", pr->name,
 							  "digest", pl.digest, "pid",
-							  (int)info.pid));
+							  info.pid ? json_integer(info.pid) : json_null()));
 	else
 		printf("%s: template %s running (pid %d)\n", pr->name, pl.digest, (int)info.pid);
 	goto out;
@@ -181,7 +181,7 @@ static void walk(struct tcmd *t, const char *only, bool stop)
 			json_t *e = json_pack("{s:s,s:s,s:s,s:s}", "profile", profile, "digest", digest,
 					      "state", state, "socket", sock);
 
-			json_object_set_new(e, "pid", alive ? json_integer(info.pid) : json_null());
+			json_object_set_new(e, "pid", alive && info.pid ? json_integer(info.pid) : json_null());
 			json_object_set_new(e, "runs", alive ? json_integer(info.runs) : json_null());
 			json_object_set_new(e, "active", alive ? json_integer(info.active) : json_null());
 			json_object_set_new(e, "idle_seconds",

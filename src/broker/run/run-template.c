@@ -31,6 +31,14 @@ static bool thread_var_is_one(const struct sbx_run *run, const char *name, unsig
 	return n_cpus == 1;
 }
 
+static bool listed(char **list, const char *s)
+{
+	for (; list && *list; list++)
+		if (!strcmp(*list, s))
+			return true;
+	return false;
+}
+
 void sbx_run_template_choose(struct sbx_run *run, struct sbx_spawn *sp,
 			     struct sbx_template_place *pl)
 {
@@ -49,6 +57,17 @@ void sbx_run_template_choose(struct sbx_run *run, struct sbx_spawn *sp,
 				 "%s is not 1 for this run (the template has one thread)", *v);
 			return;
 		}
+	/* An interpreter that reads PYTHON* variables read the profile's
+	 * when the template started: a job that sets another (a hash seed,
+	 * a path) needs an interpreter of its own. */
+	if (!strchr(pr->template->options, 'I') && !strchr(pr->template->options, 'E'))
+		for (char **e = run->plan.env; e && *e; e++)
+			if (!strncmp(*e, "PYTHON", 6) && !listed(pr->env, *e)) {
+				snprintf(run->template_fallback, sizeof(run->template_fallback),
+					 "the job sets %.*s, which the template's interpreter did "
+					 "not start with", (int)strcspn(*e, "="), *e);
+				return;
+			}
 	if (sbx_template_locate(&run->cfg, &run->cat, pr,
 				run->plan.prepared_tree ? run->plan.prepared_sha256 : NULL,
 				run->state_dir, pl, run->template_fallback,
