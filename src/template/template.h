@@ -118,6 +118,13 @@ extern struct sbx_template_area sbx_template_argv_area, sbx_template_env_area;
  * byte is always NUL, so the kernel reads the area as argv, not as a
  * setproctitle() string). */
 void sbx_template_area_write(const struct sbx_template_area *area, char *const *words);
+/**
+ * sbx_template_show() - make /proc/self/cmdline and environ show @argv and
+ * @envp exactly (PR_SET_MM_MAP); where the kernel does not allow it,
+ * write them over the template's areas instead.
+ * Returns 0 when exact, -1 when written over the old areas.
+ */
+int sbx_template_show(char *const *argv, char *const *envp);
 /* The area @v's strings occupy, as exec laid them out one after the
  * other; { NULL, 0 } if they are not contiguous. */
 struct sbx_template_area sbx_template_area_of(char *const *v);
