@@ -118,8 +118,7 @@ _Noreturn static void child(const struct sbx_template_spawn *sp)
 		_exit(127);
 	plain_signals();
 	/* What an exec'd sbx-init shows: its name, no environment. */
-	sbx_template_area_write(&sbx_template_argv_area, (char *const[]){ (char *)"sbx-init", NULL });
-	sbx_template_area_write(&sbx_template_env_area, NULL);
+	sbx_template_show((char *const[]){ (char *)"sbx-init", NULL }, (char *const[]){ NULL });
 	prctl(PR_SET_NAME, "sbx-init", 0, 0, 0);
 	if (close_all_but(fds, (size_t)n) < 0)
 		_exit(127);

@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,46 +42,7 @@
 const struct sbx_template_args *sbx_template;
 const char *sbx_template_reset_code;
 
-struct sbx_template_area sbx_template_argv_area, sbx_template_env_area;
-
 static int ready_fd = -1;
-
-void sbx_template_area_write(const struct sbx_template_area *area, char *const *words)
-{
-	size_t at = 0;
-
-	if (!area->start || area->len == 0)
-		return;
-	for (size_t i = 0; words && words[i] && at < area->len - 1; i++) {
-		size_t n = strlen(words[i]) + 1;
-
-		if (n > area->len - 1 - at)
-			n = area->len - 1 - at;
-		memcpy(area->start + at, words[i], n);
-		at += n;
-	}
-	memset(area->start + at, 0, area->len - at);
-}
-
-/* The area @v's strings occupy, as exec laid them out (one after the
- * other); none if they are not contiguous. */
-static struct sbx_template_area area_of(char **v)
-{
-	struct sbx_template_area a = { 0 };
-	char *end;
-
-	if (!v || !v[0])
-		return a;
-	end = v[0];
-	for (size_t i = 0; v[i]; i++) {
-		if (v[i] != end)
-			return (struct sbx_template_area){ 0 };
-		end = v[i] + strlen(v[i]) + 1;
-	}
-	a.start = v[0];
-	a.len = (size_t)(end - v[0]);
-	return a;
-}
 
 /* The interpreter's words, off the command line's memory, which the runs
  * write over (sbx_template_area_write()). */
@@ -302,8 +264,8 @@ int main(int argc, char **argv, char **envp)
 	}
 	sbx_template = &a;
 	ready_fd = a.ready_fd;
-	sbx_template_argv_area = area_of(argv);
-	sbx_template_env_area = area_of(envp);
+	sbx_template_argv_area = sbx_template_area_of(argv);
+	sbx_template_env_area = sbx_template_area_of(envp);
 	if (!(a.argv = copy_words(a.argv, a.argc)))
 		die("out of memory");
 	/* The broker's fds must not reach the interpreter's children (none

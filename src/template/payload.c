@@ -53,6 +53,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,9 @@ static const char start_source[] =
 	"    if os is not None and os.environ._data is not posix.environ:\n"
 	"        os.environ._data.clear()\n"
 	"        os.environ._data.update(environ)\n"
+	"    # The job's TZ, as the time module reads it at import.\n"
+	"    if 'time' in sys.modules:\n"
+	"        sys.modules['time'].tzset()\n"
 	"    # stdio as the interpreter makes it at start (create_stdio).\n"
 	"    def stream(fd, name, write, old, errors):\n"
 	"        buffering = 0 if unbuffered and write else -1\n"
@@ -414,8 +418,7 @@ _Noreturn static void payload(const struct sbx_spec *spec, int out_fd, int err_f
 	{
 		const char *base = strrchr(spec->argv[0], '/');
 
-		sbx_template_area_write(&sbx_template_argv_area, spec->argv);
-		sbx_template_area_write(&sbx_template_env_area, spec->envp);
+		sbx_template_show(spec->argv, spec->envp);
 		prctl(PR_SET_NAME, base ? base + 1 : spec->argv[0], 0, 0, 0);
 	}
 	if (clearenv() != 0)

@@ -328,6 +328,7 @@ static void broker_gone(size_t i)
 int sbx_template_serve(const struct sbx_template_args *a)
 {
 	struct pollfd pfd[MAX_CONNS + 2];
+	int64_t born, idle_since;
 	sigset_t mask;
 	int sfd;
 
@@ -343,8 +344,7 @@ int sbx_template_serve(const struct sbx_template_args *a)
 	    (sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
 		return 71;
 	started = last_used = now_real();
-	const int64_t born = now_mono();
-	int64_t idle_since = born;
+	born = idle_since = now_mono();
 
 	for (;;) {
 		size_t np = 0, base;

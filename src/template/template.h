@@ -14,6 +14,7 @@
  *              the profile's options, the imports, the single-thread
  *              check, the ready line; then serve()
  *   args.c     the command line parsed (no Python: unit-tested alone)
+ *   procview.c what /proc shows of a run's processes (unit-tested alone)
  *   serve.c    the socket loop: SO_PEERCRED, requests, replies, reaping,
  *              EXITED records, the kill on the broker's EOF, STATUS,
  *              STOP, the lifetime (idle, max runs, max seconds)
@@ -112,9 +113,21 @@ struct sbx_template_area {
 	size_t len;
 };
 extern struct sbx_template_area sbx_template_argv_area, sbx_template_env_area;
-/* Write @words (NULL-terminated) into @area as the kernel lays them out,
- * NUL after each, NUL-filled to the end (the last byte is always NUL). */
+/* procview.c: write @words (NULL-terminated) into @area as the kernel lays
+ * them out, NUL after each, cut to fit, NUL-filled to the end (the last
+ * byte is always NUL, so the kernel reads the area as argv, not as a
+ * setproctitle() string). */
 void sbx_template_area_write(const struct sbx_template_area *area, char *const *words);
+/**
+ * sbx_template_show() - make /proc/self/cmdline and environ show @argv and
+ * @envp exactly (PR_SET_MM_MAP); where the kernel does not allow it,
+ * write them over the template's areas instead.
+ * Returns 0 when exact, -1 when written over the old areas.
+ */
+int sbx_template_show(char *const *argv, char *const *envp);
+/* The area @v's strings occupy, as exec laid them out one after the
+ * other; { NULL, 0 } if they are not contiguous. */
+struct sbx_template_area sbx_template_area_of(char *const *v);
 
 /* clone.c */
 struct sbx_template_spawn {

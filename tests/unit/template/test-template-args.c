@@ -173,6 +173,40 @@ static void test_wire(void **state)
 			 0);
 }
 
+/* What /proc will show: the words with a NUL after each, cut to the area,
+ * the last byte NUL whatever happens, the rest zeroed. */
+static void test_procview(void **state)
+{
+	char buf[24];
+	struct sbx_template_area a = { buf, sizeof(buf) };
+	char *v[] = { buf, buf + 4, buf + 9, NULL };
+
+	(void)state;
+	memcpy(buf, "abc\0defg\0hijklmnopqrstu", 24);
+	buf[23] = '\0';
+	a = sbx_template_area_of(v);
+	assert_ptr_equal(a.start, buf);
+	assert_int_equal(a.len, 24);
+	/* Not laid out one after the other: no area. */
+	v[1] = buf + 5;
+	assert_null(sbx_template_area_of(v).start);
+	a = (struct sbx_template_area){ buf, sizeof(buf) };
+
+	sbx_template_area_write(&a, (char *const[]){ "sbx-init", NULL });
+	assert_memory_equal(buf, "sbx-init\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 24);
+	sbx_template_area_write(&a, (char *const[]){ "/usr/bin/python3", "-I", "/work/main.py", NULL });
+	assert_memory_equal(buf, "/usr/bin/python3\0-I\0/wo\0", 24);
+	memset(buf, 'x', sizeof(buf));
+	sbx_template_area_write(&a, NULL);
+	for (size_t i = 0; i < sizeof(buf); i++)
+		assert_int_equal(buf[i], 0);
+	/* One byte: only the NUL. */
+	a.len = 1;
+	buf[0] = 'x';
+	sbx_template_area_write(&a, (char *const[]){ "abc", NULL });
+	assert_int_equal(buf[0], 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -180,6 +214,7 @@ int main(void)
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_pyconfig),
 		cmocka_unit_test(test_wire),
+		cmocka_unit_test(test_procview),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
