@@ -179,6 +179,20 @@ for mode in root user; do
 	cp "$SBX_SRCDIR/policy/profiles/python-analysis.json" "$POLICY/profiles/python-analysis.json"
 	tpl_stop_all
 
+	# 8b. The profile's reset code runs in each template run, before the
+	#     job, after the job's environment is set.
+	jq '.template.reset = "import builtins, os\nbuiltins.SBX_RESET = os.environ.get(\"HOME\")\n"' \
+		"$SBX_SRCDIR/policy/profiles/python-analysis.json" > "$POLICY/profiles/python-analysis.json"
+	ensure_prepared "$POLICY" python-analysis
+	mkpyjob "$M/reset.json" 'import builtins; print("reset", getattr(builtins, "SBX_RESET", "none"))'
+	sbx_run "$M/reset.json"
+	sbx_run "$M/reset.json"
+	tpl_note_digests
+	check "$mode: the profile's reset code ran in the template run, with the job's environment ($(res reset))" \
+		eval 'is_template_run && [ "$(res reset)" = /work ]'
+	cp "$SBX_SRCDIR/policy/profiles/python-analysis.json" "$POLICY/profiles/python-analysis.json"
+	tpl_stop_all
+
 	# 9. A fake template at the socket's path (the real one dead): cold.
 	tpl_start python-analysis
 	digest=$(tpl_field python-analysis digest)

@@ -228,6 +228,10 @@ try:
     r["init_mem"] = "readable"
 except OSError as e:
     r["init_mem"] = e.errno
+r["proc_environ"] = sorted(open("/proc/self/environ").read().split("\0"))
+r["mpl_cachedir"] = matplotlib.get_cachedir()
+r["mpl_fname"] = matplotlib.matplotlib_fname()
+r["mpl_backend"] = matplotlib.get_backend()
 r["cmdline"] = open("/proc/self/cmdline").read().split("\0")
 r["comm"] = open("/proc/self/comm").read()
 r["init_comm"] = open("/proc/1/comm").read()
@@ -309,7 +313,7 @@ for mode in root user; do
 		status_NoNewPrivs status_Seccomp status_CapInh status_CapPrm status_CapEff status_CapBnd status_CapAmb \
 		status_Threads rlimits fds fd_kinds umask recursionlimit warnings executable prefix ppid sid_is_pid \
 		pgrp_is_pid dumpable hostname cmdline comm init_comm faulthandler switchinterval int_max_str_digits nice locale \
-		tzname affinity init_mem mounts stdio main_keys spec loader; do
+		tzname affinity init_mem proc_environ mpl_cachedir mpl_fname mpl_backend mounts stdio main_keys spec loader; do
 		a=$(jq -c --arg k "$k" '.[$k]' "$M/sees-template/sees.json" 2>/dev/null)
 		b=$(jq -c --arg k "$k" '.[$k]' "$M/sees-cold/sees.json" 2>/dev/null)
 		if [ -n "$a" ] && [ "$a" != null ] && [ "$a" = "$b" ]; then ok "$mode: template and cold runs see the same $k"; else
