@@ -381,6 +381,16 @@ static int spawn(const struct sbx_template_place *pl, char **argv, char **envp, 
 		}
 		if (read(gop[0], &go, 1) != 1)
 			_exit(1);
+		/* Nothing of the broker's state but what is passed: not the
+		 * signals it blocks for its signalfd (a template must take
+		 * SIGTERM), not its working directory (which it would pin). */
+		{
+			sigset_t none;
+
+			sigemptyset(&none);
+			if (sigprocmask(SIG_SETMASK, &none, NULL) < 0 || chdir("/") < 0)
+				_exit(1);
+		}
 		/* Above every fd it is to land on, then on 3, 4, 5. */
 		listen_fd = fcntl(listen_fd, F_DUPFD_CLOEXEC, 10);
 		ready_wr = fcntl(ready_wr, F_DUPFD_CLOEXEC, 10);

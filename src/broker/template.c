@@ -185,14 +185,15 @@ int sbx_template_query(const char *sock_path, bool stop, struct sbx_template_inf
 	}
 	if (info) {
 		/* SO_PEERCRED names who listened: the broker that started the
-		 * template, not the template.  Its pid is in the record the
-		 * broker wrote beside the socket. */
+		 * template, not the template.  The template says its pid; an
+		 * older one did not, and the record the broker wrote beside
+		 * the socket has it too. */
 		_cleanup_free_ char *rec_path = sbx_xasprintf("%.*s.json", (int)(len - 5), sock_path);
 		_cleanup_json_ json_t *rec = json_load_file(rec_path, 0, NULL);
 		json_int_t pid = rec ? json_integer_value(json_object_get(rec, "pid")) : 0;
 
 		memset(info, 0, sizeof(*info));
-		info->pid = pid > 0 && pid <= INT32_MAX ? (pid_t)pid : 0;
+		info->pid = rep.pid > 0 ? (pid_t)rep.pid : pid > 0 && pid <= INT32_MAX ? (pid_t)pid : 0;
 		info->started = rep.started;
 		info->last_used = rep.last_used;
 		info->runs = rep.runs;
