@@ -441,13 +441,17 @@ _Noreturn static void payload(const struct sbx_spec *spec, int out_fd, int err_f
 		reset = Py_NewRef(Py_None);
 	if (!args || !orig || !env || !script || !reset) {
 		exception_text(text, sizeof(text));
-		start_failed(report, SBX_STAGE_EXEC, ENOMEM, "payload start: %s", text);
+		start_failed(report, SBX_STAGE_EXEC, ENOMEM,
+			     "starting the job in the template's interpreter: %s", text);
 	}
 	globals = PyObject_CallFunction(start_fn, "OOOOOO", script, args, orig, env, reset,
 					a->py.unbuffered ? Py_True : Py_False);
 	if (!globals) {
 		exception_text(text, sizeof(text));
-		start_failed(report, SBX_STAGE_EXEC, EPROTO, "payload start: %s", text);
+		/* No errno: the message is the exception (a profile's reset
+		 * code that raised, say). */
+		start_failed(report, SBX_STAGE_EXEC, 0, "starting the job in the template's interpreter: %s",
+			     text);
 	}
 	Py_DECREF(args);
 	Py_DECREF(orig);
