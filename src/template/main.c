@@ -29,6 +29,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -275,6 +276,12 @@ int main(int argc, char **argv, char **envp)
 		die("--listen or --ready is not an open fd");
 	if (a.reset_fd >= 0)
 		read_reset(a.reset_fd);
+	/* Root's supplementary groups would follow every run's pid 1 (as
+	 * sandbox.c says for cold runs: unmapped, but still checked by the
+	 * host's permission tests); drop them.  EPERM: a user namespace with
+	 * setgroups denied, where nobody can change them. */
+	if (getuid() == 0 && setgroups(0, NULL) < 0 && errno != EPERM)
+		die("setgroups: %s", strerror(errno));
 	default_signals();
 
 	start_interpreter(&a);
