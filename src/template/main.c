@@ -42,6 +42,7 @@
 
 const struct sbx_template_args *sbx_template;
 const char *sbx_template_reset_code;
+char **sbx_template_start_env;
 
 static int ready_fd = -1;
 
@@ -269,6 +270,14 @@ int main(int argc, char **argv, char **envp)
 	sbx_template_env_area = sbx_template_area_of(envp);
 	if (!(a.argv = copy_words(a.argv, a.argc)))
 		die("out of memory");
+	{
+		size_t n = 0;
+
+		while (envp && envp[n])
+			n++;
+		if (!(sbx_template_start_env = copy_words(envp, n)))
+			die("out of memory");
+	}
 	/* The broker's fds must not reach the interpreter's children (none
 	 * is started, but an import might) nor the runs (clone.c closes
 	 * what is not a run's anyway). */
