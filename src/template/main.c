@@ -29,6 +29,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,6 +42,7 @@
 
 const struct sbx_template_args *sbx_template;
 const char *sbx_template_reset_code;
+char **sbx_template_start_env;
 
 static int ready_fd = -1;
 
@@ -268,6 +270,14 @@ int main(int argc, char **argv, char **envp)
 	sbx_template_env_area = sbx_template_area_of(envp);
 	if (!(a.argv = copy_words(a.argv, a.argc)))
 		die("out of memory");
+	{
+		size_t n = 0;
+
+		while (envp && envp[n])
+			n++;
+		if (!(sbx_template_start_env = copy_words(envp, n)))
+			die("out of memory");
+	}
 	/* The broker's fds must not reach the interpreter's children (none
 	 * is started, but an import might) nor the runs (clone.c closes
 	 * what is not a run's anyway). */
@@ -275,6 +285,12 @@ int main(int argc, char **argv, char **envp)
 		die("--listen or --ready is not an open fd");
 	if (a.reset_fd >= 0)
 		read_reset(a.reset_fd);
+	/* Root's supplementary groups would follow every run's pid 1 (as
+	 * sandbox.c says for cold runs: unmapped, but still checked by the
+	 * host's permission tests); drop them.  EPERM: a user namespace with
+	 * setgroups denied, where nobody can change them. */
+	if (getuid() == 0 && setgroups(0, NULL) < 0 && errno != EPERM)
+		die("setgroups: %s", strerror(errno));
 	default_signals();
 
 	start_interpreter(&a);

@@ -14,6 +14,9 @@
  *
  *   - session, stdio from the run's pipes, no other fd, /work, no signal
  *     blocked (sbx_init_payload_process(), the cold path's own code);
+ *     a job whose environment would have started the interpreter
+ *     otherwise (the locale variables; PYTHON* without -I or -E) gets it
+ *     exec'd here instead, as on the cold path (needs_exec());
  *     dumpable again, as an execve would make it;
  *   - the interpreter's fork hooks (PyOS_AfterFork_Child): locks renewed,
  *     `random` reseeded by its own hook;
@@ -385,6 +388,57 @@ _Noreturn static void run_script(const char *script, PyObject *globals)
 	finish(globals, 1);
 }
 
+/* The value of @name in @env, or NULL. */
+static const char *env_get(char *const *env, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; env && env[i]; i++)
+		if (!strncmp(env[i], name, n) && env[i][n] == '=')
+			return env[i] + n + 1;
+	return NULL;
+}
+
+static bool env_same(char *const *a, char *const *b, const char *name)
+{
+	const char *x = env_get(a, name), *y = env_get(b, name);
+
+	return x == y || (x && y && !strcmp(x, y));
+}
+
+/*
+ * Would the interpreter have started otherwise with the run's
+ * environment?  It fixes at start the locale (LC_ALL, LC_CTYPE, LANG:
+ * the encodings, UTF-8 mode, sys.flags) and, unless -I or -E, what the
+ * PYTHON* variables set.  A job that changes them gets what a cold run
+ * would: the interpreter exec'd afresh (needs_exec()).
+ */
+static bool needs_exec(char *const *envp)
+{
+	static const char *const locale[] = { "LC_ALL", "LC_CTYPE", "LANG" };
+	char *const *t = sbx_template_start_env;
+
+	for (size_t i = 0; i < sizeof(locale) / sizeof(locale[0]); i++)
+		if (!env_same(t, envp, locale[i]))
+			return true;
+	if (sbx_template->py.isolated || sbx_template->py.ignore_env)
+		return false;
+	/* Every PYTHON* variable of either side, the same in both. */
+	for (int side = 0; side < 2; side++)
+		for (char *const *e = side ? envp : t; e && *e; e++) {
+			char name[64];
+			const char *eq = strchr(*e, '=');
+
+			if (strncmp(*e, "PYTHON", 6) || !eq || (size_t)(eq - *e) >= sizeof(name))
+				continue;
+			memcpy(name, *e, (size_t)(eq - *e));
+			name[eq - *e] = '\0';
+			if (!env_same(t, envp, name))
+				return true;
+		}
+	return false;
+}
+
 _Noreturn static void payload(const struct sbx_spec *spec, int out_fd, int err_fd, int in_fd,
 			      int report)
 {
@@ -414,6 +468,13 @@ _Noreturn static void payload(const struct sbx_spec *spec, int out_fd, int err_f
 				     "the run's argv[%zu] '%s' is not the template's '%s'", i,
 				     spec->argv[i], a->argv[i]);
 
+	/* A job whose environment changes how the interpreter starts gets
+	 * it exec'd, as sbx-init execs it (the report pipe closes on exec). */
+	if (needs_exec(spec->envp)) {
+		execve(spec->argv[0], spec->argv, spec->envp);
+		start_failed(report, SBX_STAGE_EXEC, errno, "execve %s", spec->argv[0]);
+	}
+
 	/* What the exec of the interpreter would show in /proc. */
 	{
 		const char *base = strrchr(spec->argv[0], '/');
@@ -441,13 +502,17 @@ _Noreturn static void payload(const struct sbx_spec *spec, int out_fd, int err_f
 		reset = Py_NewRef(Py_None);
 	if (!args || !orig || !env || !script || !reset) {
 		exception_text(text, sizeof(text));
-		start_failed(report, SBX_STAGE_EXEC, ENOMEM, "payload start: %s", text);
+		start_failed(report, SBX_STAGE_EXEC, ENOMEM,
+			     "starting the job in the template's interpreter: %s", text);
 	}
 	globals = PyObject_CallFunction(start_fn, "OOOOOO", script, args, orig, env, reset,
 					a->py.unbuffered ? Py_True : Py_False);
 	if (!globals) {
 		exception_text(text, sizeof(text));
-		start_failed(report, SBX_STAGE_EXEC, EPROTO, "payload start: %s", text);
+		/* No errno: the message is the exception (a profile's reset
+		 * code that raised, say). */
+		start_failed(report, SBX_STAGE_EXEC, 0, "starting the job in the template's interpreter: %s",
+			     text);
 	}
 	Py_DECREF(args);
 	Py_DECREF(orig);

@@ -99,6 +99,10 @@ void sbx_template_pyconfig(const struct sbx_template_pyopts *o, struct sbx_templ
 /* main.c: the run-independent state the payload needs. */
 extern const struct sbx_template_args *sbx_template;
 extern const char *sbx_template_reset_code; /* NULL: none */
+/* The template's environment as the interpreter read it at start (a
+ * copy, NULL-terminated): what a run's must agree with for the imported
+ * interpreter to be the one its job would get (payload.c). */
+extern char **sbx_template_start_env;
 
 /*
  * What /proc/<pid>/cmdline and environ show is the memory the kernel
