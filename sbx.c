@@ -35,6 +35,7 @@ enum {
 	FOR_PROMOTE = 1 << 8,
 	FOR_PREPARE = 1 << 9,
 	FOR_BATCH = 1 << 10,
+	FOR_TEMPLATE = 1 << 11,
 	FOR_ALL = 0xffff,
 };
 
@@ -63,6 +64,7 @@ enum {
 	OPT_STDIN,
 	OPT_MANIFEST,
 	OPT_MANIFEST_FD,
+	OPT_NO_TEMPLATE,
 };
 
 static const struct option long_options[] = {
@@ -95,6 +97,7 @@ static const struct option long_options[] = {
 	{ "stdin", no_argument, NULL, OPT_STDIN },
 	{ "manifest", required_argument, NULL, OPT_MANIFEST },
 	{ "manifest-fd", required_argument, NULL, OPT_MANIFEST_FD },
+	{ "no-template", no_argument, NULL, OPT_NO_TEMPLATE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -119,11 +122,13 @@ static unsigned option_owners(int val)
 	switch (val) {
 	case OPT_KEY:
 		return FOR_RUN | FOR_BATCH | FOR_PROMOTE;
-	case OPT_PRINCIPAL: case OPT_STORE: case OPT_QUEUE_TIMEOUT:
+	case OPT_PRINCIPAL: case OPT_STORE: case OPT_QUEUE_TIMEOUT: case OPT_NO_TEMPLATE:
 		return FOR_RUN | FOR_BATCH;
+	case 'p':
+		return FOR_RUN | FOR_TEMPLATE;
 	case 'j': case OPT_OUT:
 		return FOR_BATCH;
-	case OPT_EVENTS: case 'p': case 'n': case 'i': case OPT_LIMIT:
+	case OPT_EVENTS: case 'n': case 'i': case OPT_LIMIT:
 	case OPT_ALLOW: case OPT_REQUIRE: case 'c': case OPT_PRINT_JOB: case OPT_DRY_RUN:
 	case OPT_STDOUT: case OPT_STDERR: case OPT_ATTACH: case OPT_NO_ATTACH: case OPT_STDIN:
 	case OPT_MANIFEST: case OPT_MANIFEST_FD:
@@ -134,7 +139,7 @@ static unsigned option_owners(int val)
 		return FOR_VERIFY;
 	case OPT_JSON:
 		return FOR_CHECK | FOR_PROFILES | FOR_PS | FOR_VERIFY | FOR_KEYGEN | FOR_GC |
-		       FOR_CANCEL | FOR_BATCH | FOR_RUN | FOR_PREPARE;
+		       FOR_CANCEL | FOR_BATCH | FOR_RUN | FOR_PREPARE | FOR_TEMPLATE;
 	case 'o':
 		return FOR_KEYGEN;
 	default:
@@ -165,6 +170,10 @@ static const struct optdoc optdocs[] = {
 	{ FOR_RUN, "--print-job", "one-line run: print the job it builds and exit" },
 	{ FOR_RUN, "--dry-run", "admit the job and print its effective limits, binds, env\n"
 				"and outputs; run nothing" },
+	{ FOR_RUN | FOR_BATCH, "--no-template", "start cold, not from the profile's template\n"
+					       "(sbx(1) TEMPLATES)" },
+	{ FOR_TEMPLATE, "-p, --profile PROFILE", "only this profile's template (default: every\n"
+						 "profile with a template)" },
 	{ FOR_BATCH, "-j, --jobs N", "at most N runs at once (default and maximum: the\n"
 				     "host's max_concurrent)" },
 	{ FOR_BATCH, "--out DIR", "each job's manifest as DIR/NAME; a job whose manifest\n"
@@ -210,7 +219,7 @@ static const struct optdoc optdocs[] = {
 			     "already" JSON_ERRORS },
 	{ FOR_BATCH, "--json", "after the manifests, the summary as one JSON object\n"
 			       "on stdout (schema/batch-summary.schema.json)" JSON_ERRORS },
-	{ FOR_VERIFY | FOR_KEYGEN | FOR_GC | FOR_CANCEL | FOR_PREPARE, "--json",
+	{ FOR_VERIFY | FOR_KEYGEN | FOR_GC | FOR_CANCEL | FOR_PREPARE | FOR_TEMPLATE, "--json",
 	  "the outcome as one JSON object on one line on stdout\n"
 	  "(schema/SUBCOMMAND.schema.json); the exit status is the same" JSON_ERRORS },
 	{ FOR_ALL, "--config FILE", "host configuration (default $SBX_CONFIG, else\n"
@@ -259,6 +268,8 @@ static const char usage_text[] =
 	"  promote RUN_ID [PATH...]     release held outputs; prints a signed manifest\n"
 	"  batch [options] DIR|-        many job files through admission\n"
 	"  prepare [PROFILE...]         build profiles' prepared runtime state\n"
+	"  template start|stop|status [-p PROFILE]\n"
+	"                               manage profiles' templates\n"
 	"  --version | --help\n"
 	"\n"
 	"Options accepted by every subcommand, before or after it: --config FILE,\n"
@@ -512,6 +523,9 @@ static int parse_options(const struct subcommand *sc, int argc, char **argv, str
 		case OPT_DRY_RUN:
 			p->run.dry_run = true;
 			break;
+		case OPT_NO_TEMPLATE:
+			p->run.no_template = true;
+			break;
 		case OPT_PUBKEY:
 			p->pubkey = optarg;
 			break;
@@ -672,6 +686,19 @@ static int do_prepare(struct parsed *p)
 	return sbx_cmd_prepare(&p->run.common, p->operands);
 }
 
+static int do_template(struct parsed *p)
+{
+	int r = operands("template", p, 1, 1);
+	const char *verb;
+
+	if (r)
+		return r;
+	verb = p->operands[0];
+	if (strcmp(verb, "start") && strcmp(verb, "stop") && strcmp(verb, "status"))
+		return usage_error("template", "expected start, stop or status, not '%s'", verb);
+	return sbx_cmd_template(&p->run.common, verb, p->run.one.profile);
+}
+
 static int do_ps(struct parsed *p)
 {
 	int r = operands("ps", p, 0, 0);
@@ -725,6 +752,10 @@ static const struct subcommand subcommands[] = {
 	{ "prepare", FOR_PREPARE, "sbx prepare [--json] [PROFILE...]",
 	  "Build the prepared runtime state of the named profiles (default: every\n"
 	  "profile with a prepare step), as the owner of the catalog.", do_prepare },
+	{ "template", FOR_TEMPLATE, "sbx template start|stop|status [-p PROFILE] [--json]",
+	  "Start, stop or list the templates of profiles that have one (sbx(1)\n"
+	  "TEMPLATES): a process per profile that imported its modules once, from\n"
+	  "which runs are cloned.  Runs start one when none is running.", do_template },
 	{ "ps", FOR_PS, "sbx ps [--json]",
 	  "List the live runs the caller may see: run id, user, principal, profile,\n"
 	  "stage, elapsed time, memory.", do_ps },

@@ -25,14 +25,16 @@ common="--config --policy --quiet --verbose --help"
 declare -A opts=(
 	[run]="--principal --store --artifacts --key --events --queue-timeout --profile --network
 		--input --limit --allow --require --code --print-job --dry-run --stdout --stderr --json
-		--attach --no-attach --stdin --manifest --manifest-fd"
+		--attach --no-attach --stdin --manifest --manifest-fd --no-template"
 	[verify]="--pubkey --artifacts --json"
 	[keygen]="--output --json"
 	[check]="--json" [profiles]="--json" [cancel]="--json" [gc]="--json"
 	[ps]="--json" [promote]="--artifacts --key" [prepare]="--json"
-	[batch]="--jobs --out --artifacts --queue-timeout --principal --store --key --json"
+	[batch]="--jobs --out --artifacts --queue-timeout --principal --store --key --json
+		--no-template"
+	[template]="--profile --json"
 )
-cmds="run verify keygen check profiles cancel gc ps promote batch prepare"
+cmds="run verify keygen check profiles cancel gc ps promote batch prepare template"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/sbx-completions.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT

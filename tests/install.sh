@@ -43,7 +43,7 @@ for kind in profiles network fetch seccomp; do
 done
 if [ -e "$SBX_POLICYDIR/policy" ]; then not_ok "catalog: nested $SBX_POLICYDIR/policy"; else ok "catalog: not nested"; fi
 for p in "$SBX_BINDIR/sbx" "$SBX_PKGLIBEXECDIR/sbx-init" "$SBX_PKGLIBEXECDIR/sbx-extract" "$SBX_PKGLIBEXECDIR/sbx-fetch" \
-	"$SBX_PKGLIBEXECDIR/sbx-validate"; do
+	"$SBX_PKGLIBEXECDIR/sbx-validate" "$SBX_PKGLIBEXECDIR/sbx-template"; do
 	if [ -x "$p" ]; then ok "installed: $p"; else not_ok "not installed: $p"; fi
 done
 

@@ -54,6 +54,10 @@ allowed() { # PART HEADER...
 # libraries it has no business with.
 refused INIT run.h state.h cli.h sandbox.h catalog.h job.h proxy.h sign.h digest.h collect.h \
 	validate.h cgroup.h sbx-archive.h
+# The template (sbx-template) sees the init and src/common: nothing of the
+# broker's, no catalog or job parser, no key, no crypto.
+refused TEMPLATE run.h state.h cli.h sandbox.h catalog.h job.h proxy.h sign.h digest.h \
+	collect.h validate.h cgroup.h sbx-archive.h hostconfig.h canonjson.h
 refused EXTRACT run.h store.h state.h sandbox.h catalog.h sign.h digest.h collect.h proxy.h
 refused COMMON catalog.h job.h sandbox.h cgroup.h run.h sign.h proxy.h collect.h
 refused POLICY sandbox.h cgroup.h proxy.h run.h state.h sign.h digest.h collect.h
@@ -67,7 +71,8 @@ refused BROKER validate.h contract-check.h serve.h
 refused VALIDATE run.h state.h hold.h sign.h digest.h catalog.h sandbox.h proxy.h cgroup.h \
 	store.h validation.h
 allowed VALIDATE validate.h contract-check.h serve.h verdict.h contract.h jschema.h
-allowed INIT spec.h util.h syscalls.h error.h
+allowed INIT spec.h util.h syscalls.h error.h init.h
+allowed TEMPLATE template.h template-proto.h init.h init-internal.h spec.h util.h syscalls.h
 allowed EXTRACT sbx-archive.h util.h syscalls.h
 # sbx-fetch: the netcheck rules and the catalog's types, nothing of the
 # broker, the sandbox or the key.
@@ -135,7 +140,7 @@ else
 fi
 
 # Nothing of the broker's libraries in the init or the helpers.
-for p in sbx-init sbx-extract sbx-validate sbx-fetch; do
+for p in sbx-init sbx-template sbx-extract sbx-validate sbx-fetch; do
 	if [ ! -x "$B/$p" ]; then
 		not_ok "$p is not built"
 		continue
@@ -146,6 +151,26 @@ for p in sbx-init sbx-extract sbx-validate sbx-fetch; do
 	if [ -z "$bad" ]; then ok "$p holds no code of the broker's libraries"
 	else not_ok "$p holds broker code: $bad"; fi
 done
+
+# sbx-template embeds an interpreter that runs the profile's imports: it
+# links no crypto (no key could be used there) and no JSON parser.
+if [ -x "$B/sbx-template" ]; then
+	libs=$(readelf -d "$B/sbx-template" 2>/dev/null | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p')
+	bad=$(echo "$libs" | grep -E '^lib(nettle|hogweed|gmp|crypto|ssl|jansson|archive|pcre2|seccomp)' |
+		tr '\n' ' ')
+	if [ -z "$bad" ]; then ok "sbx-template links no crypto, JSON, archive or pattern library"
+	else not_ok "sbx-template links $bad"; fi
+	# The check above must be able to fail: sbx links nettle and jansson.
+	if readelf -d "$B/sbx" 2>/dev/null | grep -qE 'Shared library: \[lib(nettle|jansson)'; then
+		ok "the same check finds nettle or jansson in sbx"
+	else
+		not_ok "sbx links neither nettle nor jansson: the check proves nothing"
+	fi
+	if echo "$libs" | grep -q '^libpython3'; then ok "sbx-template embeds libpython3"
+	else not_ok "sbx-template does not link libpython3: $libs"; fi
+else
+	not_ok "sbx-template is not built"
+fi
 
 echo "1..$n"
 exit $fail

@@ -82,7 +82,7 @@ for f in manifest_version sbx_version run_id principal job_sha256 profile networ
 	signature peak_memory_bytes output_bytes output_files oom_kills pids_peak pids_limit_hit \
 	output_quota_hit formula_cells partial media_type startup_ms wall_ms cpu_user_ms \
 	cpu_system_ms landlock_abi no_new_privs key_id excerpt truncated contract failures \
-	failure_count prepared_sha256 stdin excerpt_truncated complete; do
+	failure_count prepared_sha256 stdin excerpt_truncated complete start template_fallback; do
 	section "THE MANIFEST" | grep -q "\b$f\b" || miss="$miss $f"
 done
 if [ -z "$miss" ]; then ok "THE MANIFEST documents every field"; else not_ok "THE MANIFEST misses:$miss"; fi

@@ -146,7 +146,7 @@ fact() {
 		[ "$brc" -eq 130 ] && [ "$(jq -r .status "$BG_OUT")" = cancelled ] ;;
 	"sbx gc"*)
 		FACT="it says what it reaped, removed and pruned, in one line"
-		[ "$(cat "$out" "$err" | grep -Ec '^sbx: gc: reaped [0-9]+ runs?, removed [0-9]+ expired holds?, pruned [0-9]+ run results?, pruned [0-9]+ cached inputs?$')" = 1 ] ;;
+		[ "$(cat "$out" "$err" | grep -Ec '^sbx: gc: reaped [0-9]+ runs?, removed [0-9]+ expired holds?, pruned [0-9]+ run results?, pruned [0-9]+ cached inputs?, cleaned up [0-9]+ exited templates?$')" = 1 ] ;;
 	"sbx prepare"*)
 		FACT="python-analysis's prepared state is current afterwards (sbx check)"
 		in_person "$W" sbx check 2>&1 | grep -Eq '^prepared +ok: python-analysis' ;;

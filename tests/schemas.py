@@ -36,7 +36,7 @@ SCHEMAS = ("job", "profile", "network", "seccomp", "manifest", "promote-manifest
 # What subcommands print with --json, one schema each; every *.schema.json
 # in the directory is loaded, and must be one of these or of SCHEMAS.
 COMMANDS = ("check", "profiles", "ps", "verify", "keygen", "gc", "cancel", "batch-summary",
-            "dry-run", "prepare")
+            "dry-run", "prepare", "template")
 # What every subcommand with --json prints on stderr for 64 and 65.
 OTHERS = ("error",)
 # The subcommand of each, where the names differ.

@@ -42,6 +42,7 @@ struct sbx_run_opts {
 	struct sbx_oneliner one;  /* -p PROFILE ...: the job built from options */
 	bool print_job;           /* --print-job: print the one-liner's job, run nothing */
 	bool dry_run;             /* --dry-run: admit and print the plan, run nothing */
+	bool no_template;         /* --no-template: start cold (sbx(1) TEMPLATES) */
 	/* sbx prepare (prepare.c): the step's command instead of the job's,
 	 * its output root taken as the prepared tree, no manifest. */
 	struct sbx_prepare_run *prepare;
@@ -69,6 +70,9 @@ int sbx_cmd_cancel(const struct sbx_common_opts *o, const char *run_id);
 int sbx_cmd_gc(const struct sbx_common_opts *o);
 /* prepare.c: `sbx prepare [PROFILE...]`; @names NULL-terminated, may be empty. */
 int sbx_cmd_prepare(const struct sbx_common_opts *o, char *const *names);
+/* template.c: `sbx template start|stop|status [-p PROFILE]`; @profile NULL:
+ * every profile with a template. */
+int sbx_cmd_template(const struct sbx_common_opts *o, const char *verb, const char *profile);
 /* ps.c: the live runs the caller may see, as a table or (@json) a JSON array. */
 int sbx_cmd_ps(const struct sbx_common_opts *o, bool json);
 

@@ -195,7 +195,7 @@ struct sbx_spec *sbx_spec_unpack(void *blob, size_t size);
  * NULL if it cannot be read or is malformed. */
 struct sbx_spec *sbx_spec_map(int memfd);
 
-/* init.c: the sandbox's init, in sbx-init.  Never returns. */
-_noreturn_ void sbx_init_main(int sock, int out_fd, int err_fd, int in_fd);
+/* The sandbox's init itself is a library of its own, run by sbx-init and
+ * sbx-template: src/init/init.h. */
 
 #endif

@@ -131,12 +131,14 @@ void pin_cpus(const struct sbx_spec *spec, char *list, size_t len);
 extern int oom_adj_fd;
 void open_oom_score_adj(void);
 /**
- * spawn_payload() - clone and exec the payload with @out_fd and @err_fd as
- * its stdout and stderr, and @in_fd as its stdin (-1: /dev/null).
- * Returns its pid; a failure before or in its execve fails the run
+ * spawn_payload() - start the payload with @spawn (the program's hook,
+ * init.h) with @out_fd and @err_fd as its stdout and stderr, and @in_fd
+ * as its stdin (-1: /dev/null), at oom_score_adj 1000.
+ * Returns its pid; a failure before its code runs fails the run
  * (SBX_STAGE_FDS, SBX_STAGE_EXEC).
  */
-pid_t spawn_payload(const struct sbx_spec *spec, int out_fd, int err_fd, int in_fd);
+pid_t spawn_payload(const struct sbx_spec *spec, int out_fd, int err_fd, int in_fd,
+		    pid_t (*spawn)(const struct sbx_spec *, int, int, int));
 /**
  * reap() - pid 1's loop: forward the signals in @mask other than SIGCHLD
  * to the whole namespace, reap, and when @payload ends kill the rest,

@@ -44,7 +44,13 @@
  * broker's memory: not the caller's environment or command line, not the
  * signing key.
  *
- * This file keeps the order of the steps (sbx_init_main), the failure
+ * The init is a library (init.h) run by two programs: sbx-init, which
+ * execs the payload, and sbx-template, whose pid 1 is cloned from a
+ * process that holds an interpreter with its imports done and which
+ * forks the payload into that interpreter.  Only step 5's start of the
+ * payload differs: each program passes its own spawn hook.
+ *
+ * This file keeps the order of the steps (sbx_init_run), the failure
  * report, and the small pieces of step 1 that touch only the init itself
  * (namespaces, vm.memfd_noexec, the host name, the signals, the uid
  * change).  The other steps are in files named for them:
@@ -72,11 +78,13 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "init-internal.h"
+#include "init.h"
 #include "spec.h"
 
 int report_sock = -1;
@@ -214,7 +222,43 @@ static void reset_signals(void)
 	}
 }
 
-void sbx_init_main(int sock, int out_fd, int err_fd, int in_fd)
+/*
+ * Point fds 0, 1 and 2 at /dev/null.  What the init inherits there is the
+ * broker's (or the template's) stdio - the manifest's output file, the caller's terminal or
+ * stderr - which nothing in the sandbox may hold, even through /proc/1/fd.
+ * When sbx was started with stdio closed, the fds on the command line may
+ * themselves be 0, 1 or 2: they move above 2 first (@fds is updated).
+ */
+int sbx_init_stdio_to_null(int *fds, int n)
+{
+	int null;
+
+	for (int i = 0; i < n; i++) {
+		int moved;
+
+		if (fds[i] > 2)
+			continue;
+		moved = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+		if (moved < 0)
+			return -1;
+		/* The same fd may be named twice; move it once. */
+		for (int j = i + 1; j < n; j++)
+			if (fds[j] == fds[i])
+				fds[j] = moved;
+		fds[i] = moved;
+	}
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0)
+		return -1;
+	for (int fd = 0; fd < 3; fd++)
+		if (fd != null && dup2(null, fd) < 0)
+			return -1;
+	if (null > 2)
+		close(null);
+	return 0;
+}
+
+void sbx_init_run(int sock, int out_fd, int err_fd, int in_fd, sbx_init_spawn_fn spawn)
 {
 	const struct sbx_spec *spec;
 	sigset_t mask;
@@ -296,7 +340,7 @@ void sbx_init_main(int sock, int out_fd, int err_fd, int in_fd)
 		fail(SBX_STAGE_FORK, "sigprocmask");
 
 	setup_rlimits(spec);
-	pid = spawn_payload(spec, out_fd, err_fd, in_fd);
+	pid = spawn_payload(spec, out_fd, err_fd, in_fd, spawn);
 	close(out_fd);
 	close(err_fd);
 	/* The payload's alone: the broker sees its EOF or EPIPE. */

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "init-internal.h"
+#include "init.h"
 #include "spec.h"
 
 /*
@@ -49,24 +50,34 @@ struct payload_exec {
 	bool exec;   /* the failed step was the execve itself */
 };
 
-static int exec_payload(void *arg)
+int sbx_init_payload_process(int in_fd, int out_fd, int err_fd, int keep)
 {
-	struct payload_exec *x = arg;
 	sigset_t none;
 	int fd, in, out, err;
 
 	if (setsid() < 0)
-		goto fail;
+		return -1;
 	/* Copies above 2 first: when sbx was started with stdio closed, the
 	 * pipes may themselves be 0, 1 or 2. */
-	fd = x->in_fd >= 0 ? x->in_fd : open("/dev/null", O_RDONLY | O_CLOEXEC);
+	fd = in_fd >= 0 ? in_fd : open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || (in = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0 ||
-	    (out = fcntl(x->out_fd, F_DUPFD_CLOEXEC, 3)) < 0 ||
-	    (err = fcntl(x->err_fd, F_DUPFD_CLOEXEC, 3)) < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
-	    dup2(err, 2) < 0 || close_range(3, ~0U, 0) < 0 || chdir("/work") < 0)
-		goto fail;
+	    (out = fcntl(out_fd, F_DUPFD_CLOEXEC, 3)) < 0 ||
+	    (err = fcntl(err_fd, F_DUPFD_CLOEXEC, 3)) < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
+	    dup2(err, 2) < 0)
+		return -1;
+	if (keep > 3 && close_range(3, (unsigned)keep - 1, 0) < 0)
+		return -1;
+	if (close_range(keep > 2 ? (unsigned)keep + 1 : 3, ~0U, 0) < 0 || chdir("/work") < 0)
+		return -1;
 	sigemptyset(&none);
-	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+	return sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+static int exec_payload(void *arg)
+{
+	struct payload_exec *x = arg;
+
+	if (sbx_init_payload_process(x->in_fd, x->out_fd, x->err_fd, -1) < 0)
 		goto fail;
 	x->exec = true;
 	execve(x->spec->argv[0], x->spec->argv, x->spec->envp);
@@ -113,21 +124,17 @@ static void set_oom_score_adj(const char *v)
 		fail(SBX_STAGE_FORK, "oom_score_adj %s", v);
 }
 
-pid_t spawn_payload(const struct sbx_spec *spec, int out_fd, int err_fd, int in_fd)
+pid_t sbx_init_exec_payload(const struct sbx_spec *spec, int out_fd, int err_fd, int in_fd)
 {
 	static char stack[64 * 1024] __attribute__((aligned(16)));
 	struct payload_exec x = { .spec = spec, .out_fd = out_fd, .err_fd = err_fd, .in_fd = in_fd };
 	pid_t pid;
 
-	set_oom_score_adj("1000");
 	/* The legacy clone: the seccomp filter already loaded answers
 	 * clone3 with ENOSYS, as it does for the payload. */
 	pid = clone(exec_payload, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &x);
 	if (pid < 0)
 		fail(SBX_STAGE_FORK, "clone for the payload");
-	/* The child has exec'd (or failed): its memory is its own now, so
-	 * this changes the init's value alone. */
-	set_oom_score_adj(oom_adj_init);
 	if (x.err) {
 		/* The child has exited; reap it so no zombie is mistaken for
 		 * the payload. */
@@ -137,6 +144,19 @@ pid_t spawn_payload(const struct sbx_spec *spec, int out_fd, int err_fd, int in_
 			fail(SBX_STAGE_EXEC, "execve %s", spec->argv[0]);
 		fail(SBX_STAGE_FDS, "setting up the payload's session, fds and directory");
 	}
+	return pid;
+}
+
+pid_t spawn_payload(const struct sbx_spec *spec, int out_fd, int err_fd, int in_fd,
+		    pid_t (*spawn)(const struct sbx_spec *, int, int, int))
+{
+	pid_t pid;
+
+	set_oom_score_adj("1000");
+	pid = spawn(spec, out_fd, err_fd, in_fd);
+	/* The child has exec'd (or, the template's, has its own copy of the
+	 * memory): this changes the init's value alone. */
+	set_oom_score_adj(oom_adj_init);
 	return pid;
 }
 

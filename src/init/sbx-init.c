@@ -15,6 +15,9 @@
  * --stdin) the read end of the pipe the broker fills from its own stdin:
  * the payload's stdin, which is /dev/null without it.  Its own fds 0-2
  * are /dev/null from its first instructions on.
+ *
+ * The init's steps are a library (init.h) that sbx-template runs too;
+ * this program's part is its command line and exec'ing the payload.
  */
 #include "config.h"
 
@@ -27,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "init.h"
 #include "spec.h"
 
 /*
@@ -60,42 +64,6 @@ static int fd_arg(const char *s)
 	return (int)v;
 }
 
-/*
- * Point fds 0, 1 and 2 at /dev/null.  What sbx-init inherits there is the
- * broker's stdio - the manifest's output file, the caller's terminal or
- * stderr - which nothing in the sandbox may hold, even through /proc/1/fd.
- * When sbx was started with stdio closed, the fds on the command line may
- * themselves be 0, 1 or 2: they move above 2 first (@fds is updated).
- */
-static int stdio_to_null(int fds[4], int n)
-{
-	int null;
-
-	for (int i = 0; i < n; i++) {
-		int moved;
-
-		if (fds[i] > 2)
-			continue;
-		moved = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
-		if (moved < 0)
-			return -1;
-		/* The same fd may be named twice; move it once. */
-		for (int j = i + 1; j < n; j++)
-			if (fds[j] == fds[i])
-				fds[j] = moved;
-		fds[i] = moved;
-	}
-	null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null < 0)
-		return -1;
-	for (int fd = 0; fd < 3; fd++)
-		if (fd != null && dup2(null, fd) < 0)
-			return -1;
-	if (null > 2)
-		close(null);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	int fds[4] = { -1, -1, -1, -1 };
@@ -110,11 +78,11 @@ int main(int argc, char **argv)
 			fputs("sbx-init: started by sbx only\n", stderr);
 			return 64;
 		}
-	if (stdio_to_null(fds, n) < 0) {
+	if (sbx_init_stdio_to_null(fds, n) < 0) {
 		/* Nothing to report on yet but the socket, which the broker
 		 * reads as an init that ended during setup. */
 		fputs("sbx-init: cannot point stdio at /dev/null\n", stderr);
 		return 71;
 	}
-	sbx_init_main(fds[0], fds[1], fds[2], fds[3]);
+	sbx_init_run(fds[0], fds[1], fds[2], fds[3], sbx_init_exec_payload);
 }

@@ -31,6 +31,15 @@
  */
 int parse_profile(const struct sbx_jctx *c, const json_t *root, struct sbx_profile *pr);
 
+/*
+ * parse_template() - the profile's "template" member @v (NULL: none) into
+ * @pr->template, once @pr->argv is parsed: the argv must suit a template
+ * (a python3 interpreter, only -I -B -E -s -S -u, then "{code}",
+ * "{args}").  Errors: -1 with @c's code, naming the JSON path.
+ */
+int parse_template(const struct sbx_jctx *c, const json_t *v, struct sbx_profile *pr);
+void template_free(struct sbx_template *t);
+
 /* profile_free() - free what @pr holds (not @pr itself). */
 void profile_free(struct sbx_profile *pr);
 

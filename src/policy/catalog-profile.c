@@ -87,7 +87,7 @@ static const char *const profile_keys[] = {
 	"defaults", "minimums", "maximums", "input_bytes_max", "stream_bytes_max",
 	"allowed_outputs", "network_profiles", "kernel_quotas", "workspace_exec", "thread_env",
 	"validate_seconds", "refuse_active_content",
-	"prepare", "fetch_profiles", NULL,
+	"prepare", "fetch_profiles", "template", NULL,
 };
 
 /*
@@ -530,7 +530,8 @@ int parse_profile(const struct sbx_jctx *c, const json_t *root, struct sbx_profi
 	    sbx_json_uint(c, "validate_seconds", v, 1, SBX_VALIDATE_SECONDS_MAX,
 			  &pr->validate_seconds) < 0)
 		return -1;
-	if (parse_prepare(c, json_object_get(root, "prepare"), pr) < 0)
+	if (parse_prepare(c, json_object_get(root, "prepare"), pr) < 0 ||
+	    parse_template(c, json_object_get(root, "template"), pr) < 0)
 		return -1;
 	return parse_quotas(c, json_object_get(root, "kernel_quotas"), &pr->quotas);
 }
@@ -571,4 +572,5 @@ void profile_free(struct sbx_profile *pr)
 		free(pr->prepare->seed_dst);
 		free(pr->prepare);
 	}
+	template_free(pr->template);
 }

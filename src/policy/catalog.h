@@ -45,6 +45,19 @@ struct sbx_prepare {
 	char *seed_dst;          /* under /tmp or /work */
 };
 
+/*
+ * A profile's "template" (sbx-policy(5)): the modules an sbx-template
+ * process imports once so that runs start from an interpreter that has
+ * them (src/broker/template.c).  Only for python3 argvs of the shape
+ * [python3, options..., "{code}", "{args}"].
+ */
+struct sbx_template {
+	char **imports;          /* dotted module names, in import order */
+	char *reset;             /* trusted Python run in each child; NULL: none */
+	char options[8];         /* the argv's options as letters, e.g. "I" */
+	size_t argc;             /* argv entries before "{code}" */
+};
+
 struct sbx_profile {
 	char *name;
 	char *file;              /* path of the JSON file it came from */
@@ -75,6 +88,7 @@ struct sbx_profile {
 	bool workspace_exec;     /* /tmp and /work without noexec */
 	char **thread_env;       /* variables set to the run's CPU count */
 	struct sbx_prepare *prepare; /* NULL: nothing to prepare */
+	struct sbx_template *template; /* NULL: always cold */
 	/* Seconds the output validator may take beyond the run's wall
 	 * clock ("validate_seconds"). */
 	uint64_t validate_seconds;

@@ -23,7 +23,8 @@
 static const char *const config_keys[] = {
 	"store", "policy", "signing_key", "state_dir", "cgroup_parent", "max_concurrent",
 	"memory_budget_mib", "root_ids", "hold_dir", "hold_max_age_hours", "prepared_dir",
-	"results_dir", "results_max_age_hours", "results_max_count", "fetch_cache_bytes", NULL,
+	"results_dir", "results_max_age_hours", "results_max_count", "fetch_cache_bytes",
+	"templates", "template_idle_seconds", "template_max_runs", "template_max_seconds", NULL,
 };
 static const char *const root_ids_keys[] = { "first", "count", NULL };
 
@@ -102,6 +103,47 @@ static int results_limits(const struct sbx_jctx *c, const json_t *root, struct s
 	return 0;
 }
 
+/* The keys of every profile's template (sbx(1) TEMPLATES).  The upper
+ * bounds are what the trade documented there stays honest under: a
+ * template's hash secret and memory layout are shared by at most
+ * template_max_runs runs over at most template_max_seconds. */
+static int template_keys(const struct sbx_jctx *c, const json_t *root, struct sbx_hostconfig *cfg)
+{
+	const json_t *v;
+
+	if ((v = json_object_get(root, "templates")) &&
+	    sbx_json_bool(c, "templates", v, &cfg->templates) < 0)
+		return -1;
+	if ((v = json_object_get(root, "template_idle_seconds")) &&
+	    sbx_json_uint(c, "template_idle_seconds", v, 1, SBX_TEMPLATE_IDLE_SECONDS_MAX,
+			  &cfg->template_idle_seconds) < 0)
+		return -1;
+	if ((v = json_object_get(root, "template_max_runs")) &&
+	    sbx_json_uint(c, "template_max_runs", v, 1, SBX_TEMPLATE_MAX_RUNS_MAX,
+			  &cfg->template_max_runs) < 0)
+		return -1;
+	if ((v = json_object_get(root, "template_max_seconds")) &&
+	    sbx_json_uint(c, "template_max_seconds", v, 1, SBX_TEMPLATE_MAX_SECONDS_MAX,
+			  &cfg->template_max_seconds) < 0)
+		return -1;
+	return 0;
+}
+
+/* What a configuration without the key means. */
+static void set_defaults(struct sbx_hostconfig *cfg)
+{
+	cfg->root_ids_first = SBX_ROOT_IDS_FIRST_DEFAULT;
+	cfg->root_ids_count = SBX_ROOT_IDS_COUNT_DEFAULT;
+	cfg->hold_max_age_hours = SBX_HOLD_MAX_AGE_HOURS_DEFAULT;
+	cfg->results_max_age_hours = SBX_RESULTS_MAX_AGE_HOURS_DEFAULT;
+	cfg->results_max_count = SBX_RESULTS_MAX_COUNT_DEFAULT;
+	cfg->templates = true;
+	cfg->template_idle_seconds = SBX_TEMPLATE_IDLE_SECONDS_DEFAULT;
+	cfg->template_max_runs = SBX_TEMPLATE_MAX_RUNS_DEFAULT;
+	cfg->template_max_seconds = SBX_TEMPLATE_MAX_SECONDS_DEFAULT;
+	cfg->fetch_cache_bytes = SBX_FETCH_CACHE_BYTES_DEFAULT;
+}
+
 int sbx_hostconfig_parse(struct sbx_hostconfig *cfg, const char *source, const char *data,
 			 size_t len, struct sbx_error *err)
 {
@@ -110,6 +152,7 @@ int sbx_hostconfig_parse(struct sbx_hostconfig *cfg, const char *source, const c
 	const json_t *v;
 
 	memset(cfg, 0, sizeof(*cfg));
+	set_defaults(cfg);
 	cfg->file = sbx_xstrdup(source);
 	root = sbx_json_parse(&c, data, len);
 	if (!root)
@@ -148,7 +191,7 @@ int sbx_hostconfig_parse(struct sbx_hostconfig *cfg, const char *source, const c
 	    sbx_json_uint(&c, "hold_max_age_hours", v, 1, SBX_HOLD_MAX_AGE_HOURS_MAX,
 			  &cfg->hold_max_age_hours) < 0)
 		goto fail;
-	if (results_limits(&c, root, cfg) < 0)
+	if (results_limits(&c, root, cfg) < 0 || template_keys(&c, root, cfg) < 0)
 		goto fail;
 	return 0;
 fail:
@@ -194,12 +237,7 @@ int sbx_hostconfig_load(struct sbx_hostconfig *cfg, const char *path, struct sbx
 	size_t len = 0;
 
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->root_ids_first = SBX_ROOT_IDS_FIRST_DEFAULT;
-	cfg->root_ids_count = SBX_ROOT_IDS_COUNT_DEFAULT;
-	cfg->hold_max_age_hours = SBX_HOLD_MAX_AGE_HOURS_DEFAULT;
-	cfg->results_max_age_hours = SBX_RESULTS_MAX_AGE_HOURS_DEFAULT;
-	cfg->results_max_count = SBX_RESULTS_MAX_COUNT_DEFAULT;
-	cfg->fetch_cache_bytes = SBX_FETCH_CACHE_BYTES_DEFAULT;
+	set_defaults(cfg);
 	/* --config, $SBX_CONFIG, the user's file, the system file: the first
 	 * that is named or exists is the whole configuration (sbx(1)). */
 	if (!path && env && *env) {

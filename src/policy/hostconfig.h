@@ -6,6 +6,7 @@
 #ifndef SBX_HOSTCONFIG_H
 #define SBX_HOSTCONFIG_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -60,6 +61,21 @@ struct sbx_hostconfig {
 };
 
 #define SBX_FETCH_CACHE_BYTES_DEFAULT (UINT64_C(1) << 30)
+	/* Profiles' templates (sbx(1) TEMPLATES), always set: whether runs
+	 * may use them, and when a template exits (idle, after so many
+	 * runs, after so long). */
+	bool templates;
+	uint64_t template_idle_seconds;
+	uint64_t template_max_runs;
+	uint64_t template_max_seconds;
+};
+
+#define SBX_TEMPLATE_IDLE_SECONDS_DEFAULT 300u
+#define SBX_TEMPLATE_IDLE_SECONDS_MAX 86400u
+#define SBX_TEMPLATE_MAX_RUNS_DEFAULT 1000u
+#define SBX_TEMPLATE_MAX_RUNS_MAX 1000000u
+#define SBX_TEMPLATE_MAX_SECONDS_DEFAULT 3600u
+#define SBX_TEMPLATE_MAX_SECONDS_MAX 604800u
 
 /* sbx gc keeps a run's results 30 days, and the newest 1000 at most. */
 #define SBX_RESULTS_MAX_AGE_HOURS_DEFAULT 720u

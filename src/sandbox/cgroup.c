@@ -312,6 +312,12 @@ int sbx_cgroup_create(const struct sbx_cgroup_host *h, const char *run_id,
 	return 0;
 }
 
+void sbx_cgroup_release(struct sbx_cgroup *cg)
+{
+	if (cg)
+		cgroup_free(cg);
+}
+
 int sbx_cgroup_attach(struct sbx_cgroup *cg, pid_t pid, struct sbx_error *err)
 {
 	return cg->host->ops->attach_pid(cg, pid, err);

@@ -219,6 +219,13 @@ int sbx_cgroup_stats(struct sbx_cgroup *cg, struct sbx_cgroup_stats *st, struct 
 int sbx_cgroup_destroy(struct sbx_cgroup *cg, struct sbx_error *err);
 
 /*
+ * sbx_cgroup_release() - free @cg's handle and leave the directories and
+ * what runs in them: a profile's template lives on in its cgroup after
+ * the broker that made it is gone (sbx gc removes it once empty).
+ */
+void sbx_cgroup_release(struct sbx_cgroup *cg);
+
+/*
  * sbx_cgroup_describe() - the manifest's isolation.cgroup:
  * {"version":N,"controllers":[...]} with the controllers a run's cgroup is
  * placed in, sorted.  Returns 0; *@out is a new reference.

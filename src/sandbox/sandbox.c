@@ -369,6 +369,15 @@ int sbx_spawn_start(struct sbx_spawn *sp, struct sbx_error *err)
 	int pidfd = -1;
 	pid_t pid = -1;
 
+	/* The profile's template, when the broker found one: a clone of an
+	 * interpreter with its imports done.  Else (or if it cannot) cold. */
+	if (sp->template_sock && sbx_spawn_start_template(sp) == 0) {
+		/* Subordinate ids: as below, by pid. */
+		if (sp->sub_uid != (uid_t)-1)
+			return sbx_sub_ids_map_start(&sp->maps, sp->pid, SBX_SANDBOX_UID,
+						     SBX_SANDBOX_GID, sp->sub_uid, sp->sub_gid, err);
+		return 0;
+	}
 	if (open_init(sp, err) < 0)
 		return -1;
 	x = (struct init_exec){ .init_fd = sp->init_fd };
@@ -756,7 +765,11 @@ void sbx_spawn_free(struct sbx_spawn *sp)
 	 * leave them behind (they are setuid: the broker may signal them,
 	 * but they end on their own in a few ms). */
 	sbx_sub_ids_map_finish(&sp->maps, &ignored);
-	if (sp->pidfd >= 0) {
+	if (sp->pidfd >= 0 && sp->from_template) {
+		/* The template's child: it reaps it (template-spawn.c). */
+		sbx_spawn_template_reap(sp);
+		close(sp->pidfd);
+	} else if (sp->pidfd >= 0) {
 		/* Never leave the init behind: kill and reap it. */
 		siginfo_t si;
 		pidfd_send_signal(sp->pidfd, SIGKILL, NULL, 0);
@@ -764,6 +777,9 @@ void sbx_spawn_free(struct sbx_spawn *sp)
 		close(sp->pidfd);
 	}
 	sp->pidfd = -1;
+	if (sp->template_fd >= 0)
+		close(sp->template_fd);
+	sp->template_fd = -1;
 	if (sp->sock >= 0)
 		close(sp->sock);
 	if (sp->out_rd >= 0)

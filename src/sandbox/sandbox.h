@@ -110,11 +110,21 @@ struct sbx_spawn {
 	 * runs (seccomp-cache.c); NULL compiles every time. */
 	const char *state_dir;
 	struct sbx_userns_diagnosis userns; /* why the namespaces were refused */
+	/* The profile's template (template-spawn.c): set @template_sock and
+	 * @template_digest before sbx_spawn_start() to ask it for the init;
+	 * if it cannot, the start is cold and @template_fallback says why.
+	 * @template_fd is the connection for the run's length. */
+	const char *template_sock;
+	const char *template_digest;
+	const char *template_fallback; /* static text */
+	int template_fd;
+	bool from_template;
+	bool template_lost;            /* it died before saying how the init ended */
 };
 
 #define SBX_SPAWN_INIT { .pid = -1, .pidfd = -1, .sock = -1, .out_rd = -1, .err_rd = -1, \
 			 .in_wr = -1, .in_fd = -1, .outroot_fd = -1, .proxy_fd = -1, .spec_fd = -1, .init_fd = -1, \
-			 .cgroup_fd = -1, .host_id = (uid_t)-1, \
+			 .cgroup_fd = -1, .host_id = (uid_t)-1, .template_fd = -1, \
 			 .sub_uid = (uid_t)-1, .sub_gid = (gid_t)-1, .userns_fd = -1, \
 			 .maps = SBX_SUB_IDS_MAPS_INIT }
 
@@ -145,5 +155,19 @@ int sbx_spawn_report_error(const struct sbx_report *rep, struct sbx_error *err);
  */
 int sbx_spawn_probe(struct sbx_userns_diagnosis *diag, struct sbx_error *err);
 void sbx_spawn_free(struct sbx_spawn *sp);
+
+/*
+ * template-spawn.c: sbx_spawn_start()'s way through the profile's
+ * template.  sbx_spawn_start_template() returns 0 with the init cloned
+ * (sp->from_template), or -1 with nothing left open and
+ * sp->template_fallback set: the caller starts cold.  Once the pidfd
+ * says the init is gone, sbx_spawn_template_exited() gives its wait
+ * status from the template (-1 and a SIGKILL status when the template
+ * died first, sp->template_lost).  sbx_spawn_template_reap() kills the
+ * init and waits for it to be gone.
+ */
+int sbx_spawn_start_template(struct sbx_spawn *sp);
+int sbx_spawn_template_exited(struct sbx_spawn *sp, int *status);
+void sbx_spawn_template_reap(struct sbx_spawn *sp);
 
 #endif

@@ -346,7 +346,20 @@ int sbx_supervise(struct sbx_spawn *sp, const struct sbx_supervise_opts *o, stru
 			}
 			case SRC_PIDFD: {
 				siginfo_t si = { 0 };
-				if (waitid(P_PIDFD, (id_t)sp->pidfd, &si, WEXITED | WNOHANG) == 0 &&
+				int ws;
+
+				/* A template's init is not ours to wait for: the
+				 * pidfd is readable once it is gone, and the
+				 * template says how it ended (template-spawn.c). */
+				if (sp->from_template) {
+					sbx_spawn_template_exited(sp, &ws);
+					out->template_lost = sp->template_lost;
+					si.si_pid = sp->pid;
+					si.si_code = WIFSIGNALED(ws) ? CLD_KILLED : CLD_EXITED;
+					si.si_status = WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws);
+				}
+				if ((sp->from_template ||
+				     waitid(P_PIDFD, (id_t)sp->pidfd, &si, WEXITED | WNOHANG) == 0) &&
 				    si.si_pid != 0) {
 					init_gone = true;
 					out->init_sigkilled = si.si_code == CLD_KILLED &&

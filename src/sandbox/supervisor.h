@@ -59,6 +59,8 @@ struct sbx_outcome {
 	const char *limit_reason; /* with SBX_TERM_LIMIT */
 	bool soft_fired;
 	bool killed;         /* SIGKILL had to be sent after the grace period */
+	bool template_lost;  /* the init's template died before saying how the
+			      * init ended (template-spawn.c) */
 	bool init_sigkilled; /* the init itself died of SIGKILL (ours, or the
 			      * kernel's: an OOM kill, a group OOM kill) */
 	uint64_t t_started_ns;

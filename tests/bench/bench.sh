@@ -1,7 +1,8 @@
 #!/bin/sh
 # make bench: the overhead of `sbx run` over the bare interpreter, compared
 # in the same interleaved run against bubblewrap doing the same, plus the
-# costs that the issues ask to watch.  Not a test: it prints numbers.
+# costs that the issues ask to watch, and runs born from a template beside
+# cold ones.  Not a test: it prints numbers.
 # `make bench BENCH_BASE=../old-build` adds an older sbx to the same rounds;
 # BENCH_RUNS (40) sets the rounds, BENCH_TARGETS_ONLY=1 prints only the
 # issue's four ratios and what they are computed from.
@@ -93,6 +94,24 @@ SH
 BASE_README=
 [ -n "${BENCH_BASE:-}" ] && BASE_README="base-readme=$BASERUN $S/examples/chart-job.json"
 
+# Runs born from python-analysis's template (sbx(1), TEMPLATES): one
+# started before the rounds, so that every template row is a clone of it;
+# the cold rows ask for --no-template.  A template run's init and payload
+# are the template's children, not sbx's, so bench-run's CPU column holds
+# only the broker's part: the run cgroup's CPU (the manifest's timing) and
+# the template's own CPU for each clone are added below.
+TPL_OPTS="--config $W/config.json --policy $S/policy"
+"$SBX" template start $TPL_OPTS --profile python-analysis >/dev/null ||
+	{ echo "bench: sbx template start python-analysis failed"; exit 1; }
+tpl_pid() { "$SBX" template status $TPL_OPTS --json 2>/dev/null |
+	jq -r '[.. | objects | select(.profile? == "python-analysis") | .pid? | numbers][0] // empty'; }
+# utime + stime of the template process, in ms.
+tpl_cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) * 1000 / hz }' "/proc/$1/stat" 2>/dev/null; }
+trap '"$SBX" template stop $TPL_OPTS >/dev/null 2>&1; rm -rf "$W" "$STATE" "$PREP"' EXIT
+TPID=$(tpl_pid)
+[ -n "$TPID" ] || { echo "bench: no template runs after sbx template start"; exit 1; }
+TPL_CPU0=$(tpl_cpu_ms "$TPID")
+
 # One interleaved run for everything the targets compare, so that each
 # ratio's two sides saw the same load.  bwrap first: the ratio column is
 # against it.  CPU is the whole process tree's (bench-run reaps what
@@ -106,11 +125,29 @@ MPLBACKEND=Agg MPLCONFIGDIR=$R/mpl "$BR" -n "$RUNS" -o "$W/rounds" \
 	"bare=/bin/true" \
 	"py-bare=/usr/bin/python3 -I -c pass" \
 	"py-bwrap=$BWRAP /usr/bin/python3 -I -c pass" \
-	"py-sbx=$SBXRUN $W/py.json" ${BASE_PY:+"$BASE_PY"} \
+	"py-sbx=$SBXRUN --no-template $W/py.json" ${BASE_PY:+"$BASE_PY"} \
+	"py-tpl=$SBXRUN $W/py.json" \
 	"readme-bare=/usr/bin/python3 -I $R/chart.py" \
 	"readme-bare-cold=/bin/sh $R/cold.sh" \
-	"readme-sbx=$SBXRUN $S/examples/chart-job.json" ${BASE_README:+"$BASE_README"} \
+	"readme-sbx=$SBXRUN --no-template $S/examples/chart-job.json" ${BASE_README:+"$BASE_README"} \
+	"readme-tpl=$SBXRUN $S/examples/chart-job.json" \
 	"outs64-sbx=$SBXRUN $W/outs64.json" ${BASE_OUTS:+"$BASE_OUTS"} || rounds_rc=$?
+# The template's CPU per clone: what it spent over the rounds (warm-up
+# included) over the template runs it made, if it is the same process.
+TPL_CLONE_MS=
+if [ "$(tpl_pid)" = "$TPID" ]; then
+	TPL_CLONE_MS=$(awk -v a="$TPL_CPU0" -v b="$(tpl_cpu_ms "$TPID")" -v n=$((2 * (RUNS + 3))) \
+		'BEGIN { printf "%.2f", (b - a) / n }')
+fi
+# The run cgroup's CPU of template runs (their init and payload), median
+# of ten more, from the manifests.
+tpl_cgroup_cpu() {
+	for i in $(seq 10); do $SBXRUN "$1" 2>/dev/null; done |
+		jq -s 'map(select(.timing.start == "template") | .timing.cpu_user_ms + .timing.cpu_system_ms) | sort |
+			if length == 10 then .[5] else "none" end'
+}
+PY_TPL_CG=$(tpl_cgroup_cpu "$W/py.json")
+README_TPL_CG=$(tpl_cgroup_cpu "$S/examples/chart-job.json")
 
 # target LABEL NAME BASE METRIC MAX: the ratios NAME/BASE of the median
 # wall and CPU times, and whether METRIC's (wall, cpu, or both) is within
@@ -139,6 +176,29 @@ target "trivial run, wall, sbx/bwrap" sbx bwrap wall 1.0
 target "python3 -c pass, sbx/bare" py-sbx py-bare both 1.25
 target "README example, sbx/bare (warm)" readme-sbx readme-bare both 1.10
 target "  for scale: bare, cache cold/warm" readme-bare-cold readme-bare - 0
+# tcpu LABEL NAME BASE CGROUP_MS MAX: NAME's CPU with the run cgroup's and
+# the template's per-clone CPU added, over BASE's, within MAX.
+tcpu() {
+	awk -v label="$1" -v a="$2" -v b="$3" -v cg="$4" -v cl="${TPL_CLONE_MS:-none}" -v max="$5" '
+		{ cpu[$1] = $4 }
+		END {
+			if (!(a in cpu) || !(b in cpu) || cg == "none" || cl == "none" || cpu[b] <= 0) {
+				printf "%-36s no figures (cgroup %s, clone %s)\n", label, cg, cl; exit
+			}
+			t = cpu[a] + cg + cl
+			printf "%-36s CPU %.2f broker + %.2f run cgroup + %.2f template = %.2f / %.2f ms = %5.2fx",
+				label, cpu[a], cg, cl, t, cpu[b], t / cpu[b]
+			if (max == "-")
+				printf "\n"
+			else
+				printf "   target cpu <= %.2fx: %s\n", max, ((t / cpu[b]) <= max) ? "met" : "NOT met"
+		}' "$W/rounds"
+}
+target "README example, template/bare, wall" readme-tpl readme-bare wall 0.5
+tcpu "README example, template/bare, CPU" readme-tpl readme-bare "$README_TPL_CG" 0.5
+target "README example, template/cold sbx" readme-tpl readme-sbx wall 1.0
+target "python3 -c pass, template/bare, wall" py-tpl py-bare - 0
+tcpu "python3 -c pass, template/bare, CPU" py-tpl py-bare "$PY_TPL_CG" -
 if [ -n "${BENCH_BASE:-}" ]; then
 	# Against the older build: no target, below 1 is better.
 	target "trivial run, sbx/base" sbx base - 0
@@ -153,6 +213,52 @@ target "  64 small outputs, sbx/trivial sbx" outs64-sbx sbx - 0
 # BENCH_TARGETS_ONLY=1: stop here (the figures a start-up change is
 # judged by, without the minutes the rest takes).
 [ -z "${BENCH_TARGETS_ONLY:-}" ] || exit 0
+
+echo
+echo "== the README example, 8 at once: template runs against cold runs (runs per second)"
+# Interleaved rounds of 8 concurrent runs each way; admission lets 8 run.
+printf '{"state_dir":"%s","prepared_dir":"%s","max_concurrent":8}\n' "$STATE" "$PREP/prepared" > "$W/config-c8.json"
+C8RUN="$SBX run -q --config $W/config-c8.json --policy $S/policy --key $W/key --store $W/store --queue-timeout 60"
+"$SBX" template start --config "$W/config-c8.json" --policy "$S/policy" --profile python-analysis >/dev/null || true
+conc8() {
+	local t0 t1 k bad=0
+	t0=$(date +%s%N)
+	for k in 1 2 3 4 5 6 7 8; do $C8RUN $1 "$S/examples/chart-job.json" > "$W/c8.$k.json" 2>/dev/null & done
+	wait
+	t1=$(date +%s%N)
+	for k in 1 2 3 4 5 6 7 8; do
+		[ "$(jq -r '.status + " " + .timing.start' "$W/c8.$k.json" 2>/dev/null)" = "succeeded $2" ] || bad=$((bad + 1))
+	done
+	echo "$((t1 - t0)) $bad"
+}
+c8_tpl=0 c8_cold=0 c8_bad=0
+for round in 1 2 3 4 5; do
+	set -- $(conc8 "" template); c8_tpl=$((c8_tpl + $1)); c8_bad=$((c8_bad + $2))
+	set -- $(conc8 --no-template cold); c8_cold=$((c8_cold + $1)); c8_bad=$((c8_bad + $2))
+done
+awk -v t="$c8_tpl" -v c="$c8_cold" -v bad="$c8_bad" 'BEGIN {
+	printf "template: 40 runs in %d ms: %.1f runs/s\ncold:     40 runs in %d ms: %.1f runs/s\n", t / 1e6, 40e9 / t, c / 1e6, 40e9 / c
+	printf "throughput template/cold = %.2fx   target >= 3x: %s%s\n", c / t, ((c / t) >= 3) ? "met" : "NOT met",
+		bad ? sprintf(" (%d runs failed or started otherwise than asked)", bad) : ""
+}'
+"$SBX" template stop --config "$W/config-c8.json" --policy "$S/policy" >/dev/null 2>&1
+
+echo
+echo "== private memory of the README example's run: template against cold"
+# Inside: the payload's Private_Clean + Private_Dirty (smaps_rollup) at
+# its end; outside: the run cgroup's peak (usage.peak_memory_bytes).
+jq '.code += "\nwith open(\"/proc/self/smaps_rollup\") as f:\n    p = sum(int(l.split()[1]) for l in f if l.startswith((\"Private_Clean\", \"Private_Dirty\")))\nprint(\"private_kib\", p)\n"' \
+	"$S/examples/chart-job.json" > "$W/readme-mem.json"
+for how in template cold; do
+	opt=; [ $how = cold ] && opt=--no-template
+	for i in 1 2 3 4 5; do $SBXRUN $opt "$W/readme-mem.json" 2>/dev/null; done |
+		jq -rs --arg how "$how" '
+			def med: sort | .[length / 2 | floor];
+			(map(.stdout.excerpt | capture("private_kib (?<k>[0-9]+)").k | tonumber) | med) as $p |
+			(map(.usage.peak_memory_bytes) | med) as $c |
+			"\($how): payload private \($p / 1024 * 100 | round / 100) MiB, run cgroup peak \($c / 1048576 * 100 | round / 100) MiB, started \(map(.timing.start) | unique | join(","))" +
+			(if $how == "template" then "   target private <= 16 MiB: " + (if $p <= 16384 then "met" else "NOT met" end) else "" end)'
+done
 
 echo
 echo "== start-up of the binary alone"
@@ -267,7 +373,7 @@ while True:
 PY
 python3 "$W/netserver.py" "$W/netport" &
 NETSRV=$!
-trap 'kill $NETSRV 2>/dev/null; rm -rf "$W" "$STATE" "$PREP"' EXIT
+trap 'kill $NETSRV 2>/dev/null; "$SBX" template stop $TPL_OPTS >/dev/null 2>&1; rm -rf "$W" "$STATE" "$PREP"' EXIT
 for i in $(seq 50); do [ -s "$W/netport" ] && break; sleep 0.1; done
 NETPORT=$(cat "$W/netport")
 printf '{"description":"bench","kind":"egress","allow":[{"host":"127.0.0.1","ports":[%s]}],"allow_cidrs":["127.0.0.1/32"]}\n' \

@@ -91,8 +91,34 @@ chmod 0755 "$T"
 PT=$(mktemp -d "${SBX_E2E_PREPARED_BASE:-/var/lib}/sbx-e2e.XXXXXX") ||
 	{ echo "Bail out! cannot make a directory in ${SBX_E2E_PREPARED_BASE:-/var/lib}"; exit 1; }
 chmod 0755 "$PT"
+# The templates this script's runs started (sbx(1) TEMPLATES) outlive
+# each run by design; at the end they are stopped (SIGTERM to the pid of
+# each record in the script's state dirs: processes the script's sbx
+# started), and their cgroups go once empty.
+stop_templates() {
+	local r p c i
+	for r in "${T:-/nonexistent}"/*/state/templates/*.json; do
+		[ -f "$r" ] || continue
+		p=$(jq -r '.pid // empty' "$r" 2>/dev/null)
+		[ -n "$p" ] && [ "$(cat /proc/"$p"/comm 2>/dev/null)" = sbx-template ] && kill -TERM "$p" 2>/dev/null
+		for i in $(seq 50); do [ -n "$p" ] && [ -d /proc/"$p" ] || break; sleep 0.1; done
+		for c in $(jq -r '.cgroups[]? // empty' "$r" 2>/dev/null); do
+			case $c in /sys/fs/cgroup/*/sbx-template-*|/sys/fs/cgroup/sbx-template-*) rmdir "$c" 2>/dev/null ;; esac
+		done
+	done
+}
+# The pids of this mode's running templates: not a run's leftovers.
+template_pids() {
+	local r p
+	for r in "$M"/state/templates/*.json; do
+		[ -f "$r" ] || continue
+		p=$(jq -r '.pid // empty' "$r" 2>/dev/null)
+		[ -n "$p" ] && [ "$(cat /proc/"$p"/comm 2>/dev/null)" = sbx-template ] && echo "$p"
+	done
+}
 cleanup_lib() {
 	local rc=$?
+	stop_templates
 	[ -n "${T:-}" ] && rm -rf "$T"
 	[ -n "${PT:-}" ] && rm -rf "$PT"
 	exit $rc
@@ -288,10 +314,14 @@ nothing_left() {
 	# else.
 	local who=$SBX_TEST_USER
 	[ "$MODE" = user ] || who=$(seq -s, "$ROOT_IDS_FIRST" $((ROOT_IDS_FIRST + ROOT_IDS_COUNT - 1)))
-	local i
-	for i in $(seq 20); do pgrep -u "$who" >/dev/null || break; sleep 0.1; done
-	if pgrep -u "$who" >/dev/null; then
-		left="$left processes:$(ps -o pid=,args= -u "$who" | head -5 | tr '\n' ';')"
+	local i tpls
+	# The mode's templates are no leftovers while they live (their
+	# runs' processes are, and are in the run cgroups or below them).
+	tpls=$(template_pids | paste -sd'|')
+	nontemplate_pids() { pgrep -u "$who" | grep -Evx "${tpls:-none}"; }
+	for i in $(seq 20); do nontemplate_pids >/dev/null || break; sleep 0.1; done
+	if nontemplate_pids >/dev/null; then
+		left="$left processes:$(ps -o pid=,args= -p "$(nontemplate_pids | paste -sd,)" | head -5 | tr '\n' ';')"
 	fi
 	if [ -n "$left" ]; then diag "left behind:$left"; return 1; fi
 	return 0
@@ -348,8 +378,10 @@ wait_payload() {
 	INIT_PID= PAYLOAD_PID=
 	for i in $(seq 300); do
 		kill -0 "$BG_PID" 2>/dev/null || return 1
-		for c in $(children "$BG_PID"); do
-			[ "$(cat /proc/"$c"/comm 2>/dev/null)" = sbx-init ] || continue
+		# A run cloned from a template (sbx(1) TEMPLATES) has its init
+		# among the template's children, not sbx's.
+		for c in $(children "$BG_PID") $(for t in $(template_pids); do children "$t"; done); do
+			case "$(cat /proc/"$c"/comm 2>/dev/null)" in sbx-init|sbx-template) ;; *) continue ;; esac
 			for p in $(children "$c"); do
 				if [[ "$(cat /proc/"$p"/comm 2>/dev/null)" == $want ]]; then
 					INIT_PID=$c PAYLOAD_PID=$p

@@ -50,7 +50,10 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 payload_of() {
 	local deadline=$(($(now_ms) + 20000)) init p
 	while [ "$(now_ms)" -lt "$deadline" ]; do
-		for init in $(children "$1") $(for c in $(children "$1"); do children "$c"; done); do
+		# A run cloned from a template has its init among the
+		# template's children (sbx(1) TEMPLATES).
+		for init in $(children "$1") $(for c in $(children "$1"); do children "$c"; done) \
+			$(for t in $(template_pids); do children "$t"; done); do
 			[ "$(cat /proc/"$init"/comm 2>/dev/null)" = sbx-init ] || continue
 			for p in $(children "$init"); do
 				[ "$(cat /proc/"$p"/comm 2>/dev/null)" = "$2" ] && { echo "$p"; return 0; }

@@ -103,6 +103,11 @@ scenario_root_cgroup() {
 	SBX_TEST_USER=sbxvm1 tap root-cgroup escape.sh
 	SBX_TEST_USER=sbxvm1 tap root-cgroup cgroup-birth.sh
 	SBX_TEST_USER=sbxvm1 tap root-cgroup prepare.sh
+	# Runs born from a template: CLONE_INTO_CGROUP from another process
+	# than the broker, on a real v2 kernel.
+	SBX_TEST_USER=sbxvm1 tap root-cgroup template-reset.sh
+	SBX_TEST_USER=sbxvm1 tap root-cgroup template-hostile.sh
+	SBX_TEST_USER=sbxvm1 tap root-cgroup template-lifetime.sh
 	# docs/cgroups.md's v2 recipe for an ordinary user, as written (the
 	# host runs its v1 recipe).
 	SBX_TEST_USER=sbxvm9 tap root-cgroup delegation.sh

@@ -14,6 +14,7 @@
 #include "hostconfig.h"
 #include "results.h"
 #include "state.h"
+#include "template-life.h"
 
 static int state_dir_from_config(const struct sbx_common_opts *o, char **dir,
 				 struct sbx_error *err)
@@ -33,7 +34,7 @@ int sbx_cmd_gc(const struct sbx_common_opts *o)
 	struct sbx_error err = { 0 };
 	struct sbx_hostconfig cfg = { 0 };
 	_cleanup_free_ char *dir = NULL;
-	unsigned reaped = 0, holds = 0, results = 0, cached = 0;
+	unsigned reaped = 0, holds = 0, results = 0, cached = 0, templates = 0;
 	int r;
 
 	if (sbx_hostconfig_load(&cfg, o->config, &err) < 0) {
@@ -48,7 +49,9 @@ int sbx_cmd_gc(const struct sbx_common_opts *o)
 	    /* Results by age and count: they outlive their runs too. */
 	    sbx_results_gc(&cfg, dir, &results, &err) < 0 ||
 	    /* Pinned remote inputs, least recently used first. */
-	    sbx_fetch_cache_prune(dir, cfg.fetch_cache_bytes, &cached, &err) < 0;
+	    sbx_fetch_cache_prune(dir, cfg.fetch_cache_bytes, &cached, &err) < 0 ||
+	    /* Templates that exited: their records, sockets, cgroups. */
+	    sbx_template_gc(dir, &templates) < 0;
 	sbx_hostconfig_free(&cfg);
 	if (r) {
 		sbx_error_print(&err);
@@ -58,14 +61,16 @@ int sbx_cmd_gc(const struct sbx_common_opts *o)
 	}
 	if (o->verbosity >= 0)
 		fprintf(stderr, "sbx: gc: reaped %u run%s, removed %u expired hold%s, pruned %u run "
-			"result%s, pruned %u cached input%s\n", reaped, reaped == 1 ? "" : "s", holds,
-			holds == 1 ? "" : "s", results, results == 1 ? "" : "s", cached,
-			cached == 1 ? "" : "s");
+			"result%s, pruned %u cached input%s, cleaned up %u exited template%s\n",
+			reaped, reaped == 1 ? "" : "s", holds, holds == 1 ? "" : "s", results,
+			results == 1 ? "" : "s", cached, cached == 1 ? "" : "s", templates,
+			templates == 1 ? "" : "s");
 	if (o->json)
-		return sbx_cmd_json_print(json_pack("{s:b, s:I, s:I, s:I, s:I}", "ok", 1, "runs_reaped",
+		return sbx_cmd_json_print(json_pack("{s:b, s:I, s:I, s:I, s:I, s:I}", "ok", 1, "runs_reaped",
 						    (json_int_t)reaped, "holds_removed",
 						    (json_int_t)holds, "results_pruned", (json_int_t)results,
-						    "fetch_cache_pruned", (json_int_t)cached));
+						    "fetch_cache_pruned", (json_int_t)cached, "templates_removed",
+						    (json_int_t)templates));
 	return SBX_EXIT_OK;
 }
 

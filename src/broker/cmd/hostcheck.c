@@ -41,6 +41,7 @@
 #include "subids.h"
 #include "sandbox.h"
 #include "syscalls.h"
+#include "template-life.h"
 #include "userns.h"
 
 struct probe {
@@ -638,6 +639,59 @@ static void prepared_items(struct report *rp, const struct sbx_hostconfig *cfg,
 	}
 }
 
+/*
+ * Each profile's template (sbx(1) TEMPLATES): whether one runs now, and
+ * whether one can (the interpreter sbx-template embeds, the binary).
+ * Never required: a profile without a usable template runs cold.
+ */
+static void template_items(struct report *rp, const struct sbx_hostconfig *cfg,
+			   const struct sbx_catalog *cat)
+{
+	_cleanup_free_ char *state_dir = NULL;
+	struct sbx_error err = { 0 };
+
+	for (size_t i = 0; i < cat->n_profiles; i++) {
+		const struct sbx_profile *pr = &cat->profiles[i];
+		struct sbx_template_place pl = { 0 };
+		struct sbx_template_info info = { 0 };
+		struct sbx_prepared p = { 0 };
+		char detail[320], why[192], hint[256];
+
+		if (!pr->template)
+			continue;
+		if (!cfg->templates) {
+			snprintf(detail, sizeof(detail), "%s: off (host config \"templates\": false)",
+				 pr->name);
+			item(rp, "template", false, "ok", detail, NULL);
+			continue;
+		}
+		if (!state_dir && sbx_state_dir(cfg->state_dir, &state_dir, &err) < 0)
+			return;
+		if (pr->prepare && sbx_prepared_lookup(cfg, cat, pr, false, &p, &err) < 0) {
+			snprintf(detail, sizeof(detail), "%s: needs its prepared state first", pr->name);
+			item(rp, "template", false, "unusable", detail, NULL);
+			continue;
+		}
+		if (sbx_template_locate(cfg, cat, pr, pr->prepare ? p.sha256 : NULL, state_dir, &pl,
+					why, sizeof(why)) < 0) {
+			snprintf(detail, sizeof(detail), "%s: %s", pr->name, why);
+			snprintf(hint, sizeof(hint), "runs of %s start cold", pr->name);
+			item(rp, "template", false, "unusable", detail, hint);
+		} else if (sbx_template_query(pl.sock_path, false, &info, &err) == 0) {
+			snprintf(detail, sizeof(detail), "%s: running (pid %d, %s, %u runs)", pr->name,
+				 (int)info.pid, pl.digest, info.runs);
+			item(rp, "template", false, "ok", detail, NULL);
+		} else {
+			snprintf(detail, sizeof(detail),
+				 "%s: not running (the first run starts it; sbx template start)",
+				 pr->name);
+			item(rp, "template", false, "ok", detail, NULL);
+		}
+		sbx_prepared_free(&p);
+		sbx_template_place_free(&pl);
+	}
+}
+
 int sbx_cmd_check(const struct sbx_common_opts *o)
 {
 	struct sbx_hostconfig cfg = { 0 };
@@ -735,6 +789,7 @@ int sbx_cmd_check(const struct sbx_common_opts *o)
 			item(&rp, name, false, "missing", msg, perr.hint);
 		}
 		prepared_items(&rp, &cfg, &cat);
+		template_items(&rp, &cfg, &cat);
 	}
 	if (rp.checks) {
 		json_t *doc = json_pack("{s:b, s:s, s:o, s:o}", "ok", code == 0, "id_mode",

@@ -125,13 +125,19 @@ static json_t *timing(const struct sbx_run *run)
 		wall = ms(o->t_end_ns - o->t_exec_ns);
 	if (run->ran && o->started)
 		startup = ms(o->t_exec_ns - run->t0_ns);
-	return json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "started_at", started, "ended_at",
-			 ended, "wall_ms", (json_int_t)wall, "startup_ms", (json_int_t)startup,
-			 "validate_ms", (json_int_t)(run->validated ? run->validate_ms : 0),
-			 "sbx_cpu_ms", (json_int_t)sbx_cpu_ms(),
-			 "cpu_user_ms", (json_int_t)(run->have_stats ? run->stats.cpu_user_usec / 1000 : 0),
+	return json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:o,s:o}", "started_at", started,
+			 "ended_at", ended, "wall_ms", (json_int_t)wall, "startup_ms",
+			 (json_int_t)startup, "validate_ms",
+			 (json_int_t)(run->validated ? run->validate_ms : 0), "sbx_cpu_ms",
+			 (json_int_t)sbx_cpu_ms(), "cpu_user_ms",
+			 (json_int_t)(run->have_stats ? run->stats.cpu_user_usec / 1000 : 0),
 			 "cpu_system_ms",
-			 (json_int_t)(run->have_stats ? run->stats.cpu_system_usec / 1000 : 0));
+			 (json_int_t)(run->have_stats ? run->stats.cpu_system_usec / 1000 : 0),
+			 "start", run->from_template ? "template" : "cold", "template",
+			 run->from_template ? json_string(run->template_digest) : json_null(),
+			 "template_fallback",
+			 run->template_fallback[0] ? json_string(run->template_fallback) :
+						     json_null());
 }
 
 static json_t *usage(const struct sbx_run *run)

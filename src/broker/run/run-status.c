@@ -125,7 +125,10 @@ static void decide_status(struct sbx_run *run)
 	}
 	if (!o->exited) {
 		run->status = SBX_STATUS_ERROR;
-		snprintf(run->reason, sizeof(run->reason), "the sandbox ended without reporting the payload's exit");
+		snprintf(run->reason, sizeof(run->reason), "%s",
+			 o->template_lost ? "the template exited, and the sandbox with it, before "
+					    "the payload's exit was reported" :
+					    "the sandbox ended without reporting the payload's exit");
 		run->reason_code = "sandbox_lost";
 		return;
 	}

@@ -76,6 +76,7 @@
 #include "sandbox.h"
 #include "store.h"
 #include "subids.h"
+#include "template-life.h"
 #include "validation.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct sbx_admission *, sbx_admission_release)
@@ -495,6 +496,7 @@ static int validate(struct sbx_run *run, const struct sbx_spec *spec, int sfd,
 static int execute(struct sbx_run *run, int sfd)
 {
 	struct sbx_spawn sp = SBX_SPAWN_INIT;
+	_cleanup_(sbx_template_place_free) struct sbx_template_place tpl = { 0 };
 	struct sbx_opener opener = SBX_OPENER_INIT;
 	struct sbx_cgroup_detect_opts copts = { .cgroup_parent = run->cfg.cgroup_parent };
 	struct sbx_cgroup_limits clim = {
@@ -542,6 +544,7 @@ static int execute(struct sbx_run *run, int sfd)
 	sp.sub_uid = run->sub_uid;
 	sp.sub_gid = run->sub_gid;
 	sbx_deliver_wire(&run->deliver, run->opts, &sp, &so);
+	sbx_run_template_choose(run, &sp, &tpl);
 	detected = sbx_cgroup_detect(&run->cg_host, &copts, &detect_err);
 	born_in_cgroup = detected == 0 && run->cg_host.version == 2;
 	spawned = born_in_cgroup ? 0 : sbx_spawn_start(&sp, &spawn_err);
@@ -573,6 +576,7 @@ static int execute(struct sbx_run *run, int sfd)
 			goto out;
 		born_in_cgroup = sp.in_cgroup;
 	}
+	sbx_run_template_note(run, &sp);
 	/* Into the run's cgroup before the go-ahead: nothing the init runs
 	 * is ever outside the limits.  (v1: each cgroup.procs write waits
 	 * for an RCU grace period, while the init is still starting up.) */

@@ -86,6 +86,12 @@ struct sbx_run {
 	rlim_t nproc_budget;
 	bool nproc_hit;           /* a fork was refused by it, not by pids */
 	uint64_t nproc_count;     /* the caller's other tasks, when counted */
+	/* How the run started (timing.start): from the profile's template
+	 * (@template_digest, its 16 hex digits) or cold; when a template
+	 * was wanted but not used, @template_fallback says why. */
+	bool from_template;
+	char template_digest[17];
+	char template_fallback[192];   /* "": none */
 	bool validated;           /* the validator ran: validate_ms is its time */
 	uint64_t validate_ms;     /* wall time of validation (timing.validate_ms) */
 
@@ -128,6 +134,16 @@ char *sbx_run_temp_path(const char *run_id);
 int sbx_run_temp_check_base(struct sbx_run *run);
 int sbx_run_temp_make(struct sbx_run *run);
 void sbx_run_temp_remove(struct sbx_run *run);
+
+/* run-template.c: whether the run starts from its profile's template
+ * (sets @sp's template_sock and template_digest, with @pl holding them,
+ * or run->template_fallback), and, after sbx_spawn_start(), what the
+ * manifest says of it. */
+struct sbx_spawn;
+struct sbx_template_place;
+void sbx_run_template_choose(struct sbx_run *run, struct sbx_spawn *sp,
+			     struct sbx_template_place *pl);
+void sbx_run_template_note(struct sbx_run *run, const struct sbx_spawn *sp);
 
 /* Record a lifecycle event in the manifest and the --events stream. */
 void sbx_run_event(struct sbx_run *run, const char *event, const char *detail);

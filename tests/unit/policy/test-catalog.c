@@ -100,6 +100,19 @@ static void test_shipped(void **state)
 	assert_non_null(py->prepare);
 	assert_string_equal(py->prepare->seed_dst, "/tmp/mpl");
 	assert_null(sh->prepare);
+	/* python-analysis opts in to a template with the README job's
+	 * imports; the others stay cold. */
+	assert_non_null(py->template);
+	assert_string_equal(py->template->imports[0], "numpy");
+	assert_string_equal(py->template->imports[1], "pandas");
+	assert_string_equal(py->template->imports[2], "matplotlib");
+	assert_string_equal(py->template->imports[3], "matplotlib.pyplot");
+	assert_null(py->template->imports[4]);
+	assert_null(py->template->reset);
+	assert_string_equal(py->template->options, "I");
+	assert_int_equal(py->template->argc, 2);
+	assert_null(sh->template);
+	assert_null(js->template);
 	assert_int_equal(py->defaults.v[SBX_LIMIT_PIDS], 256);
 	assert_int_equal(sh->defaults.v[SBX_LIMIT_PIDS], 128);
 	assert_string_equal(py->argv[0], "/usr/bin/python3");
@@ -624,6 +637,79 @@ static const struct broken broken[] = {
 	  PREP(",\"seed\":{\"src\":\"x\",\"dst\":\"/tmp\"}"), "strict", "10",
 	  "profiles/p.json: prepare.seed.dst: expected a path below /tmp or /work" },
 #undef PREP
+/* A python profile with @argv and @tmpl as its "template". */
+#define PYPROF(argv, tmpl)                                                                  \
+	"{\"description\":\"d\",\"argv\":" argv ",\"code_file\":\"main.py\",\"binds\":[\"/usr\"]," \
+	"\"seccomp\":\"strict\",\"defaults\":" LIMITS(10) ",\"minimums\":" LIMITS(1)           \
+	",\"maximums\":" LIMITS(100) ",\"input_bytes_max\":1000,\"stream_bytes_max\":1000,"    \
+	"\"allowed_outputs\":[\"text/plain\"],\"network_profiles\":[\"disabled\"],"            \
+	"\"template\":" tmpl "}"
+#define PYARGV "[\"/usr/bin/python3\",\"-I\",\"{code}\",\"{args}\"]"
+#define TPL(x) "{\"imports\":[\"numpy\",\"matplotlib.pyplot\"]" x "}"
+	{ "template ok", "profiles/p.json",
+	  PYPROF("[\"/usr/bin/python3\",\"-I\",\"-B\",\"-s\",\"{code}\",\"{args}\"]",
+		 TPL(",\"reset\":\"import sys\\nsys.flags\\n\"")) },
+	{ "template python3.11 ok", "profiles/p.json",
+	  PYPROF("[\"/usr/bin/python3.11\",\"{code}\",\"{args}\"]", TPL("")) },
+	{ "template unknown key", "profiles/p.json", PYPROF(PYARGV, TPL(",\"modules\":[]")), NULL,
+	  NULL, NULL, NULL, "profiles/p.json: template.modules: unknown key" },
+	{ "template without imports", "profiles/p.json", PYPROF(PYARGV, "{}"), NULL, NULL, NULL,
+	  NULL, "profiles/p.json: template.imports: missing required key" },
+	{ "template empty imports", "profiles/p.json", PYPROF(PYARGV, "{\"imports\":[]}"), NULL,
+	  NULL, NULL, NULL, "profiles/p.json: template.imports: expected at least one module" },
+	{ "template import not a name", "profiles/p.json",
+	  PYPROF(PYARGV, "{\"imports\":[\"os\",\"os; import x\"]}"), NULL, NULL, NULL, NULL,
+	  "profiles/p.json: template.imports[1]: expected a module name" },
+	{ "template relative import", "profiles/p.json",
+	  PYPROF(PYARGV, "{\"imports\":[\".x\"]}"), NULL, NULL, NULL, NULL,
+	  "profiles/p.json: template.imports[0]: expected a module name" },
+	{ "template import trailing dot", "profiles/p.json",
+	  PYPROF(PYARGV, "{\"imports\":[\"a.\"]}"), NULL, NULL, NULL, NULL,
+	  "profiles/p.json: template.imports[0]: expected a module name" },
+	{ "template import digit first", "profiles/p.json",
+	  PYPROF(PYARGV, "{\"imports\":[\"a.2b\"]}"), NULL, NULL, NULL, NULL,
+	  "profiles/p.json: template.imports[0]: expected a module name" },
+	{ "template duplicate import", "profiles/p.json",
+	  PYPROF(PYARGV, "{\"imports\":[\"numpy\",\"numpy\"]}"), NULL, NULL, NULL, NULL,
+	  "profiles/p.json: template.imports" },
+	{ "template reset not a string", "profiles/p.json", PYPROF(PYARGV, TPL(",\"reset\":1")),
+	  NULL, NULL, NULL, NULL, "profiles/p.json: template.reset: expected a string" },
+	{ "template reset with NUL", "profiles/p.json",
+	  PYPROF(PYARGV, TPL(",\"reset\":\"x\\u0000y\"")), NULL, NULL, NULL, NULL,
+	  /* jansson refuses the NUL itself: the source reaches the
+	   * template whole or not at all. */
+	  "profiles/p.json: line 1 column" },
+	{ "template on a shell", "profiles/p.json",
+	  PYPROF("[\"/bin/sh\",\"{code}\",\"{args}\"]", TPL("")), NULL, NULL, NULL, NULL,
+	  "profiles/p.json: template: a template needs argv[0] to be a python3 interpreter, not /bin/sh" },
+	{ "template on python2", "profiles/p.json",
+	  PYPROF("[\"/usr/bin/python2.7\",\"{code}\",\"{args}\"]", TPL("")), NULL, NULL, NULL,
+	  NULL, "profiles/p.json: template: a template needs argv[0] to be a python3" },
+	{ "template on python3-config", "profiles/p.json",
+	  PYPROF("[\"/usr/bin/python3-config\",\"{code}\",\"{args}\"]", TPL("")), NULL, NULL,
+	  NULL, NULL, "profiles/p.json: template: a template needs argv[0] to be a python3" },
+	{ "template with -c", "profiles/p.json",
+	  PYPROF("[\"/usr/bin/python3\",\"-c\",\"{code}\",\"{args}\"]", TPL("")), NULL, NULL,
+	  NULL, NULL,
+	  "profiles/p.json: argv[1]: a profile with a template allows only the options -I, -B, -E, -s, -S and -u before \"{code}\", got \"-c\"" },
+	{ "template with -X", "profiles/p.json",
+	  PYPROF("[\"/usr/bin/python3\",\"-X\",\"dev\",\"{code}\",\"{args}\"]", TPL("")), NULL,
+	  NULL, NULL, NULL, "profiles/p.json: argv[1]: a profile with a template allows only" },
+	{ "template with joined options", "profiles/p.json",
+	  PYPROF("[\"/usr/bin/python3\",\"-IB\",\"{code}\",\"{args}\"]", TPL("")), NULL, NULL,
+	  NULL, NULL, "profiles/p.json: argv[1]: a profile with a template allows only" },
+	{ "template with an option twice", "profiles/p.json",
+	  PYPROF("[\"/usr/bin/python3\",\"-I\",\"-I\",\"{code}\",\"{args}\"]", TPL("")), NULL,
+	  NULL, NULL, NULL, "profiles/p.json: argv[2]: -I is given twice" },
+	{ "template without {args}", "profiles/p.json",
+	  PYPROF("[\"/usr/bin/python3\",\"{code}\"]", TPL("")), NULL, NULL, NULL, NULL,
+	  "profiles/p.json: argv: a profile with a template needs \"{code}\", \"{args}\"" },
+	{ "template with a word after {args}", "profiles/p.json",
+	  PYPROF("[\"/usr/bin/python3\",\"{code}\",\"{args}\",\"x\"]", TPL("")), NULL, NULL,
+	  NULL, NULL, "profiles/p.json: argv: a profile with a template needs" },
+#undef TPL
+#undef PYARGV
+#undef PYPROF
 	{ "thread_env ok", NULL, NULL, "thread_env\":", "[\"OMP_NUM_THREADS\"]", "strict", "10",
 	  NULL },
 	{ "thread_env LD_ name", NULL, NULL, "thread_env\":", "[\"LD_PRELOAD\"]", "strict", "10",

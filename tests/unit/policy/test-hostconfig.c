@@ -88,6 +88,22 @@ static const struct cfg_case cases[] = {
 	  "sbx.json: results_max_count: expected a positive integer, got 0" },
 	{ "results count huge", "{\"results_max_count\":1000001}",
 	  "sbx.json: results_max_count: expected a positive integer of at most 1000000" },
+	{ "templates", "{\"templates\":false,\"template_idle_seconds\":60,"
+	  "\"template_max_runs\":10,\"template_max_seconds\":600}", NULL },
+	{ "templates not a boolean", "{\"templates\":\"no\"}",
+	  "sbx.json: templates: expected true or false" },
+	{ "template idle zero", "{\"template_idle_seconds\":0}",
+	  "sbx.json: template_idle_seconds: expected a positive integer, got 0" },
+	{ "template idle a day and more", "{\"template_idle_seconds\":86401}",
+	  "sbx.json: template_idle_seconds: expected a positive integer of at most 86400" },
+	{ "template runs zero", "{\"template_max_runs\":0}",
+	  "sbx.json: template_max_runs: expected a positive integer, got 0" },
+	{ "template runs huge", "{\"template_max_runs\":1000001}",
+	  "sbx.json: template_max_runs: expected a positive integer of at most 1000000" },
+	{ "template seconds a week and more", "{\"template_max_seconds\":604801}",
+	  "sbx.json: template_max_seconds: expected a positive integer of at most 604800" },
+	{ "template seconds fraction", "{\"template_max_seconds\":1.5}",
+	  "sbx.json: template_max_seconds: expected a positive integer" },
 	{ "control char", "{\"store\":\"/a\\u001b[31m\"}", "sbx.json: store: expected an absolute path in normal form, got \"/a\\x1b[31m\"" },
 };
 
@@ -147,6 +163,19 @@ static void test_values(void **state)
 	assert_null(cfg.results_dir);
 	assert_int_equal(cfg.results_max_age_hours, 720);
 	assert_int_equal(cfg.results_max_count, 1000);
+	/* templates: on, 5 minutes idle, 1000 runs, an hour */
+	assert_true(cfg.templates);
+	assert_int_equal(cfg.template_idle_seconds, 300);
+	assert_int_equal(cfg.template_max_runs, 1000);
+	assert_int_equal(cfg.template_max_seconds, 3600);
+	sbx_hostconfig_free(&cfg);
+
+	assert_int_equal(sbx_hostconfig_parse(&cfg, "c.json",
+					      "{\"templates\":false,\"template_max_runs\":7}",
+					      41, &err), 0);
+	assert_false(cfg.templates);
+	assert_int_equal(cfg.template_max_runs, 7);
+	assert_int_equal(cfg.template_idle_seconds, 300);
 	sbx_hostconfig_free(&cfg);
 
 	assert_int_equal(sbx_hostconfig_parse(&cfg, "c.json",

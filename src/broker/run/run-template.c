@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * run-template.c - whether a run starts from its profile's template
+ * (sbx(1) TEMPLATES), and what the manifest says of it (timing.start).
+ *
+ * A profile without a template costs nothing here: one pointer test.
+ * With one, the run is cloned from the template when the host allows it
+ * ("templates"), the caller did not ask for a cold run (--no-template),
+ * and every thread variable of the profile is 1 for this run (the
+ * template imported with one thread; a run with more CPUs wants thread
+ * pools the template does not have).  Anything else on the way is a
+ * cold run with the reason in timing.template_fallback.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "cpus.h"
+#include "run.h"
+#include "template-life.h"
+
+/* The value @name has in the run: the job's (through env_allow), else
+ * the run's CPU count, as sbx_cpus_env() sets it. */
+static bool thread_var_is_one(const struct sbx_run *run, const char *name, unsigned n_cpus)
+{
+	size_t len = strlen(name);
+
+	for (char **e = run->plan.env; e && *e; e++)
+		if (!strncmp(*e, name, len) && (*e)[len] == '=')
+			return !strcmp(*e + len + 1, "1");
+	return n_cpus == 1;
+}
+
+static bool listed(char **list, const char *s)
+{
+	for (; list && *list; list++)
+		if (!strcmp(*list, s))
+			return true;
+	return false;
+}
+
+void sbx_run_template_choose(struct sbx_run *run, struct sbx_spawn *sp,
+			     struct sbx_template_place *pl)
+{
+	const struct sbx_profile *pr = run->plan.profile;
+	unsigned n_cpus;
+
+	if (!pr->template)
+		return;
+	/* Cold by choice: nothing to explain. */
+	if (!run->cfg.templates || run->opts->no_template || run->opts->prepare)
+		return;
+	n_cpus = sbx_cpus_for_run(run->plan.limits.v[SBX_LIMIT_CPU_MILLICORES]);
+	for (char **v = pr->thread_env; *v; v++)
+		if (!thread_var_is_one(run, *v, n_cpus)) {
+			snprintf(run->template_fallback, sizeof(run->template_fallback),
+				 "%s is not 1 for this run (the template has one thread)", *v);
+			return;
+		}
+	/* An interpreter that reads PYTHON* variables read the profile's
+	 * when the template started: a job that sets another (a hash seed,
+	 * a path) needs an interpreter of its own. */
+	if (!strchr(pr->template->options, 'I') && !strchr(pr->template->options, 'E'))
+		for (char **e = run->plan.env; e && *e; e++)
+			if (!strncmp(*e, "PYTHON", 6) && !listed(pr->env, *e)) {
+				snprintf(run->template_fallback, sizeof(run->template_fallback),
+					 "the job sets %.*s, which the template's interpreter did "
+					 "not start with", (int)strcspn(*e, "="), *e);
+				return;
+			}
+	if (sbx_template_locate(&run->cfg, &run->cat, pr,
+				run->plan.prepared_tree ? run->plan.prepared_sha256 : NULL,
+				run->state_dir, pl, run->template_fallback,
+				sizeof(run->template_fallback)) < 0)
+		return;
+	if (sbx_template_ensure(&run->cfg, &run->cat, pr, run->plan.prepared_tree, pl,
+				run->template_fallback, sizeof(run->template_fallback)) < 0)
+		return;
+	sp->template_sock = pl->sock_path;
+	sp->template_digest = pl->digest;
+}
+
+void sbx_run_template_note(struct sbx_run *run, const struct sbx_spawn *sp)
+{
+	if (!sp->template_sock)
+		return;
+	run->from_template = sp->from_template;
+	if (sp->from_template)
+		snprintf(run->template_digest, sizeof(run->template_digest), "%s",
+			 sp->template_digest);
+	else if (sp->template_fallback)
+		snprintf(run->template_fallback, sizeof(run->template_fallback), "%s",
+			 sp->template_fallback);
+}

@@ -1,0 +1,272 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# template-lifetime.sh - when a run is born from a template, and how long a
+# template lives (sbx(1), TEMPLATES): opting out, the first run starting
+# one, the idle timeout, max runs, a changed profile, a broken or fake
+# template (a cold run, never a refusal), who may talk to a template,
+# sbx batch, and the catalog's checks of the `template` field.
+#
+# Each scenario runs as root and as the unprivileged test user.
+. "$SBX_SRCDIR/tests/e2e/lib.sh"
+. "$SBX_SRCDIR/tests/e2e/template-lib.sh"
+
+bound_sbx 120
+
+# A copy of the shipped catalog that the test may change.
+POLICY="$T/policy"
+cp -r "$SBX_SRCDIR/policy" "$POLICY"
+chmod -R a+rX "$T"
+
+# with_cfg JQ: this mode's config with JQ applied, until restore_cfg.
+with_cfg() {
+	cp "$M/config.json" "$M/config.base.json"
+	jq "$1" "$M/config.base.json" > "$M/config.json"
+	chmod 0644 "$M/config.json"
+}
+restore_cfg() { mv "$M/config.base.json" "$M/config.json"; }
+
+# The wire records of src/common/template-proto.h, from Python: connect
+# to SOCKET, send one STATUS request, print what came back ("reply KIND",
+# "closed" or "error ERRNO").
+read -r -d '' ASK <<'PY'
+import errno, socket, struct, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.settimeout(5)
+try:
+    s.connect(sys.argv[1])
+    digest = sys.argv[2].encode()
+    s.send(struct.pack("<5I17s3x", 0x73627874, 1, int(sys.argv[3]), 0, 0, digest))
+    r = s.recv(4096)
+    print("reply %d" % struct.unpack_from("<I", r)[0] if r else "closed")
+except socket.timeout:
+    print("timeout")
+except OSError as e:
+    print("error " + errno.errorcode.get(e.errno, str(e.errno)))
+PY
+# A fake template at a socket path: answers every request with garbage.
+read -r -d '' FAKE <<'PY'
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind(sys.argv[1]); s.listen(8)
+open(sys.argv[2], "w").write("ready")
+while True:
+    c, _ = s.accept()
+    try:
+        c.recv(4096)
+        c.send(os.urandom(272))
+    except OSError:
+        pass
+    c.close()
+PY
+
+for mode in root user; do
+	setup_mode $mode
+	PROFILE=python-analysis
+	mkpyjob "$M/py.json" 'import numpy; print("sum", numpy.arange(4).sum())'
+
+	# 1. templates: false in the host config: always cold, none started.
+	with_cfg '. + {templates: false}'
+	sbx_run "$M/py.json"
+	expect_rc 0 "$mode: templates false: the run"
+	check "$mode: templates false: a cold run ($(jqm .timing.start))" is_cold_run
+	check "$mode: templates false: no template started" test -z "$(tpl_pid python-analysis)"
+	restore_cfg
+
+	# 2. The first run that wants a template starts one; the next is
+	#    born from it.
+	sbx_run "$M/py.json"
+	expect_rc 0 "$mode: the first run with templates on"
+	check "$mode: it says how it started ($(jqm .timing.start))" \
+		eval '[ "$(jqm .timing.start)" = template ] || [ "$(jqm .timing.start)" = cold ]'
+	wait_for 5 eval '[ -n "$(tpl_pid python-analysis)" ]'
+	TPID=$(tpl_pid python-analysis)
+	check "$mode: the first run started a template (pid ${TPID:-none})" test -n "$TPID"
+	check "$mode: the template runs detached: not in the caller's session, its parent not sbx" \
+		eval '[ -n "$TPID" ] && [ "$(ps -o sid= -p "$TPID")" != "$(ps -o sid= -p $$)" ] && [ "$(ps -o comm= -p "$(ps -o ppid= -p "$TPID" | tr -d " ")")" != sbx ]'
+	check "$mode: the template is in a cgroup of its own, named for it" \
+		eval '[ -n "$TPID" ] && grep -q "sbx-template-python-analysis-" /proc/$TPID/cgroup'
+	# Charged to the caller, bounded: twice the profile's default memory.
+	tmem=
+	if [ -n "$TPID" ]; then
+		if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+			tmem=$(cat "/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/$TPID/cgroup)/memory.max" 2>/dev/null)
+		else
+			tmem=$(cat "/sys/fs/cgroup/memory$(sed -n 's/^[0-9]*:memory://p' /proc/$TPID/cgroup)/memory.limit_in_bytes" 2>/dev/null)
+		fi
+	fi
+	check "$mode: the template's cgroup has twice the profile's default memory as its limit ($tmem)" \
+		test "$tmem" = $((2 * $(jq .defaults.memory_mib "$POLICY/profiles/python-analysis.json") * 1048576))
+	check "$mode: the template has no secret: no key file open, no payload fd" \
+		eval '[ -n "$TPID" ] && ! ls -l /proc/$TPID/fd 2>/dev/null | grep -q -- "$KEY"'
+	check "$mode: the template has exactly one thread" \
+		eval '[ -n "$TPID" ] && [ "$(ls /proc/$TPID/task | wc -l)" -eq 1 ]'
+	check "$mode: the template runs as the caller ($(ps -o user= -p "${TPID:-1}"))" \
+		eval '[ -n "$TPID" ] && [ "$(stat -c %U /proc/$TPID)" = "$PRINCIPAL" ]'
+	digest=$(tpl_field python-analysis digest)
+	tpl_note_digests
+	sbx_run "$M/py.json"
+	expect_rc 0 "$mode: the second run"
+	check "$mode: the second run was born from the template ($(jqm .timing.template) = $digest)" is_template_run "$digest"
+	check "$mode: its output is right" test "$(res sum)" = 6
+
+	# 3. --no-template: cold, the template untouched.
+	runs0=$(tpl_field python-analysis runs)
+	sbx_run "$M/py.json" --no-template
+	expect_rc 0 "$mode: --no-template"
+	check "$mode: --no-template: cold, the template's runs unchanged ($runs0)" \
+		eval 'is_cold_run && [ "$(tpl_field python-analysis runs)" = "$runs0" ]'
+
+	# 4. More than one BLAS thread wanted (cpu_cores 2): cold.
+	mkpyjob "$M/cores2.json" 'import os; print("omp", os.environ.get("OMP_NUM_THREADS"))' '{limits: {cpu_cores: 2}}'
+	sbx_run "$M/cores2.json"
+	expect_rc 0 "$mode: cpu_cores 2"
+	check "$mode: cpu_cores 2: a cold run (the template's BLAS has one thread), OMP_NUM_THREADS $(res omp)" \
+		eval 'is_cold_run && [ "$(res omp)" = 2 ]'
+
+	# 5. sbx batch uses the template.
+	mkdir -p "$M/batch"
+	for i in 1 2 3; do cp "$M/py.json" "$M/batch/j$i.json"; done
+	as_mode timeout 120 "$SBX" batch --config "$M/config.json" --policy "$POLICY" --key "$KEY" \
+		--store "$M/store" --out "$M/batch.out" --artifacts "$M/batch.art" "$M/batch" >"$M/batch.jsonl" 2>"$M/batch.err"
+	brc=$?
+	jq -r '.run_id // empty' "$M/batch.jsonl" >> "$T/run-ids" 2>/dev/null
+	check "$mode: sbx batch of 3 python jobs: all succeed, all born from the template" \
+		eval '[ $brc -eq 0 ] && [ "$(jq -r "select(.run_id) | .status + \" \" + .timing.start" "$M/batch.jsonl" | sort | uniq -c | tr -s " ")" = " 3 succeeded template" ]'
+
+	# 6. Who may talk to the template: its uid only.
+	sock=$(find "$M/state" -type s -name "*$digest*" 2>/dev/null | head -1)
+	check "$mode: the socket is named for the profile and digest ($sock)" \
+		eval '[ -S "$sock" ] && [[ "$(basename "$sock")" == *python-analysis-$digest.sock ]]'
+	v=$(as_mode python3 -c "$ASK" "$sock" "$digest" 2)
+	check "$mode: the template's own uid gets a STATUS reply ($v)" test "$v" = "reply 103"
+	runs0=$(tpl_field python-analysis runs)
+	v=$(as_mode python3 -c "$ASK" "$sock" "0000000000000000" 1)
+	check "$mode: a SPAWN with another digest gets an ERROR, nothing cloned ($v)" \
+		eval '[ "$v" = "reply 104" ] && [ "$(tpl_field python-analysis runs)" = "$runs0" ]'
+	if [ "$MODE" = user ]; then
+		v=$(python3 -c "$ASK" "$sock" "$digest" 2)
+		check "$mode: another uid (root) is closed on, no STATUS ($v)" eval '[ -S "$sock" ] && { [ "$v" = closed ] || [[ "$v" == error* ]]; }'
+		v=$(python3 -c "$ASK" "$sock" "$digest" 1)
+		check "$mode: another uid's SPAWN is closed on ($v), nothing cloned" \
+			eval '[ -S "$sock" ] && { [ "$v" = closed ] || [[ "$v" == error* ]]; } && [ "$(tpl_field python-analysis active)" = 0 ]'
+	else
+		v=$(runuser -u "$SBX_TEST_USER" -- python3 -c "$ASK" "$sock" "$digest" 2)
+		check "$mode: another uid cannot reach root's template socket ($v)" eval '[ -S "$sock" ] && { [ "$v" = "error EACCES" ] || [ "$v" = closed ]; }'
+	fi
+	check "$mode: the template still runs after those requests" eval '[ -n "$TPID" ] && [ "$(tpl_pid python-analysis)" = "$TPID" ]'
+
+	# 7. A changed profile: a new digest and a template of its own.
+	jq '.env.SBX_TEST_CHANGED = "1"' "$SBX_SRCDIR/policy/profiles/python-analysis.json" > "$POLICY/profiles/python-analysis.json"
+	chmod 0644 "$POLICY/profiles/python-analysis.json"
+	sbx_run "$M/py.json"
+	sbx_run "$M/py.json"
+	expect_rc 0 "$mode: a run after the profile changed"
+	tpl_note_digests
+	check "$mode: changed profile: born from a template of another digest ($(jqm .timing.template), was $digest)" \
+		eval 'is_template_run && [ "$(jqm .timing.template)" != "$digest" ]'
+	cp "$SBX_SRCDIR/policy/profiles/python-analysis.json" "$POLICY/profiles/python-analysis.json"
+
+	# 8. A broken template (an import fails): the run is cold, not refused.
+	jq '.template.imports += ["sbx_no_such_module"]' "$SBX_SRCDIR/policy/profiles/python-analysis.json" > "$POLICY/profiles/python-analysis.json"
+	ensure_prepared "$POLICY" python-analysis
+	t0=$(now_ms)
+	sbx_run "$M/py.json"
+	took=$(($(now_ms) - t0))
+	expect_rc 0 "$mode: a run whose template cannot import"
+	tpl_note_digests
+	check "$mode: broken template: a cold run within 12 s ($took ms), the fallback says why ($(jqm .timing.template_fallback))" \
+		eval 'is_cold_run && [ $took -lt 12000 ] && [ "$(jqm .timing.template_fallback)" != null ]'
+	cp "$SBX_SRCDIR/policy/profiles/python-analysis.json" "$POLICY/profiles/python-analysis.json"
+	tpl_stop_all
+
+	# 8b. The profile's reset code runs in each template run, before the
+	#     job, after the job's environment is set.
+	jq '.template.reset = "import builtins, os\nbuiltins.SBX_RESET = os.environ.get(\"HOME\")\n"' \
+		"$SBX_SRCDIR/policy/profiles/python-analysis.json" > "$POLICY/profiles/python-analysis.json"
+	ensure_prepared "$POLICY" python-analysis
+	mkpyjob "$M/reset.json" 'import builtins; print("reset", getattr(builtins, "SBX_RESET", "none"))'
+	sbx_run "$M/reset.json"
+	sbx_run "$M/reset.json"
+	tpl_note_digests
+	check "$mode: the profile's reset code ran in the template run, with the job's environment ($(res reset))" \
+		eval 'is_template_run && [ "$(res reset)" = /work ]'
+	cp "$SBX_SRCDIR/policy/profiles/python-analysis.json" "$POLICY/profiles/python-analysis.json"
+	tpl_stop_all
+
+	# 9. A fake template at the socket's path (the real one dead): cold.
+	tpl_start python-analysis
+	digest=$(tpl_field python-analysis digest)
+	sock=$(find "$M/state" -type s -name "*$digest*" 2>/dev/null | head -1)
+	[ -n "$TPID" ] && kill -KILL "$TPID"
+	wait_for 5 test ! -d "/proc/$TPID"
+	rm -f "$sock" "$M/fake.ready"
+	(as_mode python3 -c "$FAKE" "$sock" "$M/fake.ready" & echo $! > "$M/fake.pid"; wait) &
+	wait_for 5 test -s "$M/fake.ready"
+	sbx_run "$M/py.json"
+	expect_rc 0 "$mode: a run whose template socket answers garbage"
+	check "$mode: garbage from the template: the run succeeds ($(jqm .timing.start)), right output" \
+		eval '{ is_cold_run || is_template_run; } && [ "$(res sum)" = 6 ]'
+	fake=$(pgrep -f -- "$M/fake.ready")
+	[ -n "$fake" ] && kill $fake
+	# The socket may be a new template's by now: sbx template stop ends it.
+	tpl_stop_all
+	[ -S "$sock" ] && [ -z "$(tpl_pid python-analysis)" ] && rm -f "$sock"
+
+	# 10. Idle timeout and max runs.
+	with_cfg '. + {template_idle_seconds: 2, template_max_runs: 2}'
+	tpl_start python-analysis
+	t=$TPID
+	sbx_run "$M/py.json"
+	sbx_run "$M/py.json"
+	check "$mode: max runs 2: two runs born from the template" is_template_run
+	check "$mode: max runs 2: the template exits after its second run" wait_for 5 test ! -d "/proc/$t"
+	sbx_run "$M/py.json"
+	expect_rc 0 "$mode: max runs 2: the third run is not refused"
+	wait_for 3 eval '[ -n "$(tpl_pid python-analysis)" ]'
+	t=$(tpl_pid python-analysis)
+	check "$mode: the third run started a new template (${t:-none})" test -n "$t"
+	check "$mode: idle 2 s: the template exits within 5 s of its last run" eval '[ -n "$t" ] && wait_for 5 test ! -d "/proc/$t"'
+	check "$mode: idle exit: its socket is gone, status lists no running template" \
+		eval '[ -n "$t" ] && [ -z "$(find "$M/state" -type s)" ] && [ -z "$(tpl_pid python-analysis)" ]'
+	restore_cfg
+
+	# 11. sbx template stop, then status.
+	tpl_start python-analysis
+	t=$TPID
+	tpl stop --profile python-analysis >/dev/null 2>&1
+	check "$mode: sbx template stop --profile: the template exits" eval '[ -n "$t" ] && wait_for 10 test ! -d "/proc/$t"'
+	check "$mode: sbx template stop: its socket is gone" eval '[ -n "$t" ] && [ -z "$(find "$M/state" -type s)" ]'
+	as_mode timeout 30 "$SBX" gc --config "$M/config.json" >/dev/null 2>&1
+	check "$mode: nothing left behind at the end" eval 'nothing_left_tpl && nothing_left'
+	check "$mode: after stop and gc: no cgroup of the mode's templates left" no_template_cgroup
+	TPL_DIGESTS=
+done
+
+# 12. The catalog's checks of `template` (the same both ways; as root):
+#     refused as any invalid catalog is (a profile file that is not JSON
+#     at all gives the reference exit status), naming the file and the
+#     JSON path.
+MODE=root M="$T/root"
+mkjob "$T/shell.json" shell 'true'
+P="$T/bad-json"
+rm -rf "$P"; cp -r "$SBX_SRCDIR/policy" "$P"
+echo '{' > "$P/profiles/shell.json"
+as_mode "$SBX" run --config "$M/config.json" --policy "$P" --key "$M/key" --store "$M/store" "$T/shell.json" >/dev/null 2>&1
+badrc=$?
+for bad in shell-template python-c python-module; do
+	P="$T/bad-$bad"
+	rm -rf "$P"; cp -r "$SBX_SRCDIR/policy" "$P"
+	case $bad in
+	shell-template) jq '. + {template: {imports: ["os"]}}' "$SBX_SRCDIR/policy/profiles/shell.json" > "$P/profiles/shell.json"; want=template ;;
+	python-c) jq '.argv = ["/usr/bin/python3", "-c", "{code}", "{args}"]' "$SBX_SRCDIR/policy/profiles/python-analysis.json" > "$P/profiles/python-analysis.json"; want='argv\[1\]' ;;
+	python-module) jq '.template.imports += ["os; import evil"]' "$SBX_SRCDIR/policy/profiles/python-analysis.json" > "$P/profiles/python-analysis.json"; want='template.imports' ;;
+	esac
+	as_mode "$SBX" run --config "$M/config.json" --policy "$P" --key "$M/key" --store "$M/store" "$T/shell.json" >"$T/bad.out" 2>"$T/bad.err"
+	rc=$?
+	check "root: catalog with a bad template ($bad): refused as an invalid catalog is, exit $badrc ($rc)" \
+		eval '[ $rc -eq $badrc ] && [ $rc -ne 0 ]'
+	check "root: catalog with a bad template ($bad): the error names the file and $want ($(head -2 "$T/bad.err" | tr '\n' ' '))" \
+		grep -q "profiles/[a-z-]*\.json: .*$want" "$T/bad.err"
+done
+
+finish
