@@ -6,9 +6,10 @@
  * A profile without a template costs nothing here: one pointer test.
  * With one, the run is cloned from the template when the host allows it
  * ("templates"), the caller did not ask for a cold run (--no-template),
- * and every thread variable of the profile is 1 for this run (the
- * template imported with one thread; a run with more CPUs wants thread
- * pools the template does not have).  Anything else on the way is a
+ * every thread variable of the profile is 1 for this run (the template
+ * imported with one thread; a run with more CPUs wants thread pools the
+ * template does not have), and the job sets no variable to a value the
+ * template did not start with.  Anything else on the way is a
  * cold run with the reason in timing.template_fallback.
  */
 #include "config.h"
@@ -57,17 +58,24 @@ void sbx_run_template_choose(struct sbx_run *run, struct sbx_spawn *sp,
 				 "%s is not 1 for this run (the template has one thread)", *v);
 			return;
 		}
-	/* An interpreter that reads PYTHON* variables read the profile's
-	 * when the template started: a job that sets another (a hash seed,
-	 * a path) needs an interpreter of its own. */
-	if (!strchr(pr->template->options, 'I') && !strchr(pr->template->options, 'E'))
-		for (char **e = run->plan.env; e && *e; e++)
-			if (!strncmp(*e, "PYTHON", 6) && !listed(pr->env, *e)) {
-				snprintf(run->template_fallback, sizeof(run->template_fallback),
-					 "the job sets %.*s, which the template's interpreter did "
-					 "not start with", (int)strcspn(*e, "="), *e);
-				return;
-			}
+	/* The template imported with the profile's environment (and thread
+	 * variables at 1): an interpreter and modules that read a variable
+	 * at start-up or import (LANG and LC_* for the encodings, TZ,
+	 * PYTHON*, MPLBACKEND...) read that one.  A job that sets another
+	 * value wants what a fresh interpreter would make of it. */
+	for (char **e = run->plan.env; e && *e; e++) {
+		size_t klen = strcspn(*e, "=");
+		bool thread = false;
+
+		for (char **v = pr->thread_env; *v; v++)
+			thread |= strlen(*v) == klen && !strncmp(*v, *e, klen);
+		if (listed(pr->env, *e) || (thread && !strcmp(*e + klen, "=1")))
+			continue;
+		snprintf(run->template_fallback, sizeof(run->template_fallback),
+			 "the job sets %.*s, which the template's interpreter did not start with",
+			 (int)klen, *e);
+		return;
+	}
 	if (sbx_template_locate(&run->cfg, &run->cat, pr,
 				run->plan.prepared_tree ? run->plan.prepared_sha256 : NULL,
 				run->state_dir, pl, run->template_fallback,
