@@ -79,6 +79,11 @@ tpl_note_digests() {
 		[[ " $TPL_DIGESTS " == *" $d "* ]] || TPL_DIGESTS="$TPL_DIGESTS $d"
 	done
 }
+# tpl_cg_left DIGEST: this mode's cgroups of the template of DIGEST.
+tpl_cg_left() {
+	find /sys/fs/cgroup -maxdepth 6 -type d -name "sbx-template-*-$1*" 2>/dev/null |
+		if [ "$MODE" = user ]; then grep "/sbx-e2e-$SBX_TEST_USER/"; else grep -v "/sbx-e2e-"; fi | head -3
+}
 no_template_cgroup() {
 	local d left=
 	tpl_note_digests

@@ -351,6 +351,18 @@ except Exception as e:
 		check "$mode: job env TZ/LC_ALL/LANG: $k as a cold run's ($ts: $a; cold: $b)" eval '[ -n "$b" ] && [ "$a" = "$b" ]'
 	done
 
+	# 3c. The job's stdin (--stdin) reaches a template run's payload whole.
+	head -c 300000 /dev/urandom | base64 > "$M/stdin.txt"
+	mkpyjob "$M/stdin.json" 'import hashlib, sys
+d = sys.stdin.buffer.read()
+print("stdin", len(d), hashlib.sha256(d).hexdigest(), sys.stdin.isatty())'
+	sbx_run "$M/stdin.json" --stdin < "$M/stdin.txt"
+	tin=$(res stdin) ts=$(jqm .timing.start)
+	sbx_run "$M/stdin.json" --stdin --no-template < "$M/stdin.txt"
+	want="$(wc -c < "$M/stdin.txt") $(sha256sum < "$M/stdin.txt" | cut -d" " -f1) False"
+	check "$mode: --stdin: a template run reads the whole input ($ts: $tin), as cold ($(res stdin))" \
+		eval '[ "$ts" = template ] && [ "$tin" = "$want" ] && [ "$(res stdin)" = "$want" ]'
+
 	# 4. How a payload ends: exit status, manifest status and exit as cold.
 	for e in exit3 raise osexit5 segv sigterm_self exit_str; do
 		mkpyjob "$M/end-$e.json" "${ENDING[$e]}"
