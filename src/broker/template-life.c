@@ -55,6 +55,8 @@
 /* How long a template may take to import and say so. */
 #define TEMPLATE_READY_MS 10000
 
+static int remove_cgroup(const char *path);
+
 void sbx_template_place_free(struct sbx_template_place *pl)
 {
 	free(pl->dir);
@@ -510,7 +512,8 @@ int sbx_template_start(const struct sbx_hostconfig *cfg, const struct sbx_catalo
 	_cleanup_close_ int lock_fd = -1, listen_fd = -1, reset_fd = -1;
 	_cleanup_free_ char *lock_path = NULL, *cg_name = NULL, *seed_copy = NULL;
 	_cleanup_strv_free_ char **argv = NULL, **envp = NULL;
-	_cleanup_json_ json_t *cgroups = NULL;
+	_cleanup_json_ json_t *cgroups = NULL, *old_rec = NULL;
+	const json_t *old_cgs = NULL;
 	int ready[2] = { -1, -1 };
 	pid_t pid;
 	int r = -1;
@@ -558,6 +561,14 @@ int sbx_template_start(const struct sbx_hostconfig *cfg, const struct sbx_catalo
 		goto out;
 	}
 	cgroups = cgroup_paths(&host, cg_name);
+	/* A template of this digest that ran before (none answers, and this
+	 * is under the lock) left a record: its cgroups go if empty, and
+	 * those still busy (a template finishing its runs after a stop)
+	 * stay listed in the new record, for gc. */
+	old_rec = json_load_file(pl->record_path, 0, NULL);
+	old_cgs = old_rec ? json_object_get(old_rec, "cgroups") : NULL;
+	for (size_t i = 0; json_is_array(old_cgs) && i < json_array_size(old_cgs); i++)
+		(void)remove_cgroup(json_string_value(json_array_get(old_cgs, i)) ?: "");
 	if (sbx_cgroup_create(&host, cg_name, &clim, &cg, &err) < 0 && err.errnum == EEXIST) {
 		/* A template of this digest ran before and exited (none
 		 * answers, and this is under the lock): its empty cgroup
@@ -583,6 +594,15 @@ int sbx_template_start(const struct sbx_hostconfig *cfg, const struct sbx_catalo
 	if (!cg) {
 		snprintf(why, why_len, "the template's cgroup: %s", err.msg);
 		goto out;
+	}
+	for (size_t i = 0; json_is_array(old_cgs) && i < json_array_size(old_cgs); i++) {
+		const char *p = json_string_value(json_array_get(old_cgs, i));
+		bool listed = false;
+
+		for (size_t k = 0; p && k < json_array_size(cgroups); k++)
+			listed |= !strcmp(p, json_string_value(json_array_get(cgroups, k)));
+		if (p && !listed && access(p, F_OK) == 0)
+			json_array_append_new(cgroups, json_string(p));
 	}
 	if (pipe2(ready, O_CLOEXEC) < 0) {
 		snprintf(why, why_len, "pipe: %s", strerror(errno));

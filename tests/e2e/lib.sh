@@ -100,10 +100,17 @@ stop_templates() {
 	for r in "${T:-/nonexistent}"/*/state/templates/*.json; do
 		[ -f "$r" ] || continue
 		p=$(jq -r '.pid // empty' "$r" 2>/dev/null)
-		[ -n "$p" ] && [ "$(cat /proc/"$p"/comm 2>/dev/null)" = sbx-template ] && kill -TERM "$p" 2>/dev/null
-		for i in $(seq 50); do [ -n "$p" ] && [ -d /proc/"$p" ] || break; sleep 0.1; done
+		if [ -n "$p" ] && [ "$(cat /proc/"$p"/comm 2>/dev/null)" = sbx-template ]; then
+			kill -TERM "$p" 2>/dev/null
+			for i in $(seq 50); do [ -d /proc/"$p" ] || break; sleep 0.1; done
+			# Still there after 5 s: it is ours, and the script ends.
+			[ -d /proc/"$p" ] && kill -KILL "$p" 2>/dev/null
+			for i in $(seq 30); do [ -d /proc/"$p" ] || break; sleep 0.1; done
+		fi
 		for c in $(jq -r '.cgroups[]? // empty' "$r" 2>/dev/null); do
-			case $c in /sys/fs/cgroup/*/sbx-template-*|/sys/fs/cgroup/sbx-template-*) rmdir "$c" 2>/dev/null ;; esac
+			case $c in /sys/fs/cgroup/*/sbx-template-*|/sys/fs/cgroup/sbx-template-*) ;; *) continue ;; esac
+			# An emptied cgroup may refuse rmdir for a moment (EBUSY).
+			for i in $(seq 20); do rmdir "$c" 2>/dev/null; [ -d "$c" ] || break; sleep 0.1; done
 		done
 	done
 }
