@@ -168,11 +168,32 @@ static char **template_env(const struct sbx_profile *pr, const char *seed_copy)
 	return env;
 }
 
+/*
+ * Whether the sandbox covers @tree, a host site tree, for this profile:
+ * spawn-spec.c masks it wherever a bind carries it (a real directory
+ * only), so the template must not import from it either (--hide).
+ */
+static bool profile_covers(const struct sbx_profile *pr, const char *tree)
+{
+	struct stat st;
+
+	if (lstat(tree, &st) < 0 || !S_ISDIR(st.st_mode))
+		return false;
+	for (size_t i = 0; i < pr->n_binds; i++) {
+		const char *src = pr->binds[i].src;
+		size_t len = strcmp(src, "/") ? strlen(src) : 0;
+
+		if (!strncmp(tree, src, len) && tree[len] == '/')
+			return true;
+	}
+	return false;
+}
+
 static char **template_argv(const struct sbx_hostconfig *cfg, const struct sbx_profile *pr,
-			    const struct sbx_template_place *pl, bool reset)
+			    const struct sbx_template_place *pl, bool reset, json_t *own_cgroups)
 {
 	const struct sbx_template *t = pr->template;
-	size_t n = 20 + pr->template->argc, k = 0;
+	size_t n = 22 + pr->template->argc + 2 * json_array_size(own_cgroups), k = 0;
 	char **argv;
 
 	for (size_t i = 0; t->imports[i]; i++)
@@ -198,6 +219,16 @@ static char **template_argv(const struct sbx_hostconfig *cfg, const struct sbx_p
 	for (size_t i = 0; t->imports[i]; i++) {
 		argv[k++] = sbx_xstrdup("--import");
 		argv[k++] = sbx_xstrdup(t->imports[i]);
+	}
+	/* The site tree the sandbox masks (spawn-spec.c's list). */
+	if (profile_covers(pr, "/usr/local")) {
+		argv[k++] = sbx_xstrdup("--hide");
+		argv[k++] = sbx_xstrdup("/usr/local");
+	}
+	/* Its own cgroups, which it removes when it exits. */
+	for (size_t i = 0; i < json_array_size(own_cgroups); i++) {
+		argv[k++] = sbx_xstrdup("--cgroup");
+		argv[k++] = sbx_xstrdup(json_string_value(json_array_get(own_cgroups, i)));
 	}
 	argv[k++] = sbx_xstrdup("--");
 	for (size_t i = 0; i < t->argc; i++)
@@ -512,7 +543,7 @@ int sbx_template_start(const struct sbx_hostconfig *cfg, const struct sbx_catalo
 	_cleanup_close_ int lock_fd = -1, listen_fd = -1, reset_fd = -1;
 	_cleanup_free_ char *lock_path = NULL, *cg_name = NULL, *seed_copy = NULL;
 	_cleanup_strv_free_ char **argv = NULL, **envp = NULL;
-	_cleanup_json_ json_t *cgroups = NULL, *old_rec = NULL;
+	_cleanup_json_ json_t *cgroups = NULL, *old_rec = NULL, *own_cgroups = NULL;
 	const json_t *old_cgs = NULL;
 	int ready[2] = { -1, -1 };
 	pid_t pid;
@@ -618,7 +649,8 @@ int sbx_template_start(const struct sbx_hostconfig *cfg, const struct sbx_catalo
 			goto out;
 		}
 	}
-	argv = template_argv(cfg, pr, pl, reset_fd >= 0);
+	own_cgroups = cgroup_paths(&host, cg_name);
+	argv = template_argv(cfg, pr, pl, reset_fd >= 0, own_cgroups);
 	envp = template_env(pr, seed_copy);
 	pid = spawn(pl, argv, envp, listen_fd, ready[1], reset_fd, cg, why, why_len);
 	close(ready[1]);

@@ -58,9 +58,6 @@ struct sbx_hostconfig {
 	 * (src/broker/fetch-cache.c): its most bytes; always set, 0 keeps
 	 * nothing. */
 	uint64_t fetch_cache_bytes;
-};
-
-#define SBX_FETCH_CACHE_BYTES_DEFAULT (UINT64_C(1) << 30)
 	/* Profiles' templates (sbx(1) TEMPLATES), always set: whether runs
 	 * may use them, and when a template exits (idle, after so many
 	 * runs, after so long). */
@@ -69,6 +66,8 @@ struct sbx_hostconfig {
 	uint64_t template_max_runs;
 	uint64_t template_max_seconds;
 };
+
+#define SBX_FETCH_CACHE_BYTES_DEFAULT (UINT64_C(1) << 30)
 
 #define SBX_TEMPLATE_IDLE_SECONDS_DEFAULT 300u
 #define SBX_TEMPLATE_IDLE_SECONDS_MAX 86400u

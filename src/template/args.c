@@ -148,6 +148,18 @@ int sbx_template_parse_args(int argc, char **argv, struct sbx_template_args *a, 
 			if (a->n_hide == SBX_TEMPLATE_MAX_HIDE)
 				return WHY("--hide: more than %d trees", SBX_TEMPLATE_MAX_HIDE);
 			a->hide[a->n_hide++] = val;
+		} else if (!strcmp(opt, "--cgroup")) {
+			/* Only a cgroup of a template's name under the cgroup
+			 * file system: it is removed at exit. */
+			const char *base = strrchr(val, '/');
+
+			if (strncmp(val, "/sys/fs/cgroup/", 15) || strstr(val, "/../") ||
+			    strstr(val, "/./") || strlen(val) > 4095 || !base ||
+			    strncmp(base + 1, "sbx-template-", 13))
+				return WHY("--cgroup: '%s' is not a template's cgroup directory", val);
+			if (a->n_cgroups == SBX_TEMPLATE_MAX_CGROUPS)
+				return WHY("--cgroup: more than %d directories", SBX_TEMPLATE_MAX_CGROUPS);
+			a->cgroups[a->n_cgroups++] = val;
 		} else {
 			return WHY("%s: unknown option", opt);
 		}

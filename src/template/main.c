@@ -249,6 +249,31 @@ static int hide_trees(const struct sbx_template_args *a)
 	return 0;
 }
 
+/*
+ * Leave the template's cgroups and remove them: its runs have ended (the
+ * serve loop returns once the last one has), so nothing else is in them.
+ * Each move is to the parent in that hierarchy ("0": the writer itself),
+ * which the caller may write as it made the child.  Best effort: where
+ * the kernel refuses (cgroup v2 keeps processes out of a parent with
+ * controllers enabled for its children), the directory stays for sbx gc,
+ * which finds the template gone.
+ */
+static void leave_cgroups(const struct sbx_template_args *a)
+{
+	for (size_t i = 0; i < a->n_cgroups; i++) {
+		char procs[4200];
+		int fd;
+
+		snprintf(procs, sizeof(procs), "%s/../cgroup.procs", a->cgroups[i]);
+		fd = open(procs, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (write(fd, "0", 1) == 1)
+			(void)rmdir(a->cgroups[i]);
+		close(fd);
+	}
+}
+
 int main(int argc, char **argv, char **envp)
 {
 	static struct sbx_template_args a;
@@ -339,5 +364,6 @@ int main(int argc, char **argv, char **envp)
 	if (PyRun_SimpleString("import atexit\natexit._run_exitfuncs()\n") < 0)
 		status = status ? status : 70;
 	fflush(NULL);
+	leave_cgroups(&a);
 	_exit(status);
 }

@@ -39,6 +39,7 @@ struct sbx_spec;
 
 #define SBX_TEMPLATE_MAX_IMPORTS 64
 #define SBX_TEMPLATE_MAX_ARGV 16
+#define SBX_TEMPLATE_MAX_CGROUPS 16
 #define SBX_TEMPLATE_MAX_HIDE 8
 /* The profile's reset code, read whole from --reset-file. */
 #define SBX_TEMPLATE_RESET_MAX (256 * 1024)
@@ -68,6 +69,11 @@ struct sbx_template_args {
 	 * bind of /usr): no import may come from them. */
 	const char *hide[SBX_TEMPLATE_MAX_HIDE];
 	size_t n_hide;
+	/* --cgroup: the template's own cgroup directories (one per v1
+	 * hierarchy), which it leaves and removes when it exits, so that a
+	 * template that ends (idle, stop, age) leaves nothing for sbx gc. */
+	const char *cgroups[SBX_TEMPLATE_MAX_CGROUPS];
+	size_t n_cgroups;
 	/* The profile's argv up to "{code}": the interpreter and options. */
 	char *const *argv;
 	size_t argc;

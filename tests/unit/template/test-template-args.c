@@ -42,7 +42,9 @@ static void test_accepted(void **state)
 	(void)state;
 	assert_int_equal(parse(&a, why, (const char *[]){ BASE, "--reset-file", "5", "--import",
 							  "numpy", "--import", "matplotlib.pyplot",
-							  "--hide", "/usr/local", "--", "/usr/bin/python3",
+							  "--hide", "/usr/local", "--cgroup",
+							  "/sys/fs/cgroup/memory/sbx-template-p-" DIG,
+							  "--", "/usr/bin/python3",
 							  "-I", NULL }),
 			 0);
 	assert_int_equal(a.listen_fd, 3);
@@ -56,6 +58,8 @@ static void test_accepted(void **state)
 	assert_string_equal(a.imports[1], "matplotlib.pyplot");
 	assert_int_equal(a.n_hide, 1);
 	assert_string_equal(a.hide[0], "/usr/local");
+	assert_int_equal(a.n_cgroups, 1);
+	assert_string_equal(a.cgroups[0], "/sys/fs/cgroup/memory/sbx-template-p-" DIG);
 	assert_int_equal(a.argc, 2);
 	assert_string_equal(a.argv[0], "/usr/bin/python3");
 	assert_true(a.py.isolated);
@@ -110,6 +114,11 @@ static void test_refused(void **state)
 	refused((const char *[]){ "--import", NULL }, "value");
 	refused((const char *[]){ "--hide", "usr/local", NULL }, "absolute");
 	refused((const char *[]){ "--hide", "/usr/../etc", NULL }, "absolute");
+	/* --cgroup is removed at exit: only a template's, under cgroupfs. */
+	refused((const char *[]){ "--cgroup", "/sys/fs/cgroup/memory/sbx-run-1", NULL }, "template's cgroup");
+	refused((const char *[]){ "--cgroup", "/home/x/sbx-template-p", NULL }, "template's cgroup");
+	refused((const char *[]){ "--cgroup", "/sys/fs/cgroup/../../home/sbx-template-p", NULL },
+		"template's cgroup");
 	refused((const char *[]){ "--frobnicate", "1", NULL }, "unknown");
 }
 
