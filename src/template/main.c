@@ -98,27 +98,6 @@ _Noreturn static void die(const char *fmt, ...)
 	_exit(70);
 }
 
-/* The pending Python exception as one line ("ImportError: no module..."). */
-static void exception_text(char *buf, size_t len)
-{
-	PyObject *type, *value, *tb, *s = NULL;
-	const char *text = NULL;
-
-	PyErr_Fetch(&type, &value, &tb);
-	PyErr_NormalizeException(&type, &value, &tb);
-	if (value)
-		s = PyObject_Str(value);
-	if (s)
-		text = PyUnicode_AsUTF8(s);
-	snprintf(buf, len, "%s: %s", type ? ((PyTypeObject *)type)->tp_name : "error",
-		 text ? text : "?");
-	PyErr_Clear();
-	Py_XDECREF(s);
-	Py_XDECREF(type);
-	Py_XDECREF(value);
-	Py_XDECREF(tb);
-}
-
 /*
  * What the caller of the broker ignored or handled is not the template's,
  * nor its runs': every disposition to its default, as a fresh exec'd
@@ -322,7 +301,7 @@ int main(int argc, char **argv, char **envp)
 	if (hide_trees(&a) < 0) {
 		char text[300];
 
-		exception_text(text, sizeof(text));
+		sbx_template_exception_text(text, sizeof(text));
 		die("hiding the covered trees from sys.path: %s", text);
 	}
 	for (size_t i = 0; i < a.n_imports; i++) {
@@ -331,7 +310,7 @@ int main(int argc, char **argv, char **envp)
 		if (!m) {
 			char text[300];
 
-			exception_text(text, sizeof(text));
+			sbx_template_exception_text(text, sizeof(text));
 			die("import %s: %s", a.imports[i], text);
 		}
 		Py_DECREF(m);
@@ -339,7 +318,7 @@ int main(int argc, char **argv, char **envp)
 	if (sbx_template_payload_prepare() < 0) {
 		char text[300];
 
-		exception_text(text, sizeof(text));
+		sbx_template_exception_text(text, sizeof(text));
 		die("preparing the payload's start: %s", text);
 	}
 	/* Anything the imports printed goes to /dev/null now, not into the

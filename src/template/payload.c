@@ -293,7 +293,7 @@ static PyObject *environ_dict(char *const *envp)
 	return d;
 }
 
-static void exception_text(char *buf, size_t len)
+void sbx_template_exception_text(char *buf, size_t len)
 {
 	PyObject *type, *value, *tb, *s = NULL;
 	const char *text = NULL;
@@ -501,14 +501,14 @@ _Noreturn static void payload(const struct sbx_spec *spec, int out_fd, int err_f
 	else
 		reset = Py_NewRef(Py_None);
 	if (!args || !orig || !env || !script || !reset) {
-		exception_text(text, sizeof(text));
+		sbx_template_exception_text(text, sizeof(text));
 		start_failed(report, SBX_STAGE_EXEC, ENOMEM,
 			     "starting the job in the template's interpreter: %s", text);
 	}
 	globals = PyObject_CallFunction(start_fn, "OOOOOO", script, args, orig, env, reset,
 					a->py.unbuffered ? Py_True : Py_False);
 	if (!globals) {
-		exception_text(text, sizeof(text));
+		sbx_template_exception_text(text, sizeof(text));
 		/* No errno: the message is the exception (a profile's reset
 		 * code that raised, say). */
 		start_failed(report, SBX_STAGE_EXEC, 0, "starting the job in the template's interpreter: %s",

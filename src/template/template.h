@@ -139,6 +139,11 @@ int sbx_template_show(char *const *argv, char *const *envp);
  * other; { NULL, 0 } if they are not contiguous. */
 struct sbx_template_area sbx_template_area_of(char *const *v);
 
+/* payload.c */
+/* The pending Python exception as one line ("ImportError: no module..."),
+ * into @buf of @len bytes; the exception is cleared. */
+void sbx_template_exception_text(char *buf, size_t len);
+
 /* clone.c */
 struct sbx_template_spawn {
 	int fds[SBX_TEMPLATE_MAX_FDS]; /* sock, out, err, stdin (-1), cgroup (-1) */
