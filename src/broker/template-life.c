@@ -193,7 +193,7 @@ static char **template_argv(const struct sbx_hostconfig *cfg, const struct sbx_p
 			    const struct sbx_template_place *pl, bool reset, json_t *own_cgroups)
 {
 	const struct sbx_template *t = pr->template;
-	size_t n = 22 + pr->template->argc + 2 * json_array_size(own_cgroups), k = 0;
+	size_t n = 24 + pr->template->argc + 2 * json_array_size(own_cgroups), k = 0;
 	char **argv;
 
 	for (size_t i = 0; t->imports[i]; i++)
@@ -219,6 +219,10 @@ static char **template_argv(const struct sbx_hostconfig *cfg, const struct sbx_p
 	for (size_t i = 0; t->imports[i]; i++) {
 		argv[k++] = sbx_xstrdup("--import");
 		argv[k++] = sbx_xstrdup(t->imports[i]);
+	}
+	if (t->warm) {
+		argv[k++] = sbx_xstrdup("--warm");
+		argv[k++] = sbx_xstrdup(t->warm);
 	}
 	/* The site tree the sandbox masks (spawn-spec.c's list). */
 	if (profile_covers(pr, "/usr/local")) {

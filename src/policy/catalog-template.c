@@ -30,6 +30,8 @@ static const char template_options[] = "IBEsSu";
 #define TEMPLATE_MODULE_MAX 128
 /* The reset code runs in every child: a short trusted snippet. */
 #define TEMPLATE_RESET_MAX 65536
+/* The warm-up code runs once, in the template: passed as one argument. */
+#define TEMPLATE_WARM_MAX 4096
 
 /* ^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$: a dotted module
  * name.  Relative imports and anything with spaces or quotes are not
@@ -113,7 +115,7 @@ static int check_argv(const struct sbx_jctx *c, const struct sbx_profile *pr,
 
 int parse_template(const struct sbx_jctx *c, const json_t *v, struct sbx_profile *pr)
 {
-	static const char *const keys[] = { "imports", "reset", NULL };
+	static const char *const keys[] = { "imports", "reset", "warm", NULL };
 	struct sbx_template *t;
 	const json_t *f;
 
@@ -136,6 +138,10 @@ int parse_template(const struct sbx_jctx *c, const json_t *v, struct sbx_profile
 	if ((f = json_object_get(v, "reset")) &&
 	    sbx_json_string(c, "template.reset", f, TEMPLATE_RESET_MAX, &t->reset) < 0)
 		return -1;
+	/* On the template's command line (sbx-template --warm): short. */
+	if ((f = json_object_get(v, "warm")) &&
+	    sbx_json_string(c, "template.warm", f, TEMPLATE_WARM_MAX, &t->warm) < 0)
+		return -1;
 	return 0;
 }
 
@@ -145,5 +151,6 @@ void template_free(struct sbx_template *t)
 		return;
 	sbx_strv_free(t->imports);
 	free(t->reset);
+	free(t->warm);
 	free(t);
 }

@@ -54,6 +54,7 @@ struct sbx_prepare {
 struct sbx_template {
 	char **imports;          /* dotted module names, in import order */
 	char *reset;             /* trusted Python run in each child; NULL: none */
+	char *warm;              /* trusted Python run once in the template; NULL: none */
 	char options[8];         /* the argv's options as letters, e.g. "I" */
 	size_t argc;             /* argv entries before "{code}" */
 };

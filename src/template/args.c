@@ -148,6 +148,10 @@ int sbx_template_parse_args(int argc, char **argv, struct sbx_template_args *a, 
 			if (a->n_hide == SBX_TEMPLATE_MAX_HIDE)
 				return WHY("--hide: more than %d trees", SBX_TEMPLATE_MAX_HIDE);
 			a->hide[a->n_hide++] = val;
+		} else if (!strcmp(opt, "--warm")) {
+			if (strlen(val) > 4096)
+				return WHY("--warm: more than 4096 bytes");
+			a->warm = val;
 		} else if (!strcmp(opt, "--cgroup")) {
 			/* Only a cgroup of a template's name under the cgroup
 			 * file system: it is removed at exit. */

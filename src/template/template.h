@@ -74,6 +74,8 @@ struct sbx_template_args {
 	 * template that ends (idle, stop, age) leaves nothing for sbx gc. */
 	const char *cgroups[SBX_TEMPLATE_MAX_CGROUPS];
 	size_t n_cgroups;
+	/* --warm: the profile's warm-up code, run once after the imports. */
+	const char *warm;
 	/* The profile's argv up to "{code}": the interpreter and options. */
 	char *const *argv;
 	size_t argc;

@@ -42,7 +42,7 @@ static void test_accepted(void **state)
 	(void)state;
 	assert_int_equal(parse(&a, why, (const char *[]){ BASE, "--reset-file", "5", "--import",
 							  "numpy", "--import", "matplotlib.pyplot",
-							  "--hide", "/usr/local", "--cgroup",
+							  "--hide", "/usr/local", "--warm", "x = 1", "--cgroup",
 							  "/sys/fs/cgroup/memory/sbx-template-p-" DIG,
 							  "--", "/usr/bin/python3",
 							  "-I", NULL }),
@@ -58,6 +58,7 @@ static void test_accepted(void **state)
 	assert_string_equal(a.imports[1], "matplotlib.pyplot");
 	assert_int_equal(a.n_hide, 1);
 	assert_string_equal(a.hide[0], "/usr/local");
+	assert_string_equal(a.warm, "x = 1");
 	assert_int_equal(a.n_cgroups, 1);
 	assert_string_equal(a.cgroups[0], "/sys/fs/cgroup/memory/sbx-template-p-" DIG);
 	assert_int_equal(a.argc, 2);
