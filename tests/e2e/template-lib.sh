@@ -84,6 +84,23 @@ tpl_cg_left() {
 	find /sys/fs/cgroup -maxdepth 6 -type d -name "sbx-template-*-$1*" 2>/dev/null |
 		if [ "$MODE" = user ]; then grep "/sbx-e2e-$SBX_TEST_USER/"; else grep -v "/sbx-e2e-"; fi | head -3
 }
+# tpl_cg_self_removed DIGEST: can the running template of DIGEST remove
+# its own cgroups when it exits?  It moves to the parent first, which
+# cgroup v2 refuses where the parent (not the root) has controllers
+# enabled for its children: a delegated subtree.  There sbx gc does it.
+tpl_cg_self_removed() {
+	local c p
+	c=$(tpl_cg_left "$1" | head -1)
+	[ -n "$c" ] || return 0
+	p=${c%/*}
+	[ "$p" = /sys/fs/cgroup ] || [ ! -s "$p/cgroup.subtree_control" ]
+}
+# tpl_cg_gone DIGEST SELF: wait for the cgroups of DIGEST to go; with
+# SELF "no", after an sbx gc.
+tpl_cg_gone() {
+	[ "$2" = yes ] || as_mode timeout 30 "$SBX" gc --config "$M/config.json" >/dev/null 2>&1
+	wait_for 3 eval "[ -z \"\$(tpl_cg_left $1)\" ]"
+}
 no_template_cgroup() {
 	local d left=
 	tpl_note_digests

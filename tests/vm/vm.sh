@@ -36,7 +36,7 @@ vmdir=${SBX_VM_DIR:-$bld/vm}
 timeout=${SBX_VM_TIMEOUT:-3000}
 stall=${SBX_VM_STALL:-240}
 # The default list; guest.sh runs the list it is given.
-scenarios=${SBX_VM_SCENARIOS:-root-cgroup scope service host parent container}
+scenarios=${SBX_VM_SCENARIOS:-root-cgroup template scope service host parent container}
 
 bail() { echo "Bail out! $*"; exit 1; }
 note() { echo "# $*"; }
@@ -182,7 +182,7 @@ case $guests in ''|*[!0-9]*|0) bail "SBX_VM_GUESTS must be a positive number, no
 groups=$(echo "$scenarios" | tr ' ' '\n' | awk -v g="$guests" '
 	BEGIN { w["root-cgroup"] = 650; w["extract"] = 440
 		w["scope"] = 240; w["service"] = 240; w["container"] = 560; w["bench"] = 120
-		w["host"] = 40 }
+		w["host"] = 40; w["template"] = 500 }
 	NF { n++; name[n] = $1; len[n] = ($1 in w) ? w[$1] : 300; o[n] = n }
 	END {
 		if (g > n) g = n
