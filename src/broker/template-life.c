@@ -48,6 +48,7 @@
 #include "cgroup.h"
 #include "json.h"
 #include "libexec.h"
+#include "sandbox.h"
 #include "template-life.h"
 #include "template-proto.h"
 #include "util.h"
@@ -179,13 +180,9 @@ static bool profile_covers(const struct sbx_profile *pr, const char *tree)
 
 	if (lstat(tree, &st) < 0 || !S_ISDIR(st.st_mode))
 		return false;
-	for (size_t i = 0; i < pr->n_binds; i++) {
-		const char *src = pr->binds[i].src;
-		size_t len = strcmp(src, "/") ? strlen(src) : 0;
-
-		if (!strncmp(tree, src, len) && tree[len] == '/')
+	for (size_t i = 0; i < pr->n_binds; i++)
+		if (sbx_bind_carries(pr->binds[i].src, tree))
 			return true;
-	}
 	return false;
 }
 
@@ -224,11 +221,12 @@ static char **template_argv(const struct sbx_hostconfig *cfg, const struct sbx_p
 		argv[k++] = sbx_xstrdup("--warm");
 		argv[k++] = sbx_xstrdup(t->warm);
 	}
-	/* The site tree the sandbox masks (spawn-spec.c's list). */
-	if (profile_covers(pr, "/usr/local")) {
-		argv[k++] = sbx_xstrdup("--hide");
-		argv[k++] = sbx_xstrdup("/usr/local");
-	}
+	/* The site trees the sandbox masks (spawn-spec.c's list). */
+	for (size_t i = 0; sbx_site_trees[i]; i++)
+		if (profile_covers(pr, sbx_site_trees[i])) {
+			argv[k++] = sbx_xstrdup("--hide");
+			argv[k++] = sbx_xstrdup(sbx_site_trees[i]);
+		}
 	/* Its own cgroups, which it removes when it exits. */
 	for (size_t i = 0; i < json_array_size(own_cgroups); i++) {
 		argv[k++] = sbx_xstrdup("--cgroup");

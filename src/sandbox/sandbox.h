@@ -135,6 +135,12 @@ struct sbx_spawn {
  * sbx_spawn_prepare() and `sbx check` both ask.
  */
 int sbx_profile_host_check(const struct sbx_profile *p, struct sbx_error *err);
+/* The host's site trees the sandbox covers wherever a bind carries them
+ * (spawn-spec.c), NULL-terminated: a profile's template hides them too. */
+extern const char *const sbx_site_trees[];
+/* Does a bind of host @src carry @tree (a path strictly below it)? */
+bool sbx_bind_carries(const char *src, const char *tree);
+
 int sbx_spawn_prepare(struct sbx_spawn *sp, const struct sbx_plan *plan, const struct sbx_job *job,
 		      struct sbx_error *err);
 int sbx_spawn_start(struct sbx_spawn *sp, struct sbx_error *err);

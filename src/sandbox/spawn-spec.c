@@ -111,12 +111,19 @@ static void order_binds(struct sbx_spec *spec)
  * that wants some of it names it (or a subtree) in binds, and that bind
  * is mounted on top (order_binds puts it after the outer one).
  */
-static const char *const site_trees[] = { "/usr/local" };
+const char *const sbx_site_trees[] = { "/usr/local", NULL };
+
+bool sbx_bind_carries(const char *src, const char *tree)
+{
+	size_t len = strcmp(src, "/") ? strlen(src) : 0;
+
+	return strncmp(tree, src, len) == 0 && tree[len] == '/';
+}
 
 static int mask_site_trees(struct sbx_spec *spec, struct sbx_error *err)
 {
-	for (size_t t = 0; t < ARRAY_SIZE(site_trees); t++) {
-		const char *tree = site_trees[t];
+	for (size_t t = 0; sbx_site_trees[t]; t++) {
+		const char *tree = sbx_site_trees[t];
 		struct stat st;
 
 		/* Only a real directory: a symlink is carried as a link to
@@ -128,8 +135,8 @@ static int mask_site_trees(struct sbx_spec *spec, struct sbx_error *err)
 			size_t len = strcmp(src, "/") ? strlen(src) : 0;
 			struct sbx_spec_mask *m;
 
-			if (strncmp(tree, src, len) != 0 || tree[len] != '/')
-				continue; /* the bind does not carry the tree */
+			if (!sbx_bind_carries(src, tree))
+				continue;
 			if (spec->n_masks == SBX_MAX_MASKS)
 				return sbx_error_set(err, SBX_EXIT_UNAVAILABLE, 0,
 						     "binds: too many binds carry %s", tree);
