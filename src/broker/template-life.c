@@ -5,22 +5,28 @@
  *
  * Theory of operation
  * -------------------
- * The first run that wants a template finds none answering at its socket
- * (<state_dir>/templates/<catalog>-<profile>-<digest>.sock) and starts
- * one: under a lock, the broker binds and listens on that socket, makes
- * the template's cgroup (sbx-template-<profile>-<digest>, twice the
- * profile's default memory, charged to the caller like a run), and forks
- * twice (setsid between) so that sbx-template is nobody's child but
- * init's and outlives this broker.  The grandchild waits until the
- * broker has put it in the cgroup, then execs sbx-template with the
- * listening socket, a ready pipe and the imports; nothing else of the
- * broker's (no key, no catalog, no job) crosses.  sbx-template writes
- * "ok <pid>" once its imports are done and it has no thread, or "error
- * <why>"; the broker waits 10 s at most.  A record (.json) beside the
- * socket names the pid and the cgroup for `sbx template status` and
- * `sbx gc`.  The template exits by itself (idle, runs, age: the config
- * keys, which are part of the digest) or on STOP; a template of an older
- * digest of the same profile is stopped when a new one starts.
+ * A run that wants a template and finds none answering at its socket
+ * (<state_dir>/templates/<catalog>-<profile>-<digest>.sock) runs cold and
+ * has one started in the background (template-want.c), which lands here:
+ * under the profile's lock (<catalog>-<profile>.lock), the starter binds
+ * and listens on that socket, makes the template's cgroup
+ * (sbx-template-<profile>-<digest>, twice the profile's default memory,
+ * charged to the caller like a run), and forks twice (setsid between) so
+ * that sbx-template is nobody's child but init's and outlives the
+ * starter.  The grandchild waits until it has been put in the cgroup,
+ * then execs sbx-template with the listening socket, a ready pipe and the
+ * imports; nothing else of the broker's (no key, no catalog, no job)
+ * crosses.  sbx-template writes "ok <pid>" once its imports are done and
+ * it has no thread, or "error <why>"; the starter waits
+ * template_start_seconds at most.  A record (.json) beside the socket
+ * names the pid and the cgroup for `sbx template status` and `sbx gc`; a
+ * start that failed leaves <...>.failed with the reason instead, which
+ * runs report (and do not retry) for TEMPLATE_RETRY_SECONDS.  The lock
+ * is held until the template answers or is gone, so whoever can take it
+ * knows that no start is under way.  The template exits by itself (idle,
+ * runs, age: the config keys, which are part of the digest) or on STOP;
+ * a template of an older digest of the same profile is stopped when a
+ * new one starts.
  *
  * Any failure on the way is a reason for a cold run, never a refusal.
  */
@@ -52,9 +58,6 @@
 #include "template-life.h"
 #include "template-proto.h"
 #include "util.h"
-
-/* How long a template may take to import and say so. */
-#define TEMPLATE_READY_MS 10000
 
 static int remove_cgroup(const char *path);
 
@@ -333,6 +336,28 @@ static json_t *cgroup_paths(const struct sbx_cgroup_host *h, const char *name)
 	return a;
 }
 
+char *sbx_template_lock_path(const struct sbx_template_place *pl, const char *profile)
+{
+	return sbx_xasprintf("%s/%s-%s.lock", pl->dir, pl->catalog_key, profile);
+}
+
+char *sbx_template_failed_path(const struct sbx_template_place *pl)
+{
+	return sbx_xasprintf("%.*s.failed", (int)(strlen(pl->record_path) - 5), pl->record_path);
+}
+
+/* Why the start failed, for the runs that would retry it (template-want.c)
+ * and for sbx template status. */
+static void write_failed(const struct sbx_template_place *pl, const char *why)
+{
+	_cleanup_json_ json_t *rec = json_pack("{s:s,s:I}", "why", why, "at", (json_int_t)time(NULL));
+	_cleanup_free_ char *path = sbx_template_failed_path(pl);
+	_cleanup_free_ char *tmp = sbx_xasprintf("%s.tmp", path);
+
+	if (!rec || json_dump_file(rec, tmp, JSON_COMPACT) < 0 || rename(tmp, path) < 0)
+		unlink(tmp);
+}
+
 static int write_record(const struct sbx_template_place *pl, const struct sbx_profile *pr,
 			const struct sbx_catalog *cat, pid_t pid, json_t *cgroups)
 {
@@ -483,12 +508,12 @@ fail:
 	return -1;
 }
 
-/* "ok <pid>" within TEMPLATE_READY_MS, else why not. */
-static int wait_ready(int ready_rd, char *why, size_t why_len)
+/* "ok <pid>" within @seconds, else why not. */
+static int wait_ready(int ready_rd, uint64_t seconds, char *why, size_t why_len)
 {
 	char line[256];
 	size_t n = 0;
-	uint64_t end = sbx_now_mono_ns() + (uint64_t)TEMPLATE_READY_MS * 1000000;
+	uint64_t end = sbx_now_mono_ns() + seconds * 1000000000;
 
 	while (n < sizeof(line) - 1) {
 		struct pollfd p = { .fd = ready_rd, .events = POLLIN };
@@ -497,8 +522,9 @@ static int wait_ready(int ready_rd, char *why, size_t why_len)
 		int r;
 
 		if (now >= end) {
-			snprintf(why, why_len, "the template was not ready within %d s",
-				 TEMPLATE_READY_MS / 1000);
+			snprintf(why, why_len,
+				 "the template was not ready within %llu s (template_start_seconds)",
+				 (unsigned long long)seconds);
 			return -1;
 		}
 		r = poll(&p, 1, (int)((end - now) / 1000000) + 1);
@@ -555,9 +581,10 @@ int sbx_template_start(const struct sbx_hostconfig *cfg, const struct sbx_catalo
 		snprintf(why, why_len, "%s: %s", pl->dir, strerror(errno));
 		return -1;
 	}
-	/* One starter at a time: a second run waits here, then finds the
-	 * first one's template answering. */
-	lock_path = sbx_xasprintf("%s/.lock", pl->dir);
+	/* One starter per profile at a time: a second one waits here, then
+	 * finds the first one's template answering.  Runs that find it
+	 * taken run cold (template-want.c). */
+	lock_path = sbx_template_lock_path(pl, pr->name);
 	lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (lock_fd < 0 || flock(lock_fd, LOCK_EX) < 0) {
 		snprintf(why, why_len, "%s: %s", lock_path, strerror(errno));
@@ -657,11 +684,16 @@ int sbx_template_start(const struct sbx_hostconfig *cfg, const struct sbx_catalo
 	pid = spawn(pl, argv, envp, listen_fd, ready[1], reset_fd, cg, why, why_len);
 	close(ready[1]);
 	ready[1] = -1;
-	if (pid < 0 || wait_ready(ready[0], why, why_len) < 0)
+	if (pid < 0 || wait_ready(ready[0], cfg->template_start_seconds, why, why_len) < 0)
 		goto out;
 	if (write_record(pl, pr, cat, pid, cgroups) < 0) {
 		snprintf(why, why_len, "%s: %s", pl->record_path, strerror(errno));
 		goto out;
+	}
+	{
+		_cleanup_free_ char *failed = sbx_template_failed_path(pl);
+
+		unlink(failed);
 	}
 	r = 0;
 out:
@@ -679,6 +711,7 @@ out:
 			remove_dir(AT_FDCWD, seed_copy);
 		if (cg)
 			sbx_cgroup_destroy(cg, &ignored);
+		write_failed(pl, why);
 	} else if (cg) {
 		/* The cgroup outlives this handle: the template lives in it
 		 * until it exits, and gc removes it then. */
@@ -686,19 +719,6 @@ out:
 	}
 	sbx_cgroup_host_free(&host);
 	return r;
-}
-
-int sbx_template_ensure(const struct sbx_hostconfig *cfg, const struct sbx_catalog *cat,
-			const struct sbx_profile *pr, const char *prepared_tree,
-			const struct sbx_template_place *pl, char *why, size_t why_len)
-{
-	struct sbx_error err = { 0 };
-
-	/* The common case: it is there.  (Its digest is checked by the
-	 * template itself on SPAWN.) */
-	if (access(pl->sock_path, F_OK) == 0 && sbx_template_query(pl->sock_path, false, NULL, &err) == 0)
-		return 0;
-	return sbx_template_start(cfg, cat, pr, prepared_tree, pl, why, why_len);
 }
 
 /* Remove the template cgroup @path if it is one (a name sbx gives) and
@@ -714,6 +734,42 @@ static int remove_cgroup(const char *path)
 	return rmdir(path) == 0 || errno == ENOENT ? 0 : -1;
 }
 
+/*
+ * The lock of the profile whose template file is @name
+ * ("<catalog>-<profile>-<digest>.<ext>", @ext_len with its dot), taken
+ * without waiting: -1 while a start of that profile is under way (its
+ * socket may be bound before the template answers), else the locked fd.
+ */
+static int lock_profile_of(const char *dir, const char *name, size_t ext_len)
+{
+	size_t n = strlen(name);
+	_cleanup_free_ char *path = NULL;
+	int fd;
+
+	if (n < ext_len + 1 + SBX_TEMPLATE_DIGEST_LEN + 1)
+		return -1;
+	path = sbx_xasprintf("%s/%.*s.lock", dir, (int)(n - ext_len - 1 - SBX_TEMPLATE_DIGEST_LEN), name);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+bool sbx_template_starting(const char *dir, const char *name)
+{
+	size_t n = strlen(name);
+	_cleanup_free_ char *path = NULL;
+	_cleanup_close_ int fd = -1;
+
+	if (n < 5 + 1 + SBX_TEMPLATE_DIGEST_LEN + 1)
+		return false;
+	path = sbx_xasprintf("%s/%.*s.lock", dir, (int)(n - 5 - 1 - SBX_TEMPLATE_DIGEST_LEN), name);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	return fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+}
+
 int sbx_template_gc(const char *state_dir, unsigned *removed)
 {
 	_cleanup_free_ char *dir = sbx_xasprintf("%s/templates", state_dir);
@@ -727,11 +783,23 @@ int sbx_template_gc(const char *state_dir, unsigned *removed)
 		size_t n = strlen(de->d_name);
 		_cleanup_free_ char *base = NULL, *sock = NULL, *rec = NULL;
 		_cleanup_json_ json_t *r = NULL;
+		_cleanup_close_ int lock_fd = -1;
 		struct sbx_error err = { 0 };
 		const json_t *cgs;
 		bool gone = true;
+		struct stat st;
 
+		/* A failed start's reason, once runs would retry anyway. */
+		if (n > 7 && !strcmp(de->d_name + n - 7, ".failed") &&
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    time(NULL) - st.st_mtime > SBX_TEMPLATE_RETRY_SECONDS) {
+			unlinkat(dirfd(d), de->d_name, 0);
+			continue;
+		}
 		if (n < 6 || strcmp(de->d_name + n - 5, ".json") != 0 || de->d_name[0] == '.')
+			continue;
+		/* Not while its profile's template is starting. */
+		if ((lock_fd = lock_profile_of(dir, de->d_name, 5)) < 0)
 			continue;
 		base = sbx_xasprintf("%s/%.*s", dir, (int)(n - 5), de->d_name);
 		sock = sbx_xasprintf("%s.sock", base);
@@ -763,9 +831,11 @@ int sbx_template_gc(const char *state_dir, unsigned *removed)
 	while (d && (de = readdir(d))) {
 		size_t n = strlen(de->d_name);
 		_cleanup_free_ char *sock = NULL, *rec = NULL;
+		_cleanup_close_ int lock_fd = -1;
 		struct sbx_error err = { 0 };
 
-		if (n < 6 || strcmp(de->d_name + n - 5, ".sock") != 0)
+		if (n < 6 || strcmp(de->d_name + n - 5, ".sock") != 0 ||
+		    (lock_fd = lock_profile_of(dir, de->d_name, 5)) < 0)
 			continue;
 		sock = sbx_xasprintf("%s/%s", dir, de->d_name);
 		rec = sbx_xasprintf("%.*s.json", (int)(strlen(sock) - 5), sock);

@@ -24,7 +24,8 @@ static const char *const config_keys[] = {
 	"store", "policy", "signing_key", "state_dir", "cgroup_parent", "max_concurrent",
 	"memory_budget_mib", "root_ids", "hold_dir", "hold_max_age_hours", "prepared_dir",
 	"results_dir", "results_max_age_hours", "results_max_count", "fetch_cache_bytes",
-	"templates", "template_idle_seconds", "template_max_runs", "template_max_seconds", NULL,
+	"templates", "template_idle_seconds", "template_max_runs", "template_max_seconds",
+	"template_start_seconds", NULL,
 };
 static const char *const root_ids_keys[] = { "first", "count", NULL };
 
@@ -126,6 +127,10 @@ static int template_keys(const struct sbx_jctx *c, const json_t *root, struct sb
 	    sbx_json_uint(c, "template_max_seconds", v, 1, SBX_TEMPLATE_MAX_SECONDS_MAX,
 			  &cfg->template_max_seconds) < 0)
 		return -1;
+	if ((v = json_object_get(root, "template_start_seconds")) &&
+	    sbx_json_uint(c, "template_start_seconds", v, 1, SBX_TEMPLATE_START_SECONDS_MAX,
+			  &cfg->template_start_seconds) < 0)
+		return -1;
 	return 0;
 }
 
@@ -141,6 +146,7 @@ static void set_defaults(struct sbx_hostconfig *cfg)
 	cfg->template_idle_seconds = SBX_TEMPLATE_IDLE_SECONDS_DEFAULT;
 	cfg->template_max_runs = SBX_TEMPLATE_MAX_RUNS_DEFAULT;
 	cfg->template_max_seconds = SBX_TEMPLATE_MAX_SECONDS_DEFAULT;
+	cfg->template_start_seconds = SBX_TEMPLATE_START_SECONDS_DEFAULT;
 	cfg->fetch_cache_bytes = SBX_FETCH_CACHE_BYTES_DEFAULT;
 }
 

@@ -60,11 +60,14 @@ struct sbx_hostconfig {
 	uint64_t fetch_cache_bytes;
 	/* Profiles' templates (sbx(1) TEMPLATES), always set: whether runs
 	 * may use them, and when a template exits (idle, after so many
-	 * runs, after so long). */
+	 * runs, after so long), and how long one may take to import before
+	 * its start is given up (not in the digest: it changes nothing in
+	 * the template). */
 	bool templates;
 	uint64_t template_idle_seconds;
 	uint64_t template_max_runs;
 	uint64_t template_max_seconds;
+	uint64_t template_start_seconds;
 };
 
 #define SBX_FETCH_CACHE_BYTES_DEFAULT (UINT64_C(1) << 30)
@@ -75,6 +78,8 @@ struct sbx_hostconfig {
 #define SBX_TEMPLATE_MAX_RUNS_MAX 1000000u
 #define SBX_TEMPLATE_MAX_SECONDS_DEFAULT 3600u
 #define SBX_TEMPLATE_MAX_SECONDS_MAX 604800u
+#define SBX_TEMPLATE_START_SECONDS_DEFAULT 60u
+#define SBX_TEMPLATE_START_SECONDS_MAX 3600u
 
 /* sbx gc keeps a run's results 30 days, and the newest 1000 at most. */
 #define SBX_RESULTS_MAX_AGE_HOURS_DEFAULT 720u

@@ -97,6 +97,7 @@ chmod 0755 "$PT"
 # started), and their cgroups go once empty.
 stop_templates() {
 	local r p c i
+	wait_template_starts "${T:-/nonexistent}"/*/state
 	for r in "${T:-/nonexistent}"/*/state/templates/*.json; do
 		[ -f "$r" ] || continue
 		p=$(jq -r '.pid // empty' "$r" 2>/dev/null)
@@ -111,6 +112,21 @@ stop_templates() {
 			case $c in /sys/fs/cgroup/*/sbx-template-*|/sys/fs/cgroup/sbx-template-*) ;; *) continue ;; esac
 			# An emptied cgroup may refuse rmdir for a moment (EBUSY).
 			for i in $(seq 20); do rmdir "$c" 2>/dev/null; [ -d "$c" ] || break; sleep 0.1; done
+		done
+	done
+}
+# wait_template_starts STATE_DIR...: until no start of a template is
+# under way there.  A run that finds no template has one started in the
+# background (sbx template start), which holds its profile's lock in
+# STATE_DIR/templates until the template answers or is gone, at most
+# template_start_seconds; the wait is bounded a little past that.
+wait_template_starts() {
+	local d l
+	for d in "$@"; do
+		for l in "$d"/templates/*.lock; do
+			[ -f "$l" ] || continue
+			flock -s -w $(( ${SBX_E2E_TEMPLATE_START_SECONDS:-60} + 10 + SLACK_MS / 1000 )) "$l" true ||
+				diag "a template start still holds $l"
 		done
 	done
 }
@@ -169,6 +185,12 @@ setup_mode() {
 		# every state directory).
 		printf '{"state_dir":"%s","root_ids":{"first":%d,"count":%d},"prepared_dir":"%s"}\n' \
 			"$M/state" "$ROOT_IDS_FIRST" "$ROOT_IDS_COUNT" "$PREPARED" > "$M/config.json"
+	fi
+	# Where imports are slow (an emulated machine), templates get longer
+	# to start (sbx(1): template_start_seconds).
+	if [ -n "${SBX_E2E_TEMPLATE_START_SECONDS:-}" ]; then
+		jq -c --argjson s "$SBX_E2E_TEMPLATE_START_SECONDS" '.template_start_seconds = $s' \
+			"$M/config.json" > "$M/config.json.new" && mv "$M/config.json.new" "$M/config.json"
 	fi
 	# Root's results (runs without --artifacts) in the scratch directory,
 	# not the host's results area; a user's go to its scratch HOME anyway.
@@ -323,7 +345,9 @@ nothing_left() {
 	[ "$MODE" = user ] || who=$(seq -s, "$ROOT_IDS_FIRST" $((ROOT_IDS_FIRST + ROOT_IDS_COUNT - 1)))
 	local i tpls
 	# The mode's templates are no leftovers while they live (their
-	# runs' processes are, and are in the run cgroups or below them).
+	# runs' processes are, and are in the run cgroups or below them);
+	# nor is a start of one that a run left under way, once it ends.
+	wait_template_starts "$M/state"
 	tpls=$(template_pids | paste -sd'|')
 	nontemplate_pids() { pgrep -u "$who" | grep -Evx "${tpls:-none}"; }
 	for i in $(seq 20); do nontemplate_pids >/dev/null || break; sleep 0.1; done

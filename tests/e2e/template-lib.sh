@@ -5,7 +5,7 @@
 # leftover.
 #
 # The template is a process the test starts (sbx template start, or the
-# first run that wants one); the tests find it only through
+# first run that wants one, in the background); the tests find it only through
 # `sbx template status --json` and signal only that pid.  Every other
 # process they look at is in a run cgroup of a run they started.
 
@@ -43,6 +43,25 @@ tpl_pid() {
 	[ -n "$p" ] && [ -d "/proc/$p" ] && echo "$p"
 }
 tpl_field() { tpl_status "$1" | jq -r ".$2 // empty" 2>/dev/null; }
+
+# tpl_state_is PROFILE STATE: sbx template status lists PROFILE's
+# template at the digest a run would want in STATE (running, starting,
+# failed...).
+tpl_state_is() {
+	tpl status --json 2>/dev/null | jq -e --arg p "$1" --arg s "$2" \
+		'[.templates[] | select(.profile == $p and .state == $s)] | length > 0' >/dev/null 2>&1
+}
+# tpl_failed_field PROFILE FIELD: FIELD of PROFILE's failed start in
+# status (why, digest), empty when there is none.
+tpl_failed_field() {
+	tpl status --json 2>/dev/null | jq -r --arg p "$1" \
+		"[.templates[] | select(.profile == \$p and .state == \"failed\")][0].$2 // empty" 2>/dev/null
+}
+# tpl_wait PROFILE STATE: until it is, as long as a start may take (a run
+# that finds no template starts one in the background and does not wait).
+tpl_wait() {
+	wait_for $(( ${SBX_E2E_TEMPLATE_START_SECONDS:-60} + 5 )) tpl_state_is "$1" "$2"
+}
 
 # tpl_start PROFILE: sbx template start, then its pid in $TPID.
 tpl_start() {

@@ -112,12 +112,16 @@ scenario_root_cgroup() {
 # Runs born from a template (issue 27) on a real v2 kernel, from the root
 # cgroup as root-cgroup does: CLONE_INTO_CGROUP from another process than
 # the broker, the template's own cgroup and its removal, the reset.  A
-# scenario of its own so that vm.sh can give it the other guest.
+# scenario of its own so that vm.sh can give it the other guest.  Under
+# emulation the imports take far longer than on a real machine, so the
+# templates get five minutes to start (template_start_seconds).
 scenario_template() {
 	echo $$ > /sys/fs/cgroup/cgroup.procs
+	export SBX_E2E_TEMPLATE_START_SECONDS=300
 	SBX_TEST_USER=sbxvm3 tap template template-reset.sh
 	SBX_TEST_USER=sbxvm3 tap template template-hostile.sh
 	SBX_TEST_USER=sbxvm3 tap template template-lifetime.sh
+	unset SBX_E2E_TEMPLATE_START_SECONDS
 	back_home
 }
 

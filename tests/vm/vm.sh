@@ -35,13 +35,8 @@ bld=$(cd "$SBX_BUILDDIR" && pwd)
 vmdir=${SBX_VM_DIR:-$bld/vm}
 timeout=${SBX_VM_TIMEOUT:-3000}
 stall=${SBX_VM_STALL:-240}
-# The default list; guest.sh runs the list it is given.  Not in it:
-# template (runs born from a template), which needs a guest that imports
-# numpy, pandas and matplotlib within the 10 s a template gets to start:
-# under TCG it takes longer, every run falls back cold and the scenario's
-# template checks fail.  Run it with SBX_VM_SCENARIOS=template on a host
-# with KVM.
-scenarios=${SBX_VM_SCENARIOS:-root-cgroup scope service host parent container}
+# The default list; guest.sh runs the list it is given.
+scenarios=${SBX_VM_SCENARIOS:-root-cgroup scope service host parent container template}
 
 bail() { echo "Bail out! $*"; exit 1; }
 note() { echo "# $*"; }

@@ -99,16 +99,17 @@ out:
 	sbx_template_place_free(&pl);
 }
 
-/* "<catalog>-<profile>-<digest>.sock": the profile and digest, or false. */
-static bool parse_name(const char *name, char *profile, size_t plen, char digest[17])
+/* "<catalog>-<profile>-<digest>@ext": the profile and digest, or false. */
+static bool parse_name(const char *name, const char *ext, char *profile, size_t plen,
+		       char digest[17])
 {
-	size_t n = strlen(name);
+	size_t n = strlen(name), e = strlen(ext);
 	const char *dash;
 
-	if (n < 9 + 1 + 1 + 16 + 5 || strcmp(name + n - 5, ".sock") != 0 || name[8] != '-' ||
-	    name[n - 5 - 17] != '-')
+	if (n < 9 + 1 + 1 + 16 + e || strcmp(name + n - e, ext) != 0 || name[8] != '-' ||
+	    name[n - e - 17] != '-')
 		return false;
-	dash = name + n - 5 - 17;
+	dash = name + n - e - 17;
 	if ((size_t)(dash - (name + 9)) >= plen || dash <= name + 9)
 		return false;
 	memcpy(profile, name + 9, (size_t)(dash - (name + 9)));
@@ -134,6 +135,48 @@ static void current_digest(struct tcmd *t, const char *profile, char out[17])
 	sbx_template_place_free(&pl);
 }
 
+/* The failed starts of this catalog's profiles at the digest a run
+ * would want now (runs report them and start cold): state "failed" with
+ * the reason.  Whether a header was printed. */
+static bool list_failed(struct tcmd *t, const char *dir, const char *key, const char *only,
+			bool header)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	while (d && (de = readdir(d))) {
+		char profile[65], digest[17], cur[17];
+		_cleanup_free_ char *path = NULL;
+		_cleanup_json_ json_t *rec = NULL;
+		const char *why;
+
+		if (!parse_name(de->d_name, ".failed", profile, sizeof(profile), digest) ||
+		    strncmp(de->d_name, key, 8) != 0 || (only && strcmp(profile, only)))
+			continue;
+		current_digest(t, profile, cur);
+		path = sbx_xasprintf("%s/%s", dir, de->d_name);
+		rec = json_load_file(path, 0, NULL);
+		why = rec ? json_string_value(json_object_get(rec, "why")) : NULL;
+		if (strcmp(cur, digest) != 0 || !why)
+			continue;
+		if (t->list) {
+			json_array_append_new(t->list, json_pack("{s:s,s:s,s:s,s:n,s:s}", "profile", profile,
+								  "digest", digest, "state", "failed",
+								  "pid", "why", why));
+			continue;
+		}
+		if (!header)
+			printf("%-20s %-16s %-8s %8s %6s %6s %6s\n", "PROFILE", "DIGEST", "STATE", "PID",
+			       "RUNS", "ACTIVE", "IDLE");
+		header = true;
+		printf("%-20s %-16s %-8s %8s %6s %6s %6s  %s\n", profile, digest, "failed", "-", "-",
+		       "-", "-", why);
+	}
+	if (d)
+		closedir(d);
+	return header;
+}
+
 /* Each template socket of the caller (of @only's profile, when given):
  * stopped, or listed. */
 static void walk(struct tcmd *t, const char *only, bool stop)
@@ -150,10 +193,10 @@ static void walk(struct tcmd *t, const char *only, bool stop)
 		_cleanup_free_ char *sock = NULL;
 		struct sbx_template_info info = { 0 };
 		struct sbx_error err = { 0 };
-		bool alive, mine;
+		bool alive, mine, starting;
 		const char *state;
 
-		if (!parse_name(de->d_name, profile, sizeof(profile), digest))
+		if (!parse_name(de->d_name, ".sock", profile, sizeof(profile), digest))
 			continue;
 		mine = !strncmp(de->d_name, key, 8);
 		if (only && (!mine || strcmp(profile, only)))
@@ -174,9 +217,13 @@ static void walk(struct tcmd *t, const char *only, bool stop)
 				printf("%s: template %s stopped\n", profile, digest);
 			continue;
 		}
-		alive = sbx_template_query(sock, false, &info, &err) == 0;
+		/* A start under way holds the profile's lock, and its
+		 * socket does not answer until the imports are done. */
+		starting = sbx_template_starting(dir, de->d_name);
+		alive = !starting && sbx_template_query(sock, false, &info, &err) == 0;
 		current_digest(t, profile, cur);
-		state = !alive ? "dead" : (!mine || strcmp(cur, digest)) ? "stale" : "running";
+		state = starting ? "starting" : !alive ? "dead" :
+			(!mine || strcmp(cur, digest)) ? "stale" : "running";
 		if (t->list) {
 			json_t *e = json_pack("{s:s,s:s,s:s,s:s}", "profile", profile, "digest", digest,
 					      "state", state, "socket", sock);
@@ -206,6 +253,8 @@ static void walk(struct tcmd *t, const char *only, bool stop)
 	}
 	if (d)
 		closedir(d);
+	if (!stop)
+		header = list_failed(t, dir, key, only, header);
 	if (!header && !stop && !t->list)
 		printf("no templates (runs of a profile with a template start one)\n");
 }

@@ -10,7 +10,9 @@
  * imported with one thread; a run with more CPUs wants thread pools the
  * template does not have), and the job sets no variable to a value the
  * template did not start with.  Anything else on the way is a
- * cold run with the reason in timing.template_fallback.
+ * cold run with the reason in timing.template_fallback, and so is a run
+ * that finds no template answering: it has one started for the runs
+ * after it and does not wait (template-want.c).
  */
 #include "config.h"
 
@@ -81,8 +83,8 @@ void sbx_run_template_choose(struct sbx_run *run, struct sbx_spawn *sp,
 				run->state_dir, pl, run->template_fallback,
 				sizeof(run->template_fallback)) < 0)
 		return;
-	if (sbx_template_ensure(&run->cfg, &run->cat, pr, run->plan.prepared_tree, pl,
-				run->template_fallback, sizeof(run->template_fallback)) < 0)
+	if (sbx_template_want(&run->opts->common, &run->cat, pr, pl, run->template_fallback,
+			      sizeof(run->template_fallback)) < 0)
 		return;
 	sp->template_sock = pl->sock_path;
 	sp->template_digest = pl->digest;

@@ -104,6 +104,13 @@ static const struct cfg_case cases[] = {
 	  "sbx.json: template_max_seconds: expected a positive integer of at most 604800" },
 	{ "template seconds fraction", "{\"template_max_seconds\":1.5}",
 	  "sbx.json: template_max_seconds: expected a positive integer" },
+	{ "template start", "{\"template_start_seconds\":600}", NULL },
+	{ "template start zero", "{\"template_start_seconds\":0}",
+	  "sbx.json: template_start_seconds: expected a positive integer, got 0" },
+	{ "template start over an hour", "{\"template_start_seconds\":3601}",
+	  "sbx.json: template_start_seconds: expected a positive integer of at most 3600" },
+	{ "template start a string", "{\"template_start_seconds\":\"60\"}",
+	  "sbx.json: template_start_seconds: expected a positive integer" },
 	{ "control char", "{\"store\":\"/a\\u001b[31m\"}", "sbx.json: store: expected an absolute path in normal form, got \"/a\\x1b[31m\"" },
 };
 
@@ -168,6 +175,8 @@ static void test_values(void **state)
 	assert_int_equal(cfg.template_idle_seconds, 300);
 	assert_int_equal(cfg.template_max_runs, 1000);
 	assert_int_equal(cfg.template_max_seconds, 3600);
+	/* a minute to import before a start is given up */
+	assert_int_equal(cfg.template_start_seconds, 60);
 	sbx_hostconfig_free(&cfg);
 
 	assert_int_equal(sbx_hostconfig_parse(&cfg, "c.json",
