@@ -24,7 +24,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,35 +62,28 @@ static bool failed_recently(const struct sbx_template_place *pl, char *why, size
 
 /* `sbx template start --profile NAME --policy DIR [--config FILE]`,
  * detached: 0 once it is forked.  What goes wrong after that lands in
- * the .failed record. */
+ * the .failed record.  The paths are passed as the run has them, in the
+ * run's working directory: the template's socket is named for the
+ * catalog directory's path as given (sbx_template_catalog_key()), so a
+ * canonical form of it would name another. */
 static int launch(const struct sbx_common_opts *o, const struct sbx_catalog *cat,
 		  const struct sbx_profile *pr, char *why, size_t why_len)
 {
-	char policy[PATH_MAX], config[PATH_MAX];
 	char *argv[10];
 	size_t k = 0;
 	int null_fd, status;
 	pid_t mid;
 
-	/* The child starts in /, so every path it gets is absolute. */
-	if (!realpath(cat->dir, policy)) {
-		snprintf(why, why_len, "cannot start a template: %s: %s", cat->dir, strerror(errno));
-		return -1;
-	}
-	if (o->config && !realpath(o->config, config)) {
-		snprintf(why, why_len, "cannot start a template: %s: %s", o->config, strerror(errno));
-		return -1;
-	}
 	argv[k++] = "sbx";
 	argv[k++] = "template";
 	argv[k++] = "start";
 	argv[k++] = "--profile";
 	argv[k++] = (char *)pr->name;
 	argv[k++] = "--policy";
-	argv[k++] = policy;
+	argv[k++] = cat->dir;
 	if (o->config) {
 		argv[k++] = "--config";
-		argv[k++] = config;
+		argv[k++] = (char *)o->config;
 	}
 	argv[k] = NULL;
 	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -113,8 +105,7 @@ static int launch(const struct sbx_common_opts *o, const struct sbx_catalog *cat
 		if (fork() != 0)
 			_exit(0);
 		sigemptyset(&none);
-		if (sigprocmask(SIG_SETMASK, &none, NULL) < 0 || chdir("/") < 0 ||
-		    dup2(null_fd, 0) < 0 || dup2(null_fd, 1) < 0 || dup2(null_fd, 2) < 0)
+		if (sigprocmask(SIG_SETMASK, &none, NULL) < 0 || dup2(null_fd, 0) < 0 || dup2(null_fd, 1) < 0 || dup2(null_fd, 2) < 0)
 			_exit(1);
 		syscall(SYS_close_range, 3, ~0u, 0);
 		/* This very sbx, even if its file was replaced since. */

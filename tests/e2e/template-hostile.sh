@@ -308,8 +308,11 @@ for mode in root user; do
 	expect_rc 0 "$mode: the run after the template's death is not refused"
 	check "$mode: ... it is cold, or born from a new template ($(jqm .timing.start), $(tpl_pid python-analysis))" \
 		eval 'is_cold_run || { is_template_run && [ -n "$(tpl_pid python-analysis)" ] && [ "$(tpl_pid python-analysis)" != "$TPID" ]; }'
+	# That run had a new template started in the background: once the
+	# start is over, gc.  A socket a template: the dead one's is gone, or
+	# is the new one's.
+	wait_template_starts "$M/state"
 	as_mode timeout 30 "$SBX" gc --config "$M/config.json" >/dev/null 2>&1
-	# A socket a template: the dead one's is gone, or is the new one's.
 	nt=$(tpl status --json 2>/dev/null | jq '[.. | objects | select((.pid? | type) == "number")] | length')
 	check "$mode: sbx gc after the template's death: one socket per live template ($(find "$M/state" -type s | wc -l) sockets, $nt templates)" \
 		eval '[ "$(find "$M/state" -type s | wc -l)" = "$nt" ] && [ "$nt" = "$([ -n "$(tpl_pid python-analysis)" ] && echo 1 || echo 0)" ]'

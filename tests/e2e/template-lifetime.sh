@@ -236,6 +236,21 @@ for mode in root user; do
 	cp "$SBX_SRCDIR/policy/profiles/python-analysis.json" "$POLICY/profiles/python-analysis.json"
 	tpl_stop_all
 
+	# 8c. A first run through a catalog path that is not canonical (a
+	#     symbolic link): the template started in the background is the
+	#     one the next run of that path looks for.
+	ln -sfn "$POLICY" "$M/policy-link"
+	POLICY_REAL=$POLICY POLICY="$M/policy-link"
+	sbx_run "$M/py.json"
+	expect_rc 0 "$mode: a first run through a linked catalog path"
+	tpl_wait python-analysis running
+	sbx_run "$M/py.json"
+	expect_rc 0 "$mode: the next run through it"
+	check "$mode: the next run through a linked catalog path was born from the template its first run started ($(jqm .timing.start); $(jqm .timing.template_fallback))" \
+		is_template_run
+	tpl_stop_all
+	POLICY=$POLICY_REAL
+
 	# 9. A fake template at the socket's path (the real one dead): cold.
 	tpl_start python-analysis
 	digest=$(tpl_field python-analysis digest)
