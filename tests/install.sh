@@ -69,7 +69,8 @@ done
 [ -n "$PY" ] || skip_rest "python3-jsonschema is not installed (tools/install-deps test installs it)"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/sbx-install.XXXXXX") || exit 1
-trap 'rm -rf "$T"' EXIT
+# Whatever happens, no template of this state dir outlives the script.
+trap 'sbx template stop --config "$T/config.json" >/dev/null 2>&1; rm -rf "$T"' EXIT
 mkdir -p "$T/home" "$T/state" "$T/store/root"
 chmod 0700 "$T/state"
 cp "$SBX_SRCDIR/examples/sales.csv" "$T/store/root/sales.csv"
@@ -144,6 +145,30 @@ while IFS='	' read -r verdict what; do
 	if [ "$verdict" = ok ]; then ok "matches $SBX_SCHEMADIR: $what"; else not_ok "$SBX_SCHEMADIR: $what"; fi
 done <"$T/schema.out"
 grep -q . "$T/schema.out" || not_ok "no schema check ran"
+# The example's profile has a template (sbx(1) TEMPLATES): the run ran
+# cold and had it started in the background, from the installed sbx and
+# sbx-template.  Once the start is over (its lock free), it runs; then
+# it is stopped, and it exits.
+for l in "$T"/state/templates/*.lock; do
+	[ -f "$l" ] && flock -s -w 120 "$l" true
+done
+sbx template status --config "$T/config.json" --json >"$T/tstatus.json" 2>"$T/tstatus.err"
+tpids=$(jq -r '.templates[] | select(.state == "running") | .pid' "$T/tstatus.json" 2>/dev/null)
+if [ -n "$tpids" ] && [ "$(jq -r .timing.start "$T/manifest.json")" = cold ]; then
+	ok "the example run started its profile's template from the installed prefix"
+else
+	not_ok "no template runs after the example run ($(jq -r .timing.template_fallback "$T/manifest.json"))"
+	diag "$T/tstatus.json"
+	diag "$T/tstatus.err"
+fi
+sbx template stop --config "$T/config.json" >/dev/null 2>&1
+left=
+for p in $tpids; do
+	i=0
+	while [ -d "/proc/$p" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	[ -d "/proc/$p" ] && left="$left $p"
+done
+if [ -z "$left" ]; then ok "sbx template stop: the template exited"; else not_ok "templates still running:$left"; fi
 if [ -z "$(ls -A "$T/state/runs" 2>/dev/null)" ]; then ok "no state left"; else not_ok "state left: $(ls "$T/state/runs")"; fi
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -203,6 +203,12 @@ static void walk(struct tcmd *t, const char *only, bool stop)
 			continue;
 		sock = sbx_xasprintf("%s/%s", dir, de->d_name);
 		if (stop) {
+			/* A start under way (a run's, in the background) ends
+			 * first: its template would otherwise come up after
+			 * the stop, at a path already gone. */
+			for (uint64_t ms = 0; sbx_template_starting(dir, de->d_name) &&
+					      ms < t->cfg.template_start_seconds * 1000 + 1000; ms += 50)
+				usleep(50 * 1000);
 			/* The broker owns the paths: the template stops
 			 * taking runs, finishes those it has, exits. */
 			alive = sbx_template_query(sock, true, NULL, &err) == 0;
