@@ -236,6 +236,23 @@ for mode in root user; do
 	cp "$SBX_SRCDIR/policy/profiles/python-analysis.json" "$POLICY/profiles/python-analysis.json"
 	tpl_stop_all
 
+	# 8b2. sbx template stop while a start is under way: it waits for the
+	#      start to end and stops that template too, rather than leave it
+	#      to come up at a path already gone.
+	jq '.template.warm = "import time\ntime.sleep(4)\n"' "$SBX_SRCDIR/policy/profiles/python-analysis.json" \
+		> "$POLICY/profiles/python-analysis.json"
+	ensure_prepared "$POLICY" python-analysis
+	tpl start --profile python-analysis >/dev/null 2>&1 &
+	spid=$!
+	wait_for 10 tpl_state_is python-analysis starting
+	check "$mode: stop during a start: status said starting" tpl_state_is python-analysis starting
+	tpl stop >/dev/null 2>&1
+	wait "$spid"
+	check "$mode: stop during a start: the template that came up was stopped and exited" \
+		wait_for 10 eval '[ -z "$(template_pids)" ]'
+	tpl_note_digests
+	cp "$SBX_SRCDIR/policy/profiles/python-analysis.json" "$POLICY/profiles/python-analysis.json"
+
 	# 8c. A first run through a catalog path that is not canonical (a
 	#     symbolic link): the template started in the background is the
 	#     one the next run of that path looks for.
