@@ -26,6 +26,11 @@ plan() { tap_planned=$1; echo "1..$1"; }
 ok() { tap_n=$((tap_n + 1)); echo "ok $tap_n - $*"; }
 not_ok() { tap_n=$((tap_n + 1)); tap_failed=$((tap_failed + 1)); echo "not ok $tap_n - $*"; }
 diag() { printf '# %s\n' "$*" | head -c 4000; echo; }
+# section N: whether to run numbered section N of a script that has them
+# (lifecycle.sh, template-hostile.sh).  SBX_E2E_SECTIONS="1 3 4" picks
+# some (the VM suite, which reruns them under several launchers); unset,
+# all run.
+section() { [ -z "${SBX_E2E_SECTIONS:-}" ] || [[ " $SBX_E2E_SECTIONS " == *" $1 "* ]]; }
 # check DESCRIPTION COMMAND... : ok when the command succeeds
 check() {
 	local d=$1; shift

@@ -50,10 +50,6 @@ wait_for() {
 		sleep 0.05
 	done
 }
-# section N: whether to run numbered section N.  SBX_E2E_SECTIONS="1 3 4"
-# picks some (the VM suite, which reruns them under several launchers);
-# unset, all run.
-section() { [ -z "${SBX_E2E_SECTIONS:-}" ] || [[ " $SBX_E2E_SECTIONS " == *" $1 "* ]]; }
 has_event() { grep -q "\"event\":\"$2\"" "$M/$1.ev" 2>/dev/null; }
 
 # The pid of the sbx process of background run TAG (not of timeout or

@@ -59,7 +59,7 @@ while True:
     c.close()
 PY
 
-for mode in root user; do
+for mode in ${SBX_E2E_MODES:-root user}; do
 	setup_mode $mode
 	PROFILE=python-analysis
 	mkpyjob "$M/py.json" 'import numpy; print("sum", numpy.arange(4).sum())'
