@@ -180,9 +180,9 @@ ncpu=$(nproc 2>/dev/null || echo 1)
 guests=${SBX_VM_GUESTS:-$(( ncpu >= 2 ? 2 : 1 ))}
 case $guests in ''|*[!0-9]*|0) bail "SBX_VM_GUESTS must be a positive number, not '$guests'" ;; esac
 groups=$(echo "$scenarios" | tr ' ' '\n' | awk -v g="$guests" '
-	BEGIN { w["root-cgroup"] = 650; w["extract"] = 440
-		w["scope"] = 240; w["service"] = 240; w["container"] = 560; w["bench"] = 120
-		w["host"] = 40; w["template"] = 500 }
+	BEGIN { w["root-cgroup"] = 1150; w["extract"] = 440
+		w["scope"] = 400; w["service"] = 400; w["container"] = 400; w["bench"] = 120
+		w["host"] = 40; w["parent"] = 300; w["template"] = 1300 }
 	NF { n++; name[n] = $1; len[n] = ($1 in w) ? w[$1] : 300; o[n] = n }
 	END {
 		if (g > n) g = n
