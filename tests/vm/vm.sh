@@ -182,7 +182,7 @@ case $guests in ''|*[!0-9]*|0) bail "SBX_VM_GUESTS must be a positive number, no
 groups=$(echo "$scenarios" | tr ' ' '\n' | awk -v g="$guests" '
 	BEGIN { w["root-cgroup"] = 1150; w["extract"] = 440
 		w["scope"] = 400; w["service"] = 400; w["container"] = 400; w["bench"] = 120
-		w["host"] = 40; w["parent"] = 300; w["template"] = 1300 }
+		w["host"] = 40; w["parent"] = 300; w["template"] = 900; w["template-full"] = 2700 }
 	NF { n++; name[n] = $1; len[n] = ($1 in w) ? w[$1] : 300; o[n] = n }
 	END {
 		if (g > n) g = n
