@@ -734,6 +734,18 @@ static int remove_cgroup(const char *path)
 	return rmdir(path) == 0 || errno == ENOENT ? 0 : -1;
 }
 
+/* The lock file of the profile whose template file is @name (its
+ * extension @ext_len long, with the dot), or NULL when @name is not one. */
+static char *lock_path_of(const char *dir, const char *name, size_t ext_len)
+{
+	size_t n = strlen(name);
+
+	if (n < ext_len + 1 + SBX_TEMPLATE_DIGEST_LEN + 1)
+		return NULL;
+	return sbx_xasprintf("%s/%.*s.lock", dir, (int)(n - ext_len - 1 - SBX_TEMPLATE_DIGEST_LEN),
+			     name);
+}
+
 /*
  * The lock of the profile whose template file is @name
  * ("<catalog>-<profile>-<digest>.<ext>", @ext_len with its dot), taken
@@ -742,14 +754,9 @@ static int remove_cgroup(const char *path)
  */
 static int lock_profile_of(const char *dir, const char *name, size_t ext_len)
 {
-	size_t n = strlen(name);
-	_cleanup_free_ char *path = NULL;
-	int fd;
+	_cleanup_free_ char *path = lock_path_of(dir, name, ext_len);
+	int fd = path ? open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600) : -1;
 
-	if (n < ext_len + 1 + SBX_TEMPLATE_DIGEST_LEN + 1)
-		return -1;
-	path = sbx_xasprintf("%s/%.*s.lock", dir, (int)(n - ext_len - 1 - SBX_TEMPLATE_DIGEST_LEN), name);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		close(fd);
 		return -1;
@@ -759,14 +766,9 @@ static int lock_profile_of(const char *dir, const char *name, size_t ext_len)
 
 bool sbx_template_starting(const char *dir, const char *name)
 {
-	size_t n = strlen(name);
-	_cleanup_free_ char *path = NULL;
-	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *path = lock_path_of(dir, name, 5);
+	_cleanup_close_ int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
 
-	if (n < 5 + 1 + SBX_TEMPLATE_DIGEST_LEN + 1)
-		return false;
-	path = sbx_xasprintf("%s/%.*s.lock", dir, (int)(n - 5 - 1 - SBX_TEMPLATE_DIGEST_LEN), name);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	return fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
 }
 
